@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# Helper functions shared by every efu target: warnings, sanitizers, modules, tests, schemas.
+
+# Warnings and sanitizers, applied per target (never as global flags).
+function(efu_target_defaults target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                                           -Wcast-align -Wunused -Woverloaded-virtual)
+  if(EFU_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+  if(EFU_SANITIZE)
+    target_compile_options(${target} PRIVATE -fsanitize=${EFU_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${EFU_SANITIZE})
+  endif()
+endfunction()
+
+# efu_add_module(NAME SOURCES src... [LIBRARIES lib...])
+# Builds efu-module-NAME.so into ${EFU_MODULE_BUILD_DIR}, where the daemon finds it in the build tree.
+function(efu_add_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
+  set(target efu-module-${name})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME efu-module-${name}
+                        LIBRARY_OUTPUT_DIRECTORY ${EFU_MODULE_BUILD_DIR}
+                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  target_link_libraries(${target} PRIVATE efu::sdk ${ARG_LIBRARIES})
+  efu_target_defaults(${target})
+  install(TARGETS ${target} LIBRARY DESTINATION ${EFU_MODULE_INSTALL_DIR})
+endfunction()
+
+# efu_add_test(NAME SOURCES src... [LIBRARIES lib...] [LABELS label...])
+# One GoogleTest executable; its tests are discovered and carry the given ctest labels.
+function(efu_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES} GTest::gtest GTest::gtest_main)
+  efu_target_defaults(${name})
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 30)
+endfunction()
+
+# efu_flatbuffers(TARGET name SCHEMAS a.fbs b.fbs)
+# Compiles schemas with flatc into an INTERFACE library exposing "<schema>_generated.h".
+function(efu_flatbuffers)
+  cmake_parse_arguments(ARG "" "TARGET" "SCHEMAS" ${ARGN})
+  set(outdir ${CMAKE_CURRENT_BINARY_DIR}/generated/schemas)
+  set(headers)
+  foreach(schema ${ARG_SCHEMAS})
+    get_filename_component(base ${schema} NAME_WE)
+    set(header ${outdir}/${base}_generated.h)
+    add_custom_command(OUTPUT ${header}
+      COMMAND ${EFU_FLATC} --cpp --scoped-enums -o ${outdir} ${CMAKE_CURRENT_SOURCE_DIR}/${schema}
+      DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${schema}
+      COMMENT "flatc ${schema}")
+    list(APPEND headers ${header})
+  endforeach()
+  add_custom_target(${ARG_TARGET}_gen DEPENDS ${headers})
+  add_library(${ARG_TARGET} INTERFACE)
+  add_dependencies(${ARG_TARGET} ${ARG_TARGET}_gen)
+  target_include_directories(${ARG_TARGET} INTERFACE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_link_libraries(${ARG_TARGET} INTERFACE flatbuffers::flatbuffers_shared)
+endfunction()

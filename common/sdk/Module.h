@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The module SDK: everything a detector module sees of the daemon, and its versioned C entry point.
+#pragma once
+
+#include "common/stats/Counter.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/logger.h>
+#include <spdlog/version.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+/// Bump the major on any incompatible change of the types in this header; bump the minor when
+/// something is appended (descriptor fields, virtual functions at the end of a class).
+#define EFU_MODULE_ABI_MAJOR 1
+#define EFU_MODULE_ABI_MINOR 0
+
+#define EFU_STRINGIFY_(x) #x
+#define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
+
+/// Compiler, C++ library, C++ standard and the versions of the C++ libraries whose types cross
+/// the module boundary. A module built with a different tag is refused by the loader.
+#define EFU_TOOLCHAIN_TAG                                                                          \
+  "gcc-" EFU_STRINGIFY(__GNUC__) "." EFU_STRINGIFY(__GNUC_MINOR__) "/libstdc++-" EFU_STRINGIFY(    \
+      __GLIBCXX__) "/c++" EFU_STRINGIFY(__cplusplus) "/spdlog-" EFU_STRINGIFY(SPDLOG_VER_MAJOR) "." \
+      EFU_STRINGIFY(SPDLOG_VER_MINOR) "/json-" EFU_STRINGIFY(NLOHMANN_JSON_VERSION_MAJOR) "."      \
+      EFU_STRINGIFY(NLOHMANN_JSON_VERSION_MINOR)
+
+/// Name of the single symbol a module exports.
+#define EFU_MODULE_ENTRY_SYMBOL "efu_module_descriptor"
+
+namespace efu::sdk {
+
+/// One received datagram. `data` points into a ring slot and is valid only during process().
+struct Packet {
+  const uint8_t *data;
+  uint32_t size;      ///< bytes of UDP payload
+  int64_t rxTimeNs;   ///< CLOCK_REALTIME when the rx thread received the batch holding it
+};
+
+/// Where modules put neutron events. Called on the processing thread only.
+class EventSink {
+public:
+  virtual ~EventSink() = default;
+  /// pulseTimeNs: reference (pulse) time, ns since the Unix epoch; tofNs: ns after the pulse.
+  virtual void add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept = 0;
+};
+
+/// Thrown by a module's constructor for a configuration it cannot use; say key and value.
+class ConfigError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The narrow view of the daemon a module gets. Valid for the module's whole life.
+class ModuleContext {
+public:
+  virtual ~ModuleContext() = default;
+  /// Registers a counter (dotted lowercase name, e.g. "udp.seq.lost"); published as
+  /// efu.<service>.<name>. Call from the constructor only. Throws on a bad or duplicate name.
+  virtual Counter &counter(std::string_view name) = 0;
+  /// The daemon's logger. Never log above trace level from process().
+  virtual spdlog::logger &log() = 0;
+  virtual EventSink &events() = 0;
+  /// The module's configuration: validated against the descriptor's key table, defaults filled in.
+  [[nodiscard]] virtual const nlohmann::json &config() const = 0;
+  /// Where the configuration came from ("freia.json" or "(defaults)"), for error messages.
+  [[nodiscard]] virtual const std::string &configSource() const = 0;
+  [[nodiscard]] virtual uint32_t statsIntervalMs() const = 0;
+  /// Used by EFU_MODULE's create() to report why construction failed.
+  virtual void setError(std::string_view message) = 0;
+};
+
+/// A detector module instance. The framework owns the threads; a module never starts any.
+class Module {
+public:
+  virtual ~Module() = default;
+  /// Processing thread: one call per datagram. No allocation, no logging, no exceptions: count.
+  virtual void process(const Packet &packet) noexcept = 0;
+  /// Processing thread, at least every 10 ms (also when idle): time-based work such as
+  /// closing clusters or finishing an interval. nowNs is CLOCK_REALTIME.
+  virtual void tick(int64_t nowNs) noexcept { (void)nowNs; }
+  /// Processing thread, once at shutdown after the ring has been drained.
+  virtual void flush() noexcept {}
+};
+
+enum class ConfigType : uint32_t { Integer = 0, Number = 1, Boolean = 2, String = 3, Array = 4, Object = 5 };
+
+} // namespace efu::sdk
+
+extern "C" {
+
+/// One configuration key a module accepts. Keys not in the table are refused by the daemon.
+struct EfuConfigKey {
+  const char *key;
+  efu::sdk::ConfigType type;
+  const char *defaultJson; ///< JSON text of the default ("10", "\"x\"", "[]"); nullptr = required
+  const char *help;
+  double minimum; ///< for Integer/Number; ignored when minimum > maximum
+  double maximum;
+};
+
+/// What a module exports (through EFU_MODULE_ENTRY_SYMBOL). Append-only within an ABI major.
+struct EfuModuleDescriptor {
+  uint32_t abiMajor;
+  uint32_t abiMinor;
+  uint32_t structSize; ///< sizeof(EfuModuleDescriptor) as the module saw it
+  const char *toolchain;
+  const char *name;
+  const char *version;
+  const char *description;
+  const EfuConfigKey *configKeys;
+  uint32_t configKeyCount;
+  /// Returns nullptr after ctx->setError() when construction fails.
+  efu::sdk::Module *(*create)(efu::sdk::ModuleContext *ctx);
+  void (*destroy)(efu::sdk::Module *module);
+};
+
+} // extern "C"
+
+/// Defines the module's entry point. CLASS must have a constructor CLASS(efu::sdk::ModuleContext&).
+/// KEYS is a static array of EfuConfigKey (or use EFU_NO_CONFIG_KEYS).
+#define EFU_MODULE(CLASS, NAME, VERSION, DESCRIPTION, KEYS, KEY_COUNT)                            \
+  extern "C" __attribute__((visibility("default"))) const EfuModuleDescriptor *                    \
+  efu_module_descriptor() {                                                                        \
+    static const EfuModuleDescriptor descriptor{                                                   \
+        EFU_MODULE_ABI_MAJOR,                                                                      \
+        EFU_MODULE_ABI_MINOR,                                                                      \
+        sizeof(EfuModuleDescriptor),                                                               \
+        EFU_TOOLCHAIN_TAG,                                                                         \
+        NAME,                                                                                      \
+        VERSION,                                                                                   \
+        DESCRIPTION,                                                                               \
+        KEYS,                                                                                      \
+        KEY_COUNT,                                                                                 \
+        [](efu::sdk::ModuleContext *ctx) -> efu::sdk::Module * {                                   \
+          try {                                                                                    \
+            return new CLASS(*ctx);                                                                \
+          } catch (const std::exception &e) {                                                      \
+            ctx->setError(e.what());                                                               \
+          } catch (...) {                                                                          \
+            ctx->setError("unknown exception from the module constructor");                        \
+          }                                                                                        \
+          return nullptr;                                                                          \
+        },                                                                                         \
+        [](efu::sdk::Module *module) { delete module; }};                                          \
+    return &descriptor;                                                                            \
+  }
+
+#define EFU_NO_CONFIG_KEYS nullptr, 0

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Registry of named counters.
+#include "common/stats/Stats.h"
+
+namespace efu {
+
+bool Stats::validName(std::string_view name) noexcept {
+  if (name.empty() || name.front() == '.' || name.back() == '.') {
+    return false;
+  }
+  char previous = 0;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+    if (!ok || (c == '.' && previous == '.')) {
+      return false;
+    }
+    previous = c;
+  }
+  return true;
+}
+
+Counter &Stats::add(std::string_view name) {
+  if (!validName(name)) {
+    throw StatsError("invalid counter name '" + std::string(name) +
+                     "': use dotted lowercase segments of [a-z0-9_], e.g. rx.packets");
+  }
+  std::lock_guard lock(mutex_);
+  for (const auto &existing : names_) {
+    if (existing == name) {
+      throw StatsError("counter '" + std::string(name) + "' is registered twice");
+    }
+  }
+  names_.emplace_back(name);
+  return counters_.emplace_back();
+}
+
+size_t Stats::size() const {
+  std::lock_guard lock(mutex_);
+  return names_.size();
+}
+
+std::string Stats::name(size_t index) const {
+  std::lock_guard lock(mutex_);
+  return names_.at(index);
+}
+
+int64_t Stats::value(size_t index) const {
+  std::lock_guard lock(mutex_);
+  return counters_.at(index).get();
+}
+
+const Counter *Stats::find(std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) {
+      return &counters_[i];
+    }
+  }
+  return nullptr;
+}
+
+std::vector<Stats::Entry> Stats::snapshot() const {
+  std::lock_guard lock(mutex_);
+  std::vector<Entry> out;
+  out.reserve(names_.size());
+  for (size_t i = 0; i < names_.size(); ++i) {
+    out.push_back({names_[i], counters_[i].get()});
+  }
+  return out;
+}
+
+} // namespace efu
