@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Reusable ev44 (Event44Message) builder: batches events without allocating, serialises on finish.
+#pragma once
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace efu::serialize {
+
+/// Collects neutron events and serialises them as one ev44 flatbuffer per finish().
+///
+/// A new reference_time entry (with its reference_time_index) is opened whenever the pulse time
+/// differs from the previous event's, so one message may hold several pulses. All storage is
+/// allocated in the constructor: add() and finish() never allocate.
+///
+/// Thread rules: not thread-safe; one thread owns an instance. Non-copyable, non-movable (the
+/// span returned by finish() points into it).
+class Ev44Builder {
+public:
+  /// maxEvents: events per message (>= 1); maxPulses: reference times per message (>= 1;
+  /// 0 means maxEvents, i.e. every event may start a new pulse). Throws std::invalid_argument.
+  explicit Ev44Builder(size_t maxEvents, size_t maxPulses = 0);
+  Ev44Builder(const Ev44Builder &) = delete;
+  Ev44Builder &operator=(const Ev44Builder &) = delete;
+
+  /// source_name of the following messages. Set-up path (allocates); keeps buffered events.
+  void setSource(std::string sourceName);
+  [[nodiscard]] const std::string &source() const noexcept { return source_; }
+
+  /// Appends one event. pulseTimeNs: ns since the Unix epoch; tofNs: ns after that pulse.
+  /// Returns false (and stores nothing) when the message is full: no room for another event,
+  /// or the pulse changes and no room for another reference time. Call finish(), then add again.
+  bool add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept {
+    if (events_ == maxEvents_) {
+      return false;
+    }
+    if (pulses_ == 0 || pulseTimeNs != lastPulseNs_) {
+      if (pulses_ == maxPulses_) {
+        return false;
+      }
+      referenceTime_[pulses_] = pulseTimeNs;
+      referenceIndex_[pulses_] = static_cast<int32_t>(events_);
+      ++pulses_;
+      lastPulseNs_ = pulseTimeNs;
+    }
+    timeOfFlight_[events_] = tofNs;
+    pixelId_[events_] = pixelId;
+    ++events_;
+    return true;
+  }
+
+  /// Events buffered since the last finish().
+  [[nodiscard]] size_t events() const noexcept { return events_; }
+  /// Reference times (pulses) buffered since the last finish().
+  [[nodiscard]] size_t pulses() const noexcept { return pulses_; }
+  [[nodiscard]] bool full() const noexcept { return events_ == maxEvents_; }
+  [[nodiscard]] size_t maxEvents() const noexcept { return maxEvents_; }
+  [[nodiscard]] size_t maxPulses() const noexcept { return maxPulses_; }
+
+  /// Serialises the buffered events (possibly none) with this message_id and empties the event
+  /// buffers. The returned bytes (file identifier "ev44") stay valid until the next finish() or
+  /// the builder's destruction. No allocation once the builder has been constructed.
+  std::span<const uint8_t> finish(int64_t messageId) noexcept;
+
+  /// Upper bound of a serialised message's size in bytes, for sizing Kafka limits.
+  [[nodiscard]] static size_t maxMessageBytes(size_t maxEvents, size_t maxPulses,
+                                              size_t sourceNameBytes) noexcept;
+
+private:
+  void reserveBuffer();
+
+  size_t maxEvents_;
+  size_t maxPulses_;
+  size_t events_ = 0;
+  size_t pulses_ = 0;
+  int64_t lastPulseNs_ = 0;
+  std::unique_ptr<int64_t[]> referenceTime_;
+  std::unique_ptr<int32_t[]> referenceIndex_;
+  std::unique_ptr<int32_t[]> timeOfFlight_;
+  std::unique_ptr<int32_t[]> pixelId_;
+  std::string source_;
+  flatbuffers::FlatBufferBuilder fbb_;
+};
+
+} // namespace efu::serialize
