@@ -42,15 +42,20 @@ std::string formatBitRate(double bitsPerSec) {
 std::string formatLineRateTable(const std::vector<uint32_t> &userSizes, double linkBitsPerSec) {
   std::string out = "Line rate for UDP/IPv4 over Ethernet at " + formatBitRate(linkBitsPerSec) +
                     " (frame = user + 46 B, padded to >= 64 B; + 20 B IFG/preamble)\n";
+  // Mpps and Gb/s read like the paper at 1 Gb/s and above; slower links get kpps and Mb/s.
+  const bool fast = linkBitsPerSec >= 1e9;
+  const double rateScale = fast ? 1e6 : 1e3;
+  const double bitScale = fast ? 1e9 : 1e6;
   char line[160];
-  std::snprintf(line, sizeof(line), "%15s %15s %13s %17s %19s\n", "User data [B]", "Frame [B]",
-                "Overhead [%]", "Frame rate [Mpps]", "Max user data [Gb/s]");
+  std::snprintf(line, sizeof(line), "%14s %10s %13s %18s %21s\n", "User data [B]", "Frame [B]",
+                "Overhead [%]", fast ? "Frame rate [Mpps]" : "Frame rate [kpps]",
+                fast ? "Max user data [Gb/s]" : "Max user data [Mb/s]");
   out += line;
   for (const uint32_t size : userSizes) {
     const LineRateRow row = lineRate(size, linkBitsPerSec);
-    std::snprintf(line, sizeof(line), "%15u %15u %13.1f %17.2f %19.3f\n", row.userBytes,
-                  row.frameBytes, row.overheadPct, row.framesPerSec / 1e6,
-                  row.userBitsPerSec / 1e9);
+    std::snprintf(line, sizeof(line), "%14u %10u %13.1f %18.3f %21.3f\n", row.userBytes,
+                  row.frameBytes, row.overheadPct, row.framesPerSec / rateScale,
+                  row.userBitsPerSec / bitScale);
     out += line;
   }
   return out;

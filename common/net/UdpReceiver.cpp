@@ -1,1 +1,122 @@
 // SPDX-License-Identifier: BSD-2-Clause
+// A bound UDP socket that receives batches of datagrams (recvmmsg) straight into caller buffers.
+#include "common/net/UdpReceiver.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace efu {
+namespace {
+
+constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t));
+
+std::string errnoText(int error) { return std::strerror(error); }
+
+} // namespace
+
+UdpReceiver::UdpReceiver(const Options &options)
+    : msgs_(options.maxBatch), iovs_(options.maxBatch),
+      control_(options.maxBatch * kControlBytes) {
+  const std::string where = options.address + ":" + std::to_string(options.port);
+  if (options.maxBatch == 0) {
+    throw NetError("receive batch must be at least 1");
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(options.port);
+  if (inet_pton(AF_INET, options.address.c_str(), &addr.sin_addr) != 1) {
+    throw NetError("invalid IPv4 address '" + options.address + "' to receive on");
+  }
+  fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) {
+    throw NetError("cannot create UDP socket: " + errnoText(errno));
+  }
+  auto fail = [this](const std::string &message) {
+    const std::string text = message + ": " + errnoText(errno);
+    close(fd_);
+    fd_ = -1;
+    throw NetError(text);
+  };
+
+  // Ask for the buffer; if rmem_max caps it, a privileged process may force it.
+  int requested = options.rcvbufBytes;
+  if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &requested, sizeof(requested)) != 0) {
+    fail("cannot set SO_RCVBUF to " + std::to_string(requested));
+  }
+  int granted = 0;
+  socklen_t length = sizeof(granted);
+  getsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &granted, &length);
+  grantedRcvbufBytes_ = granted / 2; // Linux doubles the value for its bookkeeping
+  if (grantedRcvbufBytes_ < requested &&
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &requested, sizeof(requested)) == 0) {
+    getsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &granted, &length);
+    grantedRcvbufBytes_ = granted / 2;
+    rcvbufForced_ = true;
+  }
+  const int on = 1;
+  if (setsockopt(fd_, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on)) != 0) {
+    fail("cannot enable SO_RXQ_OVFL");
+  }
+  timeval timeout{options.timeoutMs / 1000, (options.timeoutMs % 1000) * 1000};
+  if (setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) != 0) {
+    fail("cannot set SO_RCVTIMEO");
+  }
+  if (bind(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+    fail("cannot bind UDP " + where);
+  }
+  sockaddr_in bound{};
+  socklen_t boundLength = sizeof(bound);
+  getsockname(fd_, reinterpret_cast<sockaddr *>(&bound), &boundLength);
+  port_ = ntohs(bound.sin_port);
+}
+
+UdpReceiver::~UdpReceiver() {
+  if (fd_ >= 0) {
+    close(fd_);
+  }
+}
+
+UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count, uint32_t capacity,
+                                        uint32_t *sizes, bool *truncated) noexcept {
+  if (count > msgs_.size()) {
+    count = static_cast<unsigned>(msgs_.size());
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    iovs_[i].iov_base = buffers[i];
+    iovs_[i].iov_len = capacity;
+    msghdr &hdr = msgs_[i].msg_hdr;
+    hdr.msg_name = nullptr;
+    hdr.msg_namelen = 0;
+    hdr.msg_iov = &iovs_[i];
+    hdr.msg_iovlen = 1;
+    hdr.msg_control = &control_[i * kControlBytes];
+    hdr.msg_controllen = kControlBytes;
+    hdr.msg_flags = 0;
+  }
+  const int n = recvmmsg(fd_, msgs_.data(), count, MSG_WAITFORONE, nullptr);
+  if (n < 0) {
+    const int error = errno;
+    if (error == EAGAIN || error == EWOULDBLOCK || error == EINTR) {
+      return {0, 0, kernelDrops_};
+    }
+    return {-1, error, kernelDrops_};
+  }
+  for (int i = 0; i < n; ++i) {
+    sizes[i] = msgs_[i].msg_len;
+    truncated[i] = (msgs_[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+  }
+  // The drop count is cumulative per socket; the newest message carries the newest value.
+  msghdr &last = msgs_[static_cast<unsigned>(n - 1)].msg_hdr;
+  for (cmsghdr *c = CMSG_FIRSTHDR(&last); c != nullptr; c = CMSG_NXTHDR(&last, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      std::memcpy(&kernelDrops_, CMSG_DATA(c), sizeof(kernelDrops_));
+    }
+  }
+  return {n, 0, kernelDrops_};
+}
+
+} // namespace efu

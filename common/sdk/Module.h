@@ -70,6 +70,9 @@ public:
   /// Where the configuration came from ("freia.json" or "(defaults)"), for error messages.
   [[nodiscard]] virtual const std::string &configSource() const = 0;
   [[nodiscard]] virtual uint32_t statsIntervalMs() const = 0;
+  /// Declares the module's sequence-based loss: `lost` datagrams of `expected` (both counters of
+  /// this module). The daemon shows them, and PER = lost / expected, in its interval line.
+  virtual void setLossCounters(const Counter &lost, const Counter &expected) = 0;
   /// Used by EFU_MODULE's create() to report why construction failed.
   virtual void setError(std::string_view message) = 0;
 };
@@ -122,8 +125,9 @@ struct EfuModuleDescriptor {
 } // extern "C"
 
 /// Defines the module's entry point. CLASS must have a constructor CLASS(efu::sdk::ModuleContext&).
-/// KEYS is a static array of EfuConfigKey (or use EFU_NO_CONFIG_KEYS).
-#define EFU_MODULE(CLASS, NAME, VERSION, DESCRIPTION, KEYS, KEY_COUNT)                            \
+/// The last arguments are the key table and its length (`kKeys, std::size(kKeys)`), or
+/// EFU_NO_CONFIG_KEYS.
+#define EFU_MODULE(CLASS, NAME, VERSION, DESCRIPTION, ...)                                        \
   extern "C" __attribute__((visibility("default"))) const EfuModuleDescriptor *                    \
   efu_module_descriptor() {                                                                        \
     static const EfuModuleDescriptor descriptor{                                                   \
@@ -134,8 +138,7 @@ struct EfuModuleDescriptor {
         NAME,                                                                                      \
         VERSION,                                                                                   \
         DESCRIPTION,                                                                               \
-        KEYS,                                                                                      \
-        KEY_COUNT,                                                                                 \
+        __VA_ARGS__,                                                                               \
         [](efu::sdk::ModuleContext *ctx) -> efu::sdk::Module * {                                   \
           try {                                                                                    \
             return new CLASS(*ctx);                                                                \

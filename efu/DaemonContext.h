@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The daemon's implementation of the module SDK context.
+#pragma once
+
+#include "common/sdk/Module.h"
+#include "common/stats/Stats.h"
+
+#include <string>
+
+namespace efu {
+
+/// What the daemon lends a module. Counters are registered as given (the publisher prefixes
+/// efu.<service>.). Owned by main; outlives the module instance.
+class DaemonContext final : public sdk::ModuleContext {
+public:
+  DaemonContext(Stats &stats, spdlog::logger &log, sdk::EventSink &events, nlohmann::json config,
+                std::string configSource, uint32_t statsIntervalMs)
+      : stats_(stats), log_(log), events_(events), config_(std::move(config)),
+        configSource_(std::move(configSource)), statsIntervalMs_(statsIntervalMs) {}
+
+  Counter &counter(std::string_view name) override { return stats_.add(name); }
+  spdlog::logger &log() override { return log_; }
+  sdk::EventSink &events() override { return events_; }
+  [[nodiscard]] const nlohmann::json &config() const override { return config_; }
+  [[nodiscard]] const std::string &configSource() const override { return configSource_; }
+  [[nodiscard]] uint32_t statsIntervalMs() const override { return statsIntervalMs_; }
+  void setLossCounters(const Counter &lost, const Counter &expected) override {
+    lost_ = &lost;
+    expected_ = &expected;
+  }
+  void setError(std::string_view message) override { error_ = message; }
+
+  [[nodiscard]] const std::string &error() const noexcept { return error_; }
+  [[nodiscard]] const Counter *lostCounter() const noexcept { return lost_; }
+  [[nodiscard]] const Counter *expectedCounter() const noexcept { return expected_; }
+
+private:
+  Stats &stats_;
+  spdlog::logger &log_;
+  sdk::EventSink &events_;
+  nlohmann::json config_;
+  std::string configSource_;
+  uint32_t statsIntervalMs_;
+  const Counter *lost_ = nullptr;
+  const Counter *expected_ = nullptr;
+  std::string error_;
+};
+
+} // namespace efu

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The per-interval receiver line (the paper's printout): rates, drops, loss and PER.
+#include "efu/IntervalReport.h"
+
+#include "common/time/Time.h"
+
+#include <fmt/format.h>
+
+namespace efu {
+
+const Counter &IntervalReport::need(const Stats &stats, const char *name) {
+  const Counter *counter = stats.find(name);
+  if (counter == nullptr) {
+    throw StatsError(std::string("interval report needs counter ") + name);
+  }
+  return *counter;
+}
+
+IntervalReport::IntervalReport(const Stats &stats, const Counter *lost, const Counter *expected)
+    : packets_(need(stats, "rx.packets")), bytes_(need(stats, "rx.bytes")),
+      ringFull_(need(stats, "rx.dropped.ring_full")), kernel_(need(stats, "rx.dropped.kernel")),
+      truncated_(need(stats, "rx.dropped.truncated")),
+      rcvbufErrors_(need(stats, "kernel.udp.rcvbuf_errors")), lost_(lost), expected_(expected),
+      lastNs_(monotonicNs()) {}
+
+std::string IntervalReport::line(int64_t nowNs) {
+  const double seconds = static_cast<double>(nowNs - lastNs_) / 1e9;
+  const int64_t packets = packets_.get();
+  const int64_t bytes = bytes_.get();
+  const double mbps = seconds > 0 ? static_cast<double>(bytes - lastBytes_) * 8 / seconds / 1e6 : 0;
+  const double kpps = seconds > 0 ? static_cast<double>(packets - lastPackets_) / seconds / 1e3 : 0;
+  lastNs_ = nowNs;
+  lastPackets_ = packets;
+  lastBytes_ = bytes;
+
+  std::string loss;
+  std::string lossJson;
+  if (lost_ != nullptr && expected_ != nullptr) {
+    const int64_t lost = lost_->get();
+    const int64_t expected = expected_->get();
+    const double per = expected > 0 ? static_cast<double>(lost) / static_cast<double>(expected) : 0;
+    loss = fmt::format(" | lost {} PER {:.3g}", lost, per);
+    lossJson = fmt::format(R"(,"lost":{},"expected":{},"per":{:.6g})", lost, expected, per);
+  }
+  json_ = fmt::format(R"({{"rx_mbps":{:.1f},"rx_kpps":{:.1f},"rx_packets":{},"dropped_ring_full":{},)"
+                      R"("dropped_kernel":{},"dropped_truncated":{},"rcvbuf_errors":{}{}}})",
+                      mbps, kpps, packets, ringFull_.get(), kernel_.get(), truncated_.get(),
+                      rcvbufErrors_.get(), lossJson);
+  return fmt::format("rx {:.1f} Mb/s {:.1f} kpps ({} total){} | drops ring {} kernel {} trunc {} | "
+                     "RcvbufErrors +{}",
+                     mbps, kpps, packets, loss, ringFull_.get(), kernel_.get(), truncated_.get(),
+                     rcvbufErrors_.get());
+}
+
+} // namespace efu

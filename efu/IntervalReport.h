@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The per-interval receiver line (the paper's printout): rates, drops, loss and PER.
+#pragma once
+
+#include "common/stats/Stats.h"
+
+#include <string>
+
+namespace efu {
+
+/// Builds one log line per stats interval from counter deltas. Main thread only.
+class IntervalReport {
+public:
+  /// `lost`/`expected` are the module's sequence-loss counters, or nullptr if it declared none.
+  IntervalReport(const Stats &stats, const Counter *lost, const Counter *expected);
+
+  /// "rx 8600.1 Mb/s 119.8 kpps | lost 0 PER 0 | drops ring 0 kernel 0 trunc 0 | rcvbuf_errors 0"
+  /// Rates are over the time since the previous call (nowNs: CLOCK_MONOTONIC).
+  std::string line(int64_t nowNs);
+  /// Same numbers as one JSON object (for RUNTIMESTATS).
+  [[nodiscard]] std::string json() const { return json_; }
+
+private:
+  const Counter &need(const Stats &stats, const char *name);
+
+  const Counter &packets_;
+  const Counter &bytes_;
+  const Counter &ringFull_;
+  const Counter &kernel_;
+  const Counter &truncated_;
+  const Counter &rcvbufErrors_;
+  const Counter *lost_;
+  const Counter *expected_;
+  int64_t lastNs_ = 0;
+  int64_t lastPackets_ = 0;
+  int64_t lastBytes_ = 0;
+  std::string json_ = "{}";
+};
+
+} // namespace efu

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Validates a module's JSON configuration against the key table in its descriptor.
+#pragma once
+
+#include "common/sdk/Module.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace efu {
+
+/// Returns the configuration with defaults filled in. Throws sdk::ConfigError naming `source`,
+/// the key and the value for: unknown keys, wrong types, out-of-range numbers, missing required
+/// keys, and a top level that is not an object.
+nlohmann::json validateModuleConfig(const EfuModuleDescriptor &descriptor,
+                                    const nlohmann::json &config, const std::string &source);
+
+/// Reads and validates a JSON file ("" = defaults only). Throws sdk::ConfigError on I/O or
+/// parse errors (with the parser's position) and on validation errors.
+nlohmann::json loadModuleConfig(const EfuModuleDescriptor &descriptor, const std::string &path);
+
+/// The key table as text for `efu -d NAME --help-module`.
+std::string formatModuleHelp(const EfuModuleDescriptor &descriptor);
+
+} // namespace efu

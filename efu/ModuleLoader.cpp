@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Finds, opens and checks detector modules (efu-module-<name>.so) and creates instances.
+#include "efu/ModuleLoader.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <set>
+#include <system_error>
+
+#ifndef EFU_MODULE_INSTALL_DIR
+#error "EFU_MODULE_INSTALL_DIR must be defined by the build"
+#endif
+
+namespace efu {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char *kPrefix = "efu-module-";
+constexpr const char *kSuffix = ".so";
+
+std::string joinPaths(const std::vector<fs::path> &dirs) {
+  std::string out;
+  for (const auto &dir : dirs) {
+    out += (out.empty() ? "" : ", ") + dir.string();
+  }
+  return out;
+}
+} // namespace
+
+ModuleLibrary::~ModuleLibrary() {
+  if (handle_ != nullptr) {
+    dlclose(handle_);
+  }
+}
+
+std::vector<fs::path> moduleSearchPath(const std::vector<std::string> &userDirs) {
+  std::vector<fs::path> dirs(userDirs.begin(), userDirs.end());
+  dirs.emplace_back(EFU_MODULE_INSTALL_DIR);
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    // Build tree: build/efu/efu finds build/modules.
+    dirs.push_back(exe.parent_path().parent_path() / "modules");
+  }
+  return dirs;
+}
+
+std::string moduleFileName(const std::string &name) { return kPrefix + name + kSuffix; }
+
+std::vector<std::string> listModules(const std::vector<fs::path> &dirs) {
+  std::set<std::string> names;
+  for (const auto &dir : dirs) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string file = it->path().filename().string();
+      if (file.starts_with(kPrefix) && file.ends_with(kSuffix)) {
+        names.insert(file.substr(std::char_traits<char>::length(kPrefix),
+                                 file.size() - std::char_traits<char>::length(kPrefix) -
+                                     std::char_traits<char>::length(kSuffix)));
+      }
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+std::string checkDescriptor(const EfuModuleDescriptor &d) {
+  const std::string ours = std::to_string(EFU_MODULE_ABI_MAJOR) + "." +
+                           std::to_string(EFU_MODULE_ABI_MINOR);
+  const std::string theirs = std::to_string(d.abiMajor) + "." + std::to_string(d.abiMinor);
+  const std::string rebuild = "; rebuild the module against this efu's SDK (common/sdk/Module.h)";
+  if (d.abiMajor != EFU_MODULE_ABI_MAJOR) {
+    return "module ABI " + theirs + " is incompatible with efu's module ABI " + ours + rebuild;
+  }
+  if (d.abiMinor > EFU_MODULE_ABI_MINOR) {
+    return "module ABI " + theirs + " is newer than efu's module ABI " + ours +
+           "; upgrade efu or rebuild the module against this efu's SDK";
+  }
+  if (d.structSize < sizeof(EfuModuleDescriptor)) {
+    return "module descriptor is " + std::to_string(d.structSize) + " bytes, efu expects " +
+           std::to_string(sizeof(EfuModuleDescriptor)) + rebuild;
+  }
+  if (d.toolchain == nullptr || std::string(d.toolchain) != EFU_TOOLCHAIN_TAG) {
+    return std::string("module toolchain '") + (d.toolchain ? d.toolchain : "(none)") +
+           "' differs from efu's toolchain '" EFU_TOOLCHAIN_TAG "'" + rebuild +
+           " with the same compiler and libraries";
+  }
+  if (d.name == nullptr || d.create == nullptr || d.destroy == nullptr) {
+    return "module descriptor lacks a name, create() or destroy()";
+  }
+  return {};
+}
+
+std::shared_ptr<ModuleLibrary> openModuleFile(const fs::path &file) {
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    throw ModuleRejected("cannot load module " + file.string() + ": " + dlerror());
+  }
+  using Entry = const EfuModuleDescriptor *(*)();
+  auto entry = reinterpret_cast<Entry>(dlsym(handle, EFU_MODULE_ENTRY_SYMBOL));
+  if (entry == nullptr) {
+    dlclose(handle);
+    throw ModuleRejected("module " + file.string() + " does not export " EFU_MODULE_ENTRY_SYMBOL
+                         "(); it was not built with EFU_MODULE()");
+  }
+  const EfuModuleDescriptor *descriptor = entry();
+  const std::string problem = descriptor == nullptr ? "no descriptor" : checkDescriptor(*descriptor);
+  if (!problem.empty()) {
+    dlclose(handle);
+    throw ModuleRejected("refusing module " + file.string() + ": " + problem);
+  }
+  return std::make_shared<ModuleLibrary>(handle, descriptor, file);
+}
+
+std::shared_ptr<ModuleLibrary> loadModule(const std::string &name, const std::vector<fs::path> &dirs) {
+  const std::string fileName = moduleFileName(name);
+  for (const auto &dir : dirs) {
+    std::error_code ec;
+    const fs::path candidate = dir / fileName;
+    if (fs::is_regular_file(candidate, ec)) {
+      return openModuleFile(candidate);
+    }
+  }
+  const auto found = listModules(dirs);
+  std::string available;
+  for (const auto &module : found) {
+    available += (available.empty() ? "" : ", ") + module;
+  }
+  throw ModuleNotFound("unknown module '" + name + "': no " + fileName + " in " + joinPaths(dirs) +
+                       ". Available modules: " + (available.empty() ? "(none)" : available) +
+                       ". Use --module-path DIR to add a directory.");
+}
+
+ModulePtr createModule(const std::shared_ptr<ModuleLibrary> &library, DaemonContext &context) {
+  sdk::Module *module = library->descriptor().create(&context);
+  if (module == nullptr) {
+    throw ModuleRejected("module '" + std::string(library->descriptor().name) +
+                         "' failed to start: " +
+                         (context.error().empty() ? "no reason given" : context.error()));
+  }
+  return ModulePtr(module, ModuleDeleter{library});
+}
+
+} // namespace efu

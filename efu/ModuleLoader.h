@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Finds, opens and checks detector modules (efu-module-<name>.so) and creates instances.
+#pragma once
+
+#include "common/sdk/Module.h"
+#include "efu/DaemonContext.h"
+
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace efu {
+
+/// No module of that name on the search path; the message lists what was found and where.
+class ModuleNotFound : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+/// The file is not a usable module: dlopen failed, no entry symbol, ABI or toolchain mismatch.
+class ModuleRejected : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// An open module library. Closed (dlclose) when the last reference goes, which instances hold.
+class ModuleLibrary {
+public:
+  ModuleLibrary(void *handle, const EfuModuleDescriptor *descriptor, std::filesystem::path path)
+      : handle_(handle), descriptor_(descriptor), path_(std::move(path)) {}
+  ~ModuleLibrary();
+  ModuleLibrary(const ModuleLibrary &) = delete;
+  ModuleLibrary &operator=(const ModuleLibrary &) = delete;
+
+  [[nodiscard]] const EfuModuleDescriptor &descriptor() const noexcept { return *descriptor_; }
+  [[nodiscard]] const std::filesystem::path &path() const noexcept { return path_; }
+
+private:
+  void *handle_;
+  const EfuModuleDescriptor *descriptor_;
+  std::filesystem::path path_;
+};
+
+/// Deleter that destroys the instance through the module's own destroy() and keeps the library
+/// open until then.
+struct ModuleDeleter {
+  std::shared_ptr<ModuleLibrary> library;
+  void operator()(sdk::Module *module) const noexcept {
+    if (module != nullptr) {
+      library->descriptor().destroy(module);
+    }
+  }
+};
+using ModulePtr = std::unique_ptr<sdk::Module, ModuleDeleter>;
+
+/// The directories searched, in order: `userDirs` (--module-path), the install dir, then the
+/// build tree next to the running executable.
+std::vector<std::filesystem::path> moduleSearchPath(const std::vector<std::string> &userDirs);
+
+/// The file name of module `name`: efu-module-<name>.so.
+std::string moduleFileName(const std::string &name);
+
+/// Names of all modules found in `dirs` (first occurrence wins), sorted.
+std::vector<std::string> listModules(const std::vector<std::filesystem::path> &dirs);
+
+/// Opens module `name` from the first directory that has it and checks its descriptor.
+/// Throws ModuleNotFound or ModuleRejected with a message a user can act on.
+std::shared_ptr<ModuleLibrary> loadModule(const std::string &name,
+                                          const std::vector<std::filesystem::path> &dirs);
+
+/// Opens one file as a module (no search). Throws ModuleRejected.
+std::shared_ptr<ModuleLibrary> openModuleFile(const std::filesystem::path &file);
+
+/// Checks a descriptor against this daemon's ABI and toolchain. Returns "" if acceptable,
+/// else the reason (naming both sides and how to rebuild).
+std::string checkDescriptor(const EfuModuleDescriptor &descriptor);
+
+/// Creates an instance. Throws ModuleRejected with the module's own error text on failure.
+ModulePtr createModule(const std::shared_ptr<ModuleLibrary> &library, DaemonContext &context);
+
+} // namespace efu

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Command-line options of the efu daemon.
+#include "efu/Options.h"
+
+#include "common/system/Log.h"
+
+#include <bit>
+
+namespace efu {
+namespace {
+
+/// CLI11 validator: a power of two (ring slots).
+const CLI::Validator kPowerOfTwo(
+    [](std::string &text) -> std::string {
+      try {
+        const auto value = std::stoull(text);
+        if (value >= 2 && std::has_single_bit(value)) {
+          return {};
+        }
+      } catch (const std::exception &) {
+      }
+      return "must be a power of two >= 2, got " + text;
+    },
+    "POWER_OF_TWO");
+
+const CLI::Validator kIpv4(
+    [](std::string &text) -> std::string {
+      unsigned a = 0, b = 0, c = 0, d = 0;
+      char tail = 0;
+      if (std::sscanf(text.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a < 256 &&
+          b < 256 && c < 256 && d < 256) {
+        return {};
+      }
+      return "not an IPv4 address: " + text;
+    },
+    "IPV4");
+
+} // namespace
+
+void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
+  app.add_option("-d,--det", o.detector, "Detector module to load (efu-module-<NAME>.so)")
+      ->required();
+  app.add_option("--module-path", o.modulePaths,
+                 "Extra directory to search for modules, before the install dir and build tree "
+                 "(repeatable)");
+  app.add_flag("--help-module", o.helpModule, "Print the module's configuration keys and exit");
+  app.add_option("--config", o.configFile, "Module configuration (JSON object)")
+      ->check(CLI::ExistingFile);
+  app.add_option("-i,--dip", o.dataAddress, "IPv4 address to receive detector data on")
+      ->capture_default_str()
+      ->check(kIpv4);
+  app.add_option("-p,--port", o.dataPort, "UDP port to receive detector data on")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--rcvbuf", o.rcvbufBytes,
+                 "Socket receive buffer to request, bytes (the paper's 12 MiB)")
+      ->capture_default_str()
+      ->check(CLI::Range(65536, 1 << 30));
+  app.add_option("--rx-cpu", o.rxCpu, "CPU to pin the receive thread to (-1 = not pinned)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 4095));
+  app.add_option("--proc-cpu", o.procCpu, "CPU to pin the processing thread to (-1 = not pinned)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 4095));
+  app.add_option("--ring-slots", o.ringSlots,
+                 "Ring slots between rx and processing (power of two; 9.2 KiB each)")
+      ->capture_default_str()
+      ->check(kPowerOfTwo)
+      ->check(CLI::Range(2, 1 << 20));
+  app.add_option("--rx-batch", o.rxBatch, "Most datagrams per recvmmsg() call")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--stopafter", o.stopAfterS, "Stop after this many seconds (0 = run until told)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--stats-interval", o.statsIntervalS,
+                 "Seconds between stats log lines and stats/status publishing")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 3600.0));
+  app.add_option("-m,--cmdport", o.cmdPort, "TCP port of the control server")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  app.add_option("--cmdaddr", o.cmdAddress, "Address of the control server (keep it local)")
+      ->capture_default_str()
+      ->check(kIpv4);
+  app.add_option("-l,--log-level", o.logLevel, std::string("Log level: ") + kLogLevels)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  app.add_option("--log-file", o.logFile, "Also log to this file");
+  app.add_option("--service-id", o.serviceId,
+                 "Service id in counter names and topics (default: the module name)");
+}
+
+} // namespace efu

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// efu: receives detector datagrams, runs a detector module on them, publishes events and counters.
+#include "common/net/UdpReceiver.h"
+#include "common/stats/Stats.h"
+#include "common/system/Log.h"
+#include "common/system/ProcStats.h"
+#include "common/time/Time.h"
+#include "efu/DaemonContext.h"
+#include "efu/IntervalReport.h"
+#include "efu/ModuleConfig.h"
+#include "efu/ModuleLoader.h"
+#include "efu/Options.h"
+#include "efu/Runtime.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+
+namespace {
+
+std::atomic<int> gSignal{0};
+
+extern "C" void onSignal(int signal) { gSignal.store(signal); }
+
+void installSignalHandlers() {
+  struct sigaction action {};
+  action.sa_handler = onSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  std::signal(SIGPIPE, SIG_IGN); // a control client that went away must not kill us
+}
+
+/// Until the Kafka output exists: counts events and drops them.
+class CountingEventSink final : public efu::sdk::EventSink {
+public:
+  explicit CountingEventSink(efu::Stats &stats) : events_(stats.add("events.formed")) {}
+  void add(int64_t, int32_t, int32_t) noexcept override { events_.add(); }
+
+private:
+  efu::Counter &events_;
+};
+
+int run(const efu::DaemonOptions &options) {
+  auto log = efu::setupLogging("efu", options.logLevel, options.logFile);
+  const auto searchPath = efu::moduleSearchPath(options.modulePaths);
+  const auto library = efu::loadModule(options.detector, searchPath);
+  const EfuModuleDescriptor &descriptor = library->descriptor();
+  if (options.helpModule) {
+    std::fputs(efu::formatModuleHelp(descriptor).c_str(), stdout);
+    return 0;
+  }
+  auto config = efu::loadModuleConfig(descriptor, options.configFile);
+  const std::string service = options.serviceId.empty() ? descriptor.name : options.serviceId;
+  log->info("efu {} starting: module {} {} from {}, service id '{}'", EFU_VERSION, descriptor.name,
+            descriptor.version, library->path().string(), service);
+
+  efu::Stats stats;
+  efu::Counter &uptime = stats.add("main.uptime_s");
+  efu::Counter &kernelRcvbufErrors = stats.add("kernel.udp.rcvbuf_errors");
+  const int64_t rcvbufErrorsAtStart = efu::readSnmpUdp("RcvbufErrors");
+
+  efu::UdpReceiver receiver({options.dataAddress, options.dataPort, options.rcvbufBytes, 100,
+                             options.rxBatch});
+  if (receiver.grantedRcvbufBytes() < options.rcvbufBytes) {
+    log->warn("socket receive buffer: requested {} B, kernel granted {} B; to allow it run: "
+              "sysctl -w net.core.rmem_max={}",
+              options.rcvbufBytes, receiver.grantedRcvbufBytes(), options.rcvbufBytes);
+  } else {
+    log->info("socket receive buffer: {} B{}", receiver.grantedRcvbufBytes(),
+              receiver.rcvbufForced() ? " (forced past net.core.rmem_max as root)" : "");
+  }
+
+  CountingEventSink events(stats);
+  const auto intervalMs = static_cast<uint32_t>(options.statsIntervalS * 1000);
+  efu::DaemonContext context(stats, *log, events, std::move(config),
+                             options.configFile.empty() ? "(defaults)" : options.configFile,
+                             intervalMs);
+  auto module = efu::createModule(library, context);
+
+  efu::RuntimeConfig runtimeConfig{options.ringSlots, options.rxBatch, options.rxCpu,
+                                   options.procCpu};
+  efu::Runtime runtime(runtimeConfig, receiver, *module, stats, *log, nullptr);
+  efu::IntervalReport report(stats, context.lostCounter(), context.expectedCounter());
+
+  installSignalHandlers();
+  const int64_t startNs = efu::monotonicNs();
+  runtime.start();
+  log->info("receiving UDP on {}:{} (ring {} slots, batch {}); control on {}:{}",
+            options.dataAddress, receiver.port(), options.ringSlots, options.rxBatch,
+            options.cmdAddress, options.cmdPort);
+
+  const int64_t intervalNs = static_cast<int64_t>(options.statsIntervalS * 1e9);
+  const int64_t stopAtNs =
+      options.stopAfterS > 0 ? startNs + static_cast<int64_t>(options.stopAfterS * 1e9) : 0;
+  int64_t nextReportNs = startNs + intervalNs;
+  auto updateMainCounters = [&](int64_t nowNs) {
+    uptime.set((nowNs - startNs) / efu::kNsPerSec);
+    const int64_t rcvbufErrors = efu::readSnmpUdp("RcvbufErrors");
+    if (rcvbufErrors >= 0 && rcvbufErrorsAtStart >= 0) {
+      kernelRcvbufErrors.set(rcvbufErrors - rcvbufErrorsAtStart);
+    }
+  };
+  std::string stopReason;
+  while (stopReason.empty()) {
+    const int64_t nowNs = efu::monotonicNs();
+    const int64_t waitMs = std::clamp<int64_t>((nextReportNs - nowNs) / efu::kNsPerMs, 0, 100);
+    efu::sleepUntilMonotonicNs(nowNs + waitMs * efu::kNsPerMs);
+    const int64_t afterNs = efu::monotonicNs();
+    if (afterNs >= nextReportNs) {
+      updateMainCounters(afterNs);
+      log->info("{}", report.line(afterNs));
+      nextReportNs += intervalNs;
+    }
+    if (const int signal = gSignal.load(); signal != 0) {
+      stopReason = signal == SIGINT ? "SIGINT" : "SIGTERM";
+    } else if (stopAtNs != 0 && afterNs >= stopAtNs) {
+      stopReason = "--stopafter";
+    }
+  }
+  log->info("stopping ({}): draining the ring and flushing", stopReason);
+  runtime.stop();
+  updateMainCounters(efu::monotonicNs());
+  log->info("final: {}", report.line(efu::monotonicNs()));
+  module.reset();
+  log->info("efu stopped");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"efu " EFU_VERSION " - event formation unit: receives detector readout over UDP, "
+               "runs a detector module on it and publishes events and counters"};
+  app.set_version_flag("--version", EFU_VERSION);
+  efu::DaemonOptions options;
+  efu::addDaemonOptions(app, options);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return run(options);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "efu: error: %s\n", e.what());
+    spdlog::shutdown();
+    return 1;
+  }
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The `udp` module: throughput, loss and one-way delay of udpgen's sequence-numbered datagrams.
+#include "common/sdk/Module.h"
+#include "modules/udp/SequenceTracker.h"
+
+#include <cstring>
+#include <limits>
+
+namespace efu::udp {
+namespace {
+
+constexpr int64_t kNsPerUs = 1000;
+constexpr int64_t kMaxPlausibleDelayNs = 3600LL * 1'000'000'000; // beyond this: not a timestamp
+
+class UdpModule final : public sdk::Module {
+public:
+  explicit UdpModule(sdk::ModuleContext &ctx)
+      : intervalNs_(static_cast<int64_t>(ctx.statsIntervalMs()) * 1'000'000),
+        lost_(ctx.counter("udp.seq.lost")), expected_(ctx.counter("udp.seq.expected")),
+        reordered_(ctx.counter("udp.seq.reordered")),
+        duplicates_(ctx.counter("udp.seq.duplicates")), restarts_(ctx.counter("udp.seq.restarts")),
+        short_(ctx.counter("udp.rx.short")), delayMin_(ctx.counter("udp.delay.min_us")),
+        delayMean_(ctx.counter("udp.delay.mean_us")), delayMax_(ctx.counter("udp.delay.max_us")),
+        delaySamples_(ctx.counter("udp.delay.samples")) {
+    ctx.setLossCounters(lost_, expected_);
+  }
+
+  void process(const sdk::Packet &packet) noexcept override {
+    if (packet.size < 8) {
+      short_.add();
+      return;
+    }
+    uint64_t seq = 0;
+    std::memcpy(&seq, packet.data, sizeof(seq)); // little-endian on the wire and on x86/arm64
+    tracker_.add(seq);
+    if (packet.size >= 16) {
+      int64_t txNs = 0;
+      std::memcpy(&txNs, packet.data + 8, sizeof(txNs));
+      const int64_t delayNs = packet.rxTimeNs - txNs;
+      if (txNs != 0 && delayNs > -kMaxPlausibleDelayNs && delayNs < kMaxPlausibleDelayNs) {
+        delayMinNs_ = delayNs < delayMinNs_ ? delayNs : delayMinNs_;
+        delayMaxNs_ = delayNs > delayMaxNs_ ? delayNs : delayMaxNs_;
+        delaySumNs_ += delayNs;
+        ++delayCount_;
+      }
+    }
+  }
+
+  void tick(int64_t nowNs) noexcept override {
+    publishSequence();
+    if (nowNs >= intervalEndNs_) {
+      publishDelay();
+      intervalEndNs_ = nowNs + intervalNs_;
+    }
+  }
+
+  void flush() noexcept override {
+    publishSequence();
+    publishDelay();
+  }
+
+private:
+  void publishSequence() noexcept {
+    lost_.set(static_cast<int64_t>(tracker_.lost()));
+    expected_.set(static_cast<int64_t>(tracker_.expected()));
+    reordered_.set(static_cast<int64_t>(tracker_.reordered()));
+    duplicates_.set(static_cast<int64_t>(tracker_.duplicates()));
+    restarts_.set(static_cast<int64_t>(tracker_.restarts()));
+  }
+
+  /// One-way delay of the interval just ended; all zero when no timestamps arrived.
+  void publishDelay() noexcept {
+    if (delayCount_ > 0) {
+      delayMin_.set(delayMinNs_ / kNsPerUs);
+      delayMean_.set(delaySumNs_ / delayCount_ / kNsPerUs);
+      delayMax_.set(delayMaxNs_ / kNsPerUs);
+    } else {
+      delayMin_.set(0);
+      delayMean_.set(0);
+      delayMax_.set(0);
+    }
+    delaySamples_.add(delayCount_);
+    delayMinNs_ = std::numeric_limits<int64_t>::max();
+    delayMaxNs_ = std::numeric_limits<int64_t>::min();
+    delaySumNs_ = 0;
+    delayCount_ = 0;
+  }
+
+  const int64_t intervalNs_;
+  SequenceTracker tracker_;
+  Counter &lost_;
+  Counter &expected_;
+  Counter &reordered_;
+  Counter &duplicates_;
+  Counter &restarts_;
+  Counter &short_;
+  Counter &delayMin_;
+  Counter &delayMean_;
+  Counter &delayMax_;
+  Counter &delaySamples_;
+  int64_t intervalEndNs_ = 0;
+  int64_t delayMinNs_ = std::numeric_limits<int64_t>::max();
+  int64_t delayMaxNs_ = std::numeric_limits<int64_t>::min();
+  int64_t delaySumNs_ = 0;
+  int64_t delayCount_ = 0;
+};
+
+} // namespace
+} // namespace efu::udp
+
+EFU_MODULE(efu::udp::UdpModule, "udp", "1.0.0",
+           "Throughput and loss measurement: sequence numbers and transmit timestamps from udpgen",
+           EFU_NO_CONFIG_KEYS)
