@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// udpgen's command-line options: one struct, registered on a CLI11 app with the real defaults.
+#include "generators/udpgen/UdpGenOptions.h"
+
+#include "common/net/LineRate.h"
+
+#include <stdexcept>
+
+namespace efu::udpgen {
+
+namespace {
+
+/// Rewrites "10G" to "10000000000" so CLI11 can store it in a double; errors name the text.
+CLI::Validator bitRateTransform() {
+  return CLI::Validator(
+      [](std::string &text) -> std::string {
+        try {
+          text = std::to_string(parseBitRate(text));
+          return {};
+        } catch (const std::invalid_argument &e) {
+          return e.what();
+        }
+      },
+      "RATE[k|M|G|T]", "BitRate");
+}
+
+} // namespace
+
+void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
+  app.add_option("-i,--ip", options.address, "Destination IPv4 address")->capture_default_str();
+  app.add_option("-p,--port", options.port, "Destination UDP port")->capture_default_str();
+  app.add_option("-s,--size", options.sizeBytes, "User data (UDP payload) bytes per datagram")
+      ->capture_default_str()
+      ->check(CLI::Range(kMinSizeBytes, kMaxSizeBytes));
+  auto *rate = app.add_option("--rate", options.rateBps,
+                              "Offered user-data rate in bits/s (suffixes k M G T; 0 = unpaced)")
+                   ->capture_default_str()
+                   ->transform(bitRateTransform());
+  auto *pps = app.add_option("--pps", options.pps, "Offered datagrams per second (0 = unpaced)")
+                  ->capture_default_str();
+  rate->excludes(pps);
+  pps->excludes(rate);
+  app.add_option("-n,--count", options.count, "Datagrams to send (0 = unlimited)")
+      ->capture_default_str();
+  app.add_option("--duration", options.durationS, "Seconds to run (0 = unlimited)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cpu", options.cpu, "Pin the sending thread to this core (-1 = not pinned)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 4095));
+  app.add_option("--batch", options.batch, "Messages per sendmmsg call")
+      ->capture_default_str()
+      ->check(CLI::Range(1U, kMaxBatch));
+  app.add_option("--gso", options.gso,
+                 "UDP GSO: datagrams per message (UDP_SEGMENT; 0 = off; clamped to 64 and to "
+                 "< 64 KiB per message)")
+      ->capture_default_str()
+      ->check(CLI::Range(0U, 1024U));
+  app.add_option("--sndbuf", options.sndbufBytes,
+                 "SO_SNDBUF request in bytes (0 = kernel default); the granted size is printed")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{0}, uint64_t{0x7fffffff}));
+  app.add_flag("--json", options.json, "Print the final summary as one JSON line on stdout");
+  app.add_flag("-q,--quiet", options.quiet, "No per-second progress lines");
+  app.add_flag("--theory", options.theory,
+               "Print the line-rate table (the paper's Table 1) for --link and exit");
+  app.add_option("--link", options.linkBps, "Link speed for --theory in bits/s (suffixes k M G T)")
+      ->capture_default_str()
+      ->transform(bitRateTransform())
+      ->check(CLI::PositiveNumber);
+}
+
+} // namespace efu::udpgen
