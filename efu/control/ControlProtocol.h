@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The EFU text control protocol: turns one request line into one reply line, without sockets.
+#pragma once
+
+#include "common/stats/Stats.h"
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace efu {
+
+/// What the daemon tells the protocol about itself. Callbacks run on the thread that calls
+/// ControlProtocol::handle() (the daemon's main thread, through ControlServer::poll()).
+struct ControlInfo {
+  /// Reply of VERSION_GET, e.g. "0.1.0 (gcc 12.2, Release)".
+  std::string version;
+  /// Reply of DETECTOR_INFO_GET: module name, version and description.
+  std::string detectorInfo;
+  /// Reply of RUNTIMESTATS: one line such as "uptime_s 12 rx_mbps 9400.1". May be empty.
+  /// Should not throw; if it does, the client gets "Error: <INTERNAL>".
+  std::function<std::string()> runtimeStats;
+  /// Called by EXIT, which replies "<OK>". It should only request the shutdown (set a flag the
+  /// main loop checks); ControlServer writes the reply before that poll() returns whenever the
+  /// client's socket has room. May be empty.
+  std::function<void()> requestExit;
+};
+
+/// Stateless parser and dispatcher of the EFU control protocol (docs/control.md).
+///
+/// A request is one line: a case-sensitive command followed by arguments separated by spaces or
+/// tabs; surrounding whitespace and a trailing "\r" are ignored. The reply is one line without
+/// its terminating newline (embedded CR/LF from the callbacks are replaced by spaces). Errors:
+/// "Error: <BADCMD>" (unknown or empty command), "Error: <BADARGS>" (wrong argument count,
+/// non-numeric or out-of-range index, unknown counter name), "Error: <INTERNAL>" (a callback
+/// threw).
+///
+/// Ownership: keeps a reference to `stats`, which must outlive the protocol.
+/// Thread rules: handle() is called from one thread at a time; it reads counters, which other
+/// threads may be writing.
+class ControlProtocol {
+public:
+  static constexpr std::string_view kBadCommand = "Error: <BADCMD>";
+  static constexpr std::string_view kBadArguments = "Error: <BADARGS>";
+  static constexpr std::string_view kInternalError = "Error: <INTERNAL>";
+  static constexpr std::string_view kOk = "<OK>";
+
+  ControlProtocol(const Stats &stats, ControlInfo info);
+  ControlProtocol(const ControlProtocol &) = delete;
+  ControlProtocol &operator=(const ControlProtocol &) = delete;
+
+  /// Handles one request line (with or without its "\n") and returns the reply line.
+  [[nodiscard]] std::string handle(std::string_view line);
+
+  /// The command names in CMD_GET order (index 1 is the first).
+  [[nodiscard]] static std::span<const std::string_view> commands() noexcept;
+
+  /// True if the reply is one of the error replies (starts with "Error: ").
+  [[nodiscard]] static bool isError(std::string_view reply) noexcept;
+
+private:
+  const Stats &stats_;
+  ControlInfo info_;
+};
+
+} // namespace efu
