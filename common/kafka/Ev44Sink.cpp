@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// ev44 event sink.
+#include "common/kafka/Ev44Sink.h"
+
+#include "common/time/Time.h"
+
+namespace efu::kafka {
+
+Ev44Sink::Ev44Sink(Producer &producer, std::string topic, std::string sourceName,
+                   size_t maxEventsPerMessage, uint32_t flushIntervalMs, Stats &stats)
+    : producer_(producer), topic_(std::move(topic)), builder_(maxEventsPerMessage),
+      flushIntervalNs_(static_cast<int64_t>(flushIntervalMs) * kNsPerMs),
+      messages_(stats.add("kafka.ev44.messages")), events_(stats.add("kafka.ev44.events")) {
+  builder_.setSource(std::move(sourceName));
+}
+
+void Ev44Sink::add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept {
+  if (!builder_.add(pulseTimeNs, tofNs, pixelId)) {
+    send();
+    (void)builder_.add(pulseTimeNs, tofNs, pixelId); // always fits in an empty message
+  }
+  if (builder_.full()) {
+    send();
+  }
+}
+
+void Ev44Sink::tick(int64_t nowNs) noexcept {
+  producer_.poll();
+  if (builder_.events() == 0) {
+    return;
+  }
+  if (!firstSeen_) {
+    firstSeen_ = true;
+    firstSeenNs_ = nowNs;
+  }
+  if (nowNs - firstSeenNs_ >= flushIntervalNs_) {
+    send();
+  }
+}
+
+void Ev44Sink::flush() noexcept {
+  if (builder_.events() > 0) {
+    send();
+  }
+}
+
+void Ev44Sink::send() noexcept {
+  const auto events = static_cast<int64_t>(builder_.events());
+  const auto bytes = builder_.finish(messageId_++);
+  // Timestamp 0: librdkafka stamps the send time. Pulse times are not used for it because a
+  // module without real pulses may send 0, which would make the broker expire the data at once.
+  (void)producer_.produce(topic_, bytes, 0);
+  messages_.add(1);
+  events_.add(events);
+  firstSeen_ = false;
+}
+
+} // namespace efu::kafka

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// EventSink that batches module events into ev44 messages and produces them.
+#pragma once
+
+#include "common/kafka/Producer.h"
+#include "common/sdk/Module.h"
+#include "common/serialize/Ev44Builder.h"
+#include "common/stats/Stats.h"
+
+#include <cstdint>
+#include <string>
+
+namespace efu::kafka {
+
+/// Batches events into ev44 messages on one topic. A message is produced when it holds
+/// maxEventsPerMessage events, when tick() finds its first event buffered for flushIntervalMs,
+/// and on flush(). message_id starts at 0 and increases by one per message.
+///
+/// Counters registered in `stats`: kafka.ev44.messages (messages produced),
+/// kafka.ev44.events (events in them).
+///
+/// Thread rules: add(), tick() and flush() on the one thread that owns `producer` (the
+/// processing thread). No allocation after construction. `producer` and `stats` must outlive it.
+class Ev44Sink final : public sdk::EventSink {
+public:
+  /// Throws std::invalid_argument for maxEventsPerMessage 0; StatsError if the counters exist.
+  Ev44Sink(Producer &producer, std::string topic, std::string sourceName,
+           size_t maxEventsPerMessage, uint32_t flushIntervalMs, Stats &stats);
+  Ev44Sink(const Ev44Sink &) = delete;
+  Ev44Sink &operator=(const Ev44Sink &) = delete;
+
+  /// Buffers one event; produces the message when it becomes full (may then block on
+  /// back-pressure, see Producer::produce).
+  void add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept override;
+
+  /// Call at least every 10 ms, also when idle. Polls the producer, and produces the partial
+  /// message once tick() has seen it non-empty for flushIntervalMs. nowNs: any clock, the same
+  /// for every call (efu passes CLOCK_REALTIME ns as Module::tick does).
+  void tick(int64_t nowNs) noexcept;
+
+  /// Produces what is buffered (nothing if empty). Does not wait for delivery: the owner calls
+  /// Producer::flush() afterwards at shutdown.
+  void flush() noexcept;
+
+  [[nodiscard]] size_t buffered() const noexcept { return builder_.events(); }
+  [[nodiscard]] int64_t nextMessageId() const noexcept { return messageId_; }
+  [[nodiscard]] const std::string &topic() const noexcept { return topic_; }
+
+private:
+  void send() noexcept;
+
+  Producer &producer_;
+  std::string topic_;
+  serialize::Ev44Builder builder_;
+  int64_t flushIntervalNs_;
+  int64_t firstSeenNs_ = -1; // tick() time at which the buffered events were first seen
+  bool firstSeen_ = false;
+  int64_t messageId_ = 0;
+  Counter &messages_;
+  Counter &events_;
+};
+
+} // namespace efu::kafka

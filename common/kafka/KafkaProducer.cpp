@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Producer on librdkafka.
+#include "common/kafka/KafkaProducer.h"
+
+#include "common/time/Time.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <memory>
+
+namespace efu::kafka {
+
+namespace {
+
+/// How long produce() waits for delivery reports before retrying a full queue.
+constexpr int kQueueFullPollMs = 10;
+/// How long the destructor serves the reports of purged messages.
+constexpr int kPurgeReportMs = 1000;
+
+// librdkafka uses syslog levels: 0 emergency ... 3 error, 4 warning, 5 notice, 6 info, 7 debug.
+constexpr int kSyslogError = 3;
+constexpr int kSyslogWarning = 4;
+constexpr int kSyslogInfo = 6;
+
+} // namespace
+
+bool KafkaProducer::RateLimit::allow(int64_t nowNs) noexcept {
+  if (logged && nowNs - lastNs < intervalNs) {
+    ++suppressed;
+    return false;
+  }
+  logged = true;
+  lastNs = nowNs;
+  return true;
+}
+
+KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::logger &log)
+    : log_(log), produced_(stats.add("kafka.produced")), delivered_(stats.add("kafka.delivered")),
+      failed_(stats.add("kafka.failed")), bytes_(stats.add("kafka.bytes")),
+      queueFullRetries_(stats.add("kafka.queue_full_retries")), errors_(stats.add("kafka.errors")),
+      problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs} {
+  std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)> conf(rd_kafka_conf_new(),
+                                                                           rd_kafka_conf_destroy);
+  char error[512];
+  auto set = [&](const std::string &key, const std::string &value, const std::string &origin) {
+    if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), error, sizeof(error)) !=
+        RD_KAFKA_CONF_OK) {
+      throw KafkaConfigError("Kafka setting '" + key + "=" + value + "' (from " + origin +
+                             "): " + error);
+    }
+  };
+  for (const auto &setting : producerSettings(options)) {
+    set(setting.key, setting.value, setting.origin);
+  }
+  // Not overridable: every callback must run on the producing thread (single-writer counters).
+  set("log.queue", "true", "efu");
+  rd_kafka_conf_set_opaque(conf.get(), this);
+  rd_kafka_conf_set_dr_msg_cb(conf.get(), &KafkaProducer::onDelivery);
+  rd_kafka_conf_set_error_cb(conf.get(), &KafkaProducer::onError);
+  rd_kafka_conf_set_log_cb(conf.get(), &KafkaProducer::onLog);
+
+  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), error, sizeof(error));
+  if (rk_ == nullptr) {
+    throw KafkaConfigError(std::string("cannot create the Kafka producer: ") + error);
+  }
+  conf.release(); // owned by rk_ now
+  rd_kafka_set_log_queue(rk_, nullptr);
+  log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
+            setting("bootstrap.servers"), setting("compression.codec"), setting("linger.ms"),
+            setting("message.max.bytes"));
+}
+
+KafkaProducer::~KafkaProducer() {
+  const int64_t left = inFlight();
+  if (left > 0) {
+    log_.warn("Kafka: discarding {} undelivered messages at shutdown", left);
+    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_flush(rk_, kPurgeReportMs); // serves the purge reports: they count as failed
+  }
+  for (auto &[name, handle] : topics_) {
+    rd_kafka_topic_destroy(handle);
+  }
+  rd_kafka_destroy(rk_);
+}
+
+std::string KafkaProducer::setting(const std::string &key) const {
+  char value[1024];
+  size_t size = sizeof(value);
+  if (rd_kafka_conf_get(rd_kafka_conf(rk_), key.c_str(), value, &size) != RD_KAFKA_CONF_OK) {
+    return {};
+  }
+  return value;
+}
+
+int64_t KafkaProducer::inFlight() const noexcept {
+  return produced_.get() - delivered_.get() - failed_.get();
+}
+
+rd_kafka_topic_s *KafkaProducer::topicHandle(std::string_view topic) noexcept {
+  for (auto &[name, handle] : topics_) {
+    if (name == topic) {
+      return handle;
+    }
+  }
+  try {
+    std::string name(topic);
+    rd_kafka_topic_t *handle = rd_kafka_topic_new(rk_, name.c_str(), nullptr);
+    if (handle == nullptr) {
+      problem(kSyslogError, "cannot create a handle for topic '" + name +
+                                "': " + rd_kafka_err2str(rd_kafka_last_error()));
+      return nullptr;
+    }
+    topics_.emplace_back(std::move(name), handle);
+    return handle;
+  } catch (...) {
+    return nullptr; // out of memory: the caller counts the message as failed
+  }
+}
+
+bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> payload,
+                            int64_t timestampMs) noexcept {
+  produced_.add(1);
+  rd_kafka_topic_t *handle = topicHandle(topic);
+  if (handle == nullptr) {
+    failed_.add(1);
+    return false;
+  }
+  for (;;) {
+    // F_COPY: librdkafka copies the payload, so the caller may reuse its buffer at once.
+    const rd_kafka_resp_err_t err = rd_kafka_producev(
+        rk_, RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_VALUE(const_cast<uint8_t *>(payload.data()), payload.size()),
+        RD_KAFKA_V_TIMESTAMP(timestampMs), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_poll(rk_, 0);
+      return true;
+    }
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && !abort_.load(std::memory_order_relaxed)) {
+      // Back-pressure: wait for delivery reports to make room, never drop.
+      queueFullRetries_.add(1);
+      problem(kSyslogWarning, "Kafka producer queue full (broker slow or away): waiting", false);
+      rd_kafka_poll(rk_, kQueueFullPollMs);
+      continue;
+    }
+    failed_.add(1);
+    problem(kSyslogError, std::string("Kafka: cannot produce to '") + std::string(topic) +
+                              "': " + rd_kafka_err2str(err));
+    return false;
+  }
+}
+
+void KafkaProducer::poll() noexcept { rd_kafka_poll(rk_, 0); }
+
+int KafkaProducer::flush(int timeoutMs) {
+  rd_kafka_flush(rk_, timeoutMs);
+  const int64_t left = inFlight();
+  if (left > 0) {
+    log_.warn("Kafka: {} messages still undelivered after waiting {} ms", left, timeoutMs);
+  }
+  return static_cast<int>(left);
+}
+
+void KafkaProducer::problem(int level, std::string_view what, bool brokerTrouble) noexcept {
+  try {
+    troubled_ = troubled_ || brokerTrouble;
+    if (!problemLog_.allow(monotonicNs())) {
+      return;
+    }
+    const auto spdLevel = level <= kSyslogError ? spdlog::level::err : spdlog::level::warn;
+    if (problemLog_.suppressed > 0) {
+      log_.log(spdLevel, "{} ({} similar Kafka messages suppressed in the last {} s)", what,
+               problemLog_.suppressed, problemLog_.intervalNs / kNsPerSec);
+      problemLog_.suppressed = 0;
+    } else {
+      log_.log(spdLevel, "{}", what);
+    }
+  } catch (...) {
+    // Logging must never throw into librdkafka or the processing loop.
+  }
+}
+
+void KafkaProducer::onDelivery(rd_kafka_t *, const rd_kafka_message_t *message, void *opaque) {
+  auto *self = static_cast<KafkaProducer *>(opaque);
+  if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    self->delivered_.add(1);
+    self->bytes_.add(static_cast<int64_t>(message->len));
+    if (self->troubled_) {
+      self->troubled_ = false;
+      try {
+        self->log_.info("Kafka: delivering again ({} delivered, {} failed so far)",
+                        self->delivered_.get(), self->failed_.get());
+      } catch (...) {
+        // never throw through librdkafka
+      }
+    }
+    return;
+  }
+  self->failed_.add(1);
+  self->problem(kSyslogError, std::string("Kafka: delivery to '") +
+                                  rd_kafka_topic_name(message->rkt) +
+                                  "' failed: " + rd_kafka_err2str(message->err));
+}
+
+void KafkaProducer::onError(rd_kafka_t *rk, int err, const char *reason, void *opaque) {
+  auto *self = static_cast<KafkaProducer *>(opaque);
+  self->errors_.add(1);
+  const auto code = static_cast<rd_kafka_resp_err_t>(err);
+  if (code == RD_KAFKA_RESP_ERR__FATAL) {
+    char fatal[512];
+    const auto original = rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
+    try {
+      self->log_.critical("Kafka producer fatal error ({}): {}; restart efu",
+                          rd_kafka_err2name(original), fatal);
+    } catch (...) {
+      // never throw through librdkafka
+    }
+    return;
+  }
+  self->problem(kSyslogError, std::string("Kafka: ") + rd_kafka_err2name(code) + ": " + reason);
+}
+
+void KafkaProducer::onLog(const rd_kafka_t *rk, int level, const char *facility,
+                          const char *text) {
+  auto *self = static_cast<KafkaProducer *>(rd_kafka_opaque(rk));
+  if (self == nullptr) {
+    return;
+  }
+  if (level <= kSyslogWarning) {
+    self->problem(level, std::string("librdkafka ") + facility + ": " + text, false);
+    return;
+  }
+  try {
+    self->log_.log(level <= kSyslogInfo ? spdlog::level::debug : spdlog::level::trace,
+                   "librdkafka {}: {}", facility, text);
+  } catch (...) {
+    // never throw through librdkafka
+  }
+}
+
+} // namespace efu::kafka

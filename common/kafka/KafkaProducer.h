@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Producer on librdkafka: DAQ defaults, back-pressure on QUEUE_FULL, delivery counters.
+#pragma once
+
+#include "common/kafka/KafkaOptions.h"
+#include "common/kafka/Producer.h"
+#include "common/stats/Stats.h"
+
+#include <spdlog/logger.h>
+
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+struct rd_kafka_s;
+struct rd_kafka_topic_s;
+struct rd_kafka_message_s;
+
+namespace efu::kafka {
+
+/// A librdkafka producer configured from KafkaOptions (defaults, then --kafka-config, then -X).
+///
+/// Counters registered in `stats` (written only by the thread that uses the producer):
+///   kafka.produced           messages handed to produce()
+///   kafka.delivered          messages acknowledged by the broker
+///   kafka.failed             messages refused by produce() or reported failed by the broker
+///   kafka.bytes              payload bytes delivered
+///   kafka.queue_full_retries produce() attempts that found the local queue full and waited
+///   kafka.errors             client-level errors reported by librdkafka (broker down, ...)
+/// produced - delivered - failed is what is in flight (queued or unacknowledged).
+///
+/// Broker trouble: with the default message.timeout.ms=0 messages never expire; while the broker
+/// is away they stay queued and go out when it returns. When the queue is full, produce() polls
+/// and retries (back-pressure) instead of dropping. Problems are logged at most once per
+/// options.errorLogIntervalMs, with a count of the suppressed ones.
+///
+/// Thread rules: one thread calls produce/poll/flush and destroys the producer; all librdkafka
+/// callbacks (delivery reports, errors, logs) run on that thread inside poll/produce/flush.
+/// abortBlockedProduce() may be called from any thread. `log` and `stats` must outlive it.
+class KafkaProducer final : public Producer {
+public:
+  /// Throws KafkaConfigError for an unknown key or bad value (naming the key, where it came from
+  /// and librdkafka's explanation), or when librdkafka cannot create the producer.
+  KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::logger &log);
+  ~KafkaProducer() override;
+  KafkaProducer(const KafkaProducer &) = delete;
+  KafkaProducer &operator=(const KafkaProducer &) = delete;
+
+  bool produce(std::string_view topic, std::span<const uint8_t> payload,
+               int64_t timestampMs) noexcept override;
+  void poll() noexcept override;
+  /// Logs a warning with the number left undelivered when the timeout expires.
+  int flush(int timeoutMs) override;
+
+  /// Makes a produce() that is waiting on a full queue give up (the message counts as failed),
+  /// and all later ones fail instead of waiting. For shutdown when the broker never returns.
+  void abortBlockedProduce() noexcept { abort_.store(true, std::memory_order_relaxed); }
+
+  /// Messages handed to produce() and neither delivered nor failed yet.
+  [[nodiscard]] int64_t inFlight() const noexcept;
+  /// The effective value of a librdkafka property (for logs and tests); empty if unknown.
+  [[nodiscard]] std::string setting(const std::string &key) const;
+
+private:
+  /// At most one log line per interval; counts what it swallowed.
+  struct RateLimit {
+    int64_t intervalNs;
+    int64_t lastNs = 0;
+    bool logged = false;
+    int64_t suppressed = 0;
+    bool allow(int64_t nowNs) noexcept;
+  };
+
+  rd_kafka_topic_s *topicHandle(std::string_view topic) noexcept;
+  /// Rate-limited log of a problem; brokerTrouble arms the "delivering again" message.
+  void problem(int level, std::string_view what, bool brokerTrouble = true) noexcept;
+  static void onDelivery(rd_kafka_s *rk, const rd_kafka_message_s *message, void *opaque);
+  static void onError(rd_kafka_s *rk, int err, const char *reason, void *opaque);
+  static void onLog(const rd_kafka_s *rk, int level, const char *facility, const char *text);
+
+  spdlog::logger &log_;
+  Counter &produced_;
+  Counter &delivered_;
+  Counter &failed_;
+  Counter &bytes_;
+  Counter &queueFullRetries_;
+  Counter &errors_;
+  RateLimit problemLog_;
+  bool troubled_ = false; // a problem was logged; log once when deliveries succeed again
+  std::atomic<bool> abort_{false};
+  rd_kafka_s *rk_ = nullptr;
+  std::vector<std::pair<std::string, rd_kafka_topic_s *>> topics_;
+};
+
+} // namespace efu::kafka

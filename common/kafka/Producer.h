@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The seam between efu and Kafka: what the event sink and the stats publisher produce into.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace efu::kafka {
+
+/// Sends payloads to topics. Implemented by KafkaProducer, and by fakes in tests.
+///
+/// Thread rule: exactly one thread uses a Producer (in efu: the processing thread, which
+/// publishes both events and stats). Counters behind it are written by that thread.
+class Producer {
+public:
+  virtual ~Producer() = default;
+
+  /// Hands a copy of `payload` to the producer. timestampMs: Kafka message timestamp in ms since
+  /// the Unix epoch; 0 means "now". May block while the producer queue is full (back-pressure).
+  /// Returns false when the message was refused for good (counted as failed); true when queued.
+  virtual bool produce(std::string_view topic, std::span<const uint8_t> payload,
+                       int64_t timestampMs) noexcept = 0;
+
+  /// Serves delivery reports and errors without blocking. Call regularly (every few ms).
+  virtual void poll() noexcept = 0;
+
+  /// Waits up to timeoutMs for everything produced to be delivered or to fail.
+  /// Returns the number of messages still undelivered.
+  virtual int flush(int timeoutMs) = 0;
+};
+
+} // namespace efu::kafka
