@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Decodes ev44, f144 and x5f2 flatbuffers into JSON, dispatching on the file identifier.
+#include "efu/tools/dump/Decode.h"
+
+#include "schemas/ev44_generated.h"
+#include "schemas/f144_generated.h"
+#include "schemas/x5f2_generated.h"
+
+#include <flatbuffers/flatbuffers.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace efu::tools {
+namespace {
+
+constexpr size_t kIdentifierOffset = 4;
+constexpr size_t kIdentifierLength = 4;
+constexpr size_t kMinimumSize = kIdentifierOffset + kIdentifierLength;
+
+using Json = nlohmann::json;
+
+Json optionalString(const flatbuffers::String *text) {
+  return text == nullptr ? Json(nullptr) : Json(text->str());
+}
+
+template <typename T> Json vectorJson(const flatbuffers::Vector<T> *values) {
+  Json out = Json::array();
+  if (values != nullptr) {
+    for (const auto value : *values) {
+      out.push_back(value);
+    }
+  }
+  return out;
+}
+
+Json decodeEv44(const uint8_t *data, size_t size, std::string &error) {
+  flatbuffers::Verifier verifier(data, size);
+  if (!fb::VerifyEvent44MessageBuffer(verifier)) {
+    error = "ev44 buffer of " + std::to_string(size) + " bytes fails flatbuffers verification";
+    return nullptr;
+  }
+  const auto *msg = fb::GetEvent44Message(data);
+  const auto *tof = msg->time_of_flight();
+  const auto *pixel = msg->pixel_id();
+  const auto *refTime = msg->reference_time();
+  const auto *refIndex = msg->reference_time_index();
+  const size_t tofCount = tof == nullptr ? 0 : tof->size();
+  const size_t pixelCount = pixel == nullptr ? 0 : pixel->size();
+  const size_t eventCount = tofCount != 0 ? tofCount : pixelCount;
+
+  Json out;
+  out["kind"] = "ev44";
+  out["source_name"] = msg->source_name()->str();
+  out["message_id"] = msg->message_id();
+  out["reference_time"] = vectorJson(refTime);
+  out["reference_time_index"] = vectorJson(refIndex);
+  out["event_count"] = eventCount;
+  out["time_of_flight"] = vectorJson(tof);
+  out["pixel_id"] = vectorJson(pixel);
+
+  Json warnings = Json::array();
+  if (refTime->size() != refIndex->size()) {
+    warnings.push_back("reference_time has " + std::to_string(refTime->size()) +
+                       " entries but reference_time_index has " +
+                       std::to_string(refIndex->size()));
+  }
+  if (pixelCount != 0 && tofCount != 0 && pixelCount != tofCount) {
+    warnings.push_back("pixel_id has " + std::to_string(pixelCount) +
+                       " entries but time_of_flight has " + std::to_string(tofCount));
+  }
+  int64_t previous = 0;
+  for (size_t i = 0; i < refIndex->size(); ++i) {
+    const int64_t index = refIndex->Get(static_cast<flatbuffers::uoffset_t>(i));
+    if (index < previous || index > static_cast<int64_t>(eventCount)) {
+      warnings.push_back("reference_time_index[" + std::to_string(i) + "] = " +
+                         std::to_string(index) + " is out of order or beyond the " +
+                         std::to_string(eventCount) + " events");
+      break;
+    }
+    previous = index;
+  }
+  if (!warnings.empty()) {
+    out["warnings"] = std::move(warnings);
+  }
+  return out;
+}
+
+template <typename Table> Json scalarValue(const void *table) {
+  return static_cast<const Table *>(table)->value();
+}
+
+template <typename Table> Json arrayValue(const void *table) {
+  return vectorJson(static_cast<const Table *>(table)->value());
+}
+
+Json f144Value(fb::Value type, const void *table) {
+  using fb::Value;
+  switch (type) {
+  case Value::Byte:
+    return scalarValue<fb::Byte>(table);
+  case Value::UByte:
+    return scalarValue<fb::UByte>(table);
+  case Value::Short:
+    return scalarValue<fb::Short>(table);
+  case Value::UShort:
+    return scalarValue<fb::UShort>(table);
+  case Value::Int:
+    return scalarValue<fb::Int>(table);
+  case Value::UInt:
+    return scalarValue<fb::UInt>(table);
+  case Value::Long:
+    return scalarValue<fb::Long>(table);
+  case Value::ULong:
+    return scalarValue<fb::ULong>(table);
+  case Value::Float:
+    return scalarValue<fb::Float>(table);
+  case Value::Double:
+    return scalarValue<fb::Double>(table);
+  case Value::ArrayByte:
+    return arrayValue<fb::ArrayByte>(table);
+  case Value::ArrayUByte:
+    return arrayValue<fb::ArrayUByte>(table);
+  case Value::ArrayShort:
+    return arrayValue<fb::ArrayShort>(table);
+  case Value::ArrayUShort:
+    return arrayValue<fb::ArrayUShort>(table);
+  case Value::ArrayInt:
+    return arrayValue<fb::ArrayInt>(table);
+  case Value::ArrayUInt:
+    return arrayValue<fb::ArrayUInt>(table);
+  case Value::ArrayLong:
+    return arrayValue<fb::ArrayLong>(table);
+  case Value::ArrayULong:
+    return arrayValue<fb::ArrayULong>(table);
+  case Value::ArrayFloat:
+    return arrayValue<fb::ArrayFloat>(table);
+  case Value::ArrayDouble:
+    return arrayValue<fb::ArrayDouble>(table);
+  case Value::NONE:
+    break;
+  }
+  return nullptr;
+}
+
+Json decodeF144(const uint8_t *data, size_t size, std::string &error) {
+  flatbuffers::Verifier verifier(data, size);
+  if (!fb::Verifyf144_LogDataBuffer(verifier)) {
+    error = "f144 buffer of " + std::to_string(size) + " bytes fails flatbuffers verification";
+    return nullptr;
+  }
+  const auto *msg = fb::Getf144_LogData(data);
+  const auto type = msg->value_type();
+  // The verifier accepts union types it does not know (forward compatibility); we cannot.
+  if (type == fb::Value::NONE || type > fb::Value::MAX) {
+    error = "f144 from '" + msg->source_name()->str() + "' has unknown value type " +
+            std::to_string(static_cast<unsigned>(type));
+    return nullptr;
+  }
+  Json out;
+  out["kind"] = "f144";
+  out["source_name"] = msg->source_name()->str();
+  out["timestamp"] = msg->timestamp();
+  out["value_type"] = fb::EnumNameValue(type);
+  out["value"] = f144Value(type, msg->value());
+  return out;
+}
+
+Json decodeX5f2(const uint8_t *data, size_t size, std::string &error) {
+  flatbuffers::Verifier verifier(data, size);
+  if (!fb::VerifyStatusBuffer(verifier)) {
+    error = "x5f2 buffer of " + std::to_string(size) + " bytes fails flatbuffers verification";
+    return nullptr;
+  }
+  const auto *msg = fb::GetStatus(data);
+  Json out;
+  out["kind"] = "x5f2";
+  out["software_name"] = optionalString(msg->software_name());
+  out["software_version"] = optionalString(msg->software_version());
+  out["service_id"] = optionalString(msg->service_id());
+  out["host_name"] = optionalString(msg->host_name());
+  out["process_id"] = msg->process_id();
+  out["update_interval"] = msg->update_interval();
+  Json status = optionalString(msg->status_json());
+  if (status.is_string()) {
+    Json parsed = Json::parse(status.get<std::string>(), nullptr, false);
+    if (!parsed.is_discarded()) {
+      status = std::move(parsed);
+    }
+  }
+  out["status_json"] = std::move(status);
+  return out;
+}
+
+} // namespace
+
+std::string fileIdentifier(std::span<const uint8_t> buffer) {
+  if (buffer.size() < kMinimumSize) {
+    return {};
+  }
+  std::string out;
+  for (size_t i = kIdentifierOffset; i < kMinimumSize; ++i) {
+    const uint8_t byte = buffer[i];
+    if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
+      out.push_back(static_cast<char>(byte));
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\x%02x", byte);
+      out += escaped;
+    }
+  }
+  return out;
+}
+
+bool isKnownIdentifier(std::string_view identifier) {
+  return identifier == fb::Event44MessageIdentifier() ||
+         identifier == fb::f144_LogDataIdentifier() || identifier == fb::StatusIdentifier();
+}
+
+std::optional<nlohmann::json> decodeMessage(std::span<const uint8_t> buffer, std::string &error) {
+  error.clear();
+  if (buffer.size() < kMinimumSize) {
+    error = "message of " + std::to_string(buffer.size()) +
+            " bytes is too short for a flatbuffer with a file identifier";
+    return std::nullopt;
+  }
+  const std::string identifier = fileIdentifier(buffer);
+  if (!isKnownIdentifier(identifier)) {
+    error = "unknown file identifier '" + identifier + "' (" + std::to_string(buffer.size()) +
+            " bytes)";
+    return std::nullopt;
+  }
+
+  // Flatbuffers reads scalars in place; a Kafka payload has no alignment guarantee.
+  const uint8_t *data = buffer.data();
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(data) % alignof(uint64_t) != 0) {
+    aligned.resize((buffer.size() + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+    std::memcpy(aligned.data(), buffer.data(), buffer.size());
+    data = reinterpret_cast<const uint8_t *>(aligned.data());
+  }
+
+  Json out;
+  try {
+    if (identifier == fb::Event44MessageIdentifier()) {
+      out = decodeEv44(data, buffer.size(), error);
+    } else if (identifier == fb::f144_LogDataIdentifier()) {
+      out = decodeF144(data, buffer.size(), error);
+    } else {
+      out = decodeX5f2(data, buffer.size(), error);
+    }
+  } catch (const std::exception &e) {
+    // Only allocation failures can get here; report them like any other bad message.
+    error = identifier + " decode failed: " + e.what();
+    return std::nullopt;
+  }
+  if (!error.empty()) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+} // namespace efu::tools

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// efu-dump: consumes Kafka topics and prints ev44, f144 and x5f2 messages as JSON lines or text.
+#include "common/system/Log.h"
+#include "common/time/Time.h"
+#include "efu/tools/dump/Decode.h"
+#include "efu/tools/dump/Format.h"
+
+#include <CLI/CLI.hpp>
+#include <librdkafka/rdkafka.h>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitCountNotReached = 2;
+constexpr int kPollMs = 100;
+constexpr int kMetadataTimeoutMs = 2000;
+constexpr int64_t kTopicRetryNs = 500 * efu::kNsPerMs;
+
+volatile std::sig_atomic_t gStopSignal = 0;
+
+extern "C" void onStopSignal(int signal) { gStopSignal = signal; }
+
+struct Options {
+  std::string brokers = "localhost:9092";
+  std::vector<std::string> topics;
+  std::string from = "end";
+  uint64_t count = 0;
+  double timeoutS = 0.0;
+  std::string format = "json";
+  bool summary = false;
+  std::vector<std::string> settings;
+  std::string logLevel = "info";
+};
+
+struct KafkaDeleter {
+  void operator()(rd_kafka_t *rk) const { rd_kafka_destroy(rk); }
+  void operator()(rd_kafka_topic_t *rkt) const { rd_kafka_topic_destroy(rkt); }
+  void operator()(rd_kafka_topic_partition_list_t *list) const {
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+  void operator()(rd_kafka_message_t *msg) const { rd_kafka_message_destroy(msg); }
+  void operator()(const rd_kafka_metadata_t *md) const { rd_kafka_metadata_destroy(md); }
+};
+template <typename T> using KafkaPtr = std::unique_ptr<T, KafkaDeleter>;
+
+extern "C" void logFromKafka(const rd_kafka_t *, int level, const char *facility,
+                             const char *text) {
+  // syslog levels: 0..3 errors, 4 warning, 5..6 notice/info, 7 debug.
+  const auto spdLevel = level <= 3   ? spdlog::level::err
+                        : level == 4 ? spdlog::level::warn
+                        : level <= 6 ? spdlog::level::info
+                                     : spdlog::level::debug;
+  spdlog::log(spdLevel, "librdkafka {}: {}", facility, text);
+}
+
+KafkaPtr<rd_kafka_t> createConsumer(const Options &options) {
+  rd_kafka_conf_t *conf = rd_kafka_conf_new();
+  char errstr[512];
+  auto set = [&](const std::string &key, const std::string &value, const std::string &origin) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr, sizeof(errstr)) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      throw std::runtime_error(origin + " '" + key + "=" + value + "': " + errstr);
+    }
+  };
+  set("bootstrap.servers", options.brokers, "-b/--broker");
+  set("client.id", "efu-dump", "default");
+  // Partitions are assigned directly and nothing is committed; librdkafka still wants a group.
+  set("group.id", "efu-dump-" + std::to_string(getpid()), "default");
+  set("enable.auto.commit", "false", "default");
+  set("enable.auto.offset.store", "false", "default");
+  // If the broker trimmed the log under us (efu-broker keeps ~5 MiB), lose as little as possible.
+  set("auto.offset.reset", "earliest", "default");
+  for (const auto &setting : options.settings) {
+    const auto eq = setting.find('=');
+    set(setting.substr(0, eq), setting.substr(eq + 1), "-X");
+  }
+  rd_kafka_conf_set_log_cb(conf, logFromKafka);
+  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    throw std::runtime_error(std::string("cannot create Kafka consumer: ") + errstr);
+  }
+  return KafkaPtr<rd_kafka_t>(rk);
+}
+
+/// Partition count of `topic`; waits while the topic does not exist (yet) or the broker is
+/// unreachable, until a stop signal or `timeoutS` (0 = forever). Returns 0 when giving up.
+int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &options) {
+  KafkaPtr<rd_kafka_topic_t> rkt(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
+  const int64_t startNs = efu::monotonicNs();
+  bool reported = false;
+  while (gStopSignal == 0) {
+    const rd_kafka_metadata_t *raw = nullptr;
+    const auto err = rd_kafka_metadata(rk, 0, rkt.get(), &raw, kMetadataTimeoutMs);
+    KafkaPtr<const rd_kafka_metadata_t> md(raw);
+    std::string problem;
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      problem = std::string("cannot get metadata from ") + options.brokers + ": " +
+                rd_kafka_err2str(err);
+    } else if (md->topic_cnt != 1 || md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      problem = "topic '" + topic + "': " +
+                (md->topic_cnt == 1 ? rd_kafka_err2str(md->topics[0].err) : "not in metadata");
+    } else if (md->topics[0].partition_cnt > 0) {
+      return md->topics[0].partition_cnt;
+    } else {
+      problem = "topic '" + topic + "' has no partitions yet";
+    }
+    const int64_t waitedNs = efu::monotonicNs() - startNs;
+    if (options.timeoutS > 0 &&
+        static_cast<double>(waitedNs) >= options.timeoutS * static_cast<double>(efu::kNsPerSec)) {
+      spdlog::error("{}; gave up after --timeout {} s", problem, options.timeoutS);
+      return 0;
+    }
+    if (!reported) {
+      spdlog::warn("{}; waiting for it (Ctrl-C to stop)", problem);
+      reported = true;
+    }
+    efu::sleepUntilMonotonicNs(efu::monotonicNs() + kTopicRetryNs);
+  }
+  return 0;
+}
+
+/// Prints decoded messages and counts everything; the place to hook later outputs into.
+class Printer {
+public:
+  explicit Printer(const Options &options) : text_(options.format == "text") {}
+
+  void handle(const rd_kafka_message_t &msg) {
+    const auto *payload = static_cast<const uint8_t *>(msg.payload);
+    const std::span<const uint8_t> buffer(payload, payload == nullptr ? 0 : msg.len);
+    const std::string topic = rd_kafka_topic_name(msg.rkt);
+    ++counts_.messages;
+    counts_.bytes += buffer.size();
+    std::string error;
+    auto decoded = efu::tools::decodeMessage(buffer, error);
+    if (!decoded) {
+      if (efu::tools::isKnownIdentifier(efu::tools::fileIdentifier(buffer))) {
+        ++counts_.undecodable;
+      } else {
+        ++counts_.unknown;
+      }
+      spdlog::warn("skipped {}[{}]@{}: {}", topic, msg.partition, msg.offset, error);
+      return;
+    }
+    ++counts_.decoded;
+    counts_.events += decoded->value("event_count", uint64_t{0});
+    (*decoded)["topic"] = topic;
+    (*decoded)["partition"] = msg.partition;
+    (*decoded)["offset"] = msg.offset;
+    const std::string line =
+        text_ ? efu::tools::formatText(*decoded) : efu::tools::formatJsonLine(*decoded);
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+
+  const efu::tools::DumpCounts &counts() const { return counts_; }
+
+private:
+  bool text_;
+  efu::tools::DumpCounts counts_;
+};
+
+int run(const Options &options) {
+  auto rk = createConsumer(options);
+  KafkaPtr<rd_kafka_topic_partition_list_t> assignment(
+      rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size())));
+  const int64_t startOffset =
+      options.from == "beginning" ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
+  for (const auto &topic : options.topics) {
+    const int partitions = waitForPartitions(rk.get(), topic, options);
+    if (partitions == 0) {
+      return gStopSignal != 0 ? 0 : kExitError;
+    }
+    for (int p = 0; p < partitions; ++p) {
+      rd_kafka_topic_partition_list_add(assignment.get(), topic.c_str(), p)->offset = startOffset;
+    }
+    spdlog::info("consuming {} ({} partition{}) from the {}", topic, partitions,
+                 partitions == 1 ? "" : "s", options.from);
+  }
+  if (const auto err = rd_kafka_assign(rk.get(), assignment.get()); err) {
+    spdlog::error("cannot assign partitions: {}", rd_kafka_err2str(err));
+    return kExitError;
+  }
+
+  Printer printer(options);
+  const auto idleLimitNs = static_cast<int64_t>(options.timeoutS * efu::kNsPerSec);
+  int64_t lastMessageNs = efu::monotonicNs();
+  int64_t firstMessageNs = 0;
+  bool idleTimeout = false;
+  std::string lastError;
+  while (gStopSignal == 0) {
+    KafkaPtr<rd_kafka_message_t> msg(rd_kafka_consumer_poll(rk.get(), kPollMs));
+    const int64_t nowNs = efu::monotonicNs();
+    if (!msg || msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (msg) {
+        std::string error = rd_kafka_message_errstr(msg.get());
+        if (error != lastError) {
+          spdlog::warn("consumer: {}", error);
+          lastError = std::move(error);
+        }
+      }
+      if (idleLimitNs > 0 && nowNs - lastMessageNs >= idleLimitNs) {
+        idleTimeout = true;
+        break;
+      }
+      continue;
+    }
+    lastError.clear();
+    if (printer.counts().messages == 0) {
+      firstMessageNs = nowNs;
+    }
+    lastMessageNs = nowNs;
+    printer.handle(*msg);
+    if (options.count != 0 && printer.counts().messages >= options.count) {
+      break;
+    }
+  }
+
+  if (gStopSignal != 0) {
+    spdlog::info("stopping on signal {}", static_cast<int>(gStopSignal));
+  } else if (idleTimeout) {
+    spdlog::info("no message for {} s (--timeout); stopping", options.timeoutS);
+  }
+  const auto &counts = printer.counts();
+  if (options.summary) {
+    const double spanS =
+        static_cast<double>(lastMessageNs - firstMessageNs) / static_cast<double>(efu::kNsPerSec);
+    std::fprintf(stderr, "%s\n", efu::tools::formatSummary(counts, spanS).c_str());
+  }
+  rd_kafka_consumer_close(rk.get());
+  if (idleTimeout && options.count != 0 && counts.messages < options.count) {
+    spdlog::error("got {} of the {} messages asked for with -c/--count", counts.messages,
+                  options.count);
+    return kExitCountNotReached;
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  CLI::App app{"efu-dump: consume Kafka topics and print ev44, f144 and x5f2 messages.\n"
+               "Output goes to stdout (one message per line); problems, skipped messages and\n"
+               "the --summary go to stderr. Exit status: 0 done, 1 error, 2 --count not\n"
+               "reached before --timeout."};
+  app.add_option("-b,--broker", options.brokers, "Kafka bootstrap servers (host:port[,...])")
+      ->type_name("LIST")
+      ->capture_default_str();
+  app.add_option("-t,--topic", options.topics, "Topic to consume (repeatable)")
+      ->type_name("TOPIC")
+      ->required();
+  app.add_option("--from", options.from, "Start at the beginning or the end of each partition")
+      ->check(CLI::IsMember({"beginning", "end"}))
+      ->capture_default_str();
+  app.add_option("-c,--count", options.count, "Stop after N messages (0 = unlimited)")
+      ->capture_default_str();
+  app.add_option("--timeout", options.timeoutS,
+                 "Stop after S seconds without a message (0 = never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--format", options.format, "Output: json (one object per line) or text")
+      ->check(CLI::IsMember({"json", "text"}))
+      ->capture_default_str();
+  app.add_flag("--summary", options.summary,
+               "At the end, print counts and messages/s, events/s, bytes/s to stderr");
+  app.add_option("-X", options.settings,
+                 "librdkafka consumer setting key=value (repeatable, as in kcat)")
+      ->check(
+          [](const std::string &value) {
+            const auto eq = value.find('=');
+            return eq == std::string::npos || eq == 0
+                       ? "'" + value + "' is not key=value"
+                       : std::string();
+          },
+          "")
+      ->type_name("KEY=VALUE");
+  app.add_option("--log-level", options.logLevel, std::string("One of: ") + efu::kLogLevels)
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    efu::setupLogging("efu-dump", options.logLevel, "");
+    struct sigaction action{};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    // One-shot: a second Ctrl-C ends the process even if shutdown hangs.
+    action.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    return run(options);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "efu-dump: %s\n", e.what());
+    return kExitError;
+  }
+}
