@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Ev44Sink batching and StatsPublisher output, against a recording fake producer.
+#include "common/kafka/Ev44Sink.h"
+#include "common/kafka/StatsPublisher.h"
+#include "tests/common/kafka/FakeProducer.h"
+
+#include "schemas/ev44_generated.h"
+#include "schemas/f144_generated.h"
+#include "schemas/x5f2_generated.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace efu::kafka;
+using efu::kafka::test::FakeProducer;
+
+constexpr int64_t kMs = 1'000'000;
+
+const efu::fb::Event44Message *ev44(const FakeProducer::Message &message) {
+  flatbuffers::Verifier verifier(message.payload.data(), message.payload.size());
+  EXPECT_TRUE(efu::fb::VerifyEvent44MessageBuffer(verifier));
+  return efu::fb::GetEvent44Message(message.payload.data());
+}
+
+TEST(Ev44Sink, FlushesOnSizeWithConsecutiveMessageIds) {
+  FakeProducer producer;
+  efu::Stats stats;
+  Ev44Sink sink(producer, "udp_detector", "udp", 3, 1000, stats);
+  for (int32_t i = 0; i < 7; ++i) {
+    sink.add(1000 + (i / 2) * 100, i, 100 + i);
+  }
+  ASSERT_EQ(producer.messages.size(), 2u);
+  EXPECT_EQ(sink.buffered(), 1u);
+  sink.flush();
+  ASSERT_EQ(producer.messages.size(), 3u);
+  sink.flush();
+  EXPECT_EQ(producer.messages.size(), 3u) << "no empty messages";
+
+  std::vector<int32_t> pixels;
+  for (size_t m = 0; m < producer.messages.size(); ++m) {
+    EXPECT_EQ(producer.messages[m].topic, "udp_detector");
+    const auto *message = ev44(producer.messages[m]);
+    EXPECT_EQ(message->message_id(), static_cast<int64_t>(m));
+    EXPECT_EQ(message->source_name()->str(), "udp");
+    pixels.insert(pixels.end(), message->pixel_id()->begin(), message->pixel_id()->end());
+  }
+  EXPECT_EQ(pixels, (std::vector<int32_t>{100, 101, 102, 103, 104, 105, 106}));
+  // Second message: events 3,4,5 with pulses 1100 (event 3) and 1200 (events 4,5).
+  const auto *second = ev44(producer.messages[1]);
+  EXPECT_EQ(std::vector<int64_t>(second->reference_time()->begin(), second->reference_time()->end()),
+            (std::vector<int64_t>{1100, 1200}));
+  EXPECT_EQ(std::vector<int32_t>(second->reference_time_index()->begin(),
+                                 second->reference_time_index()->end()),
+            (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(stats.find("kafka.ev44.messages")->get(), 3);
+  EXPECT_EQ(stats.find("kafka.ev44.events")->get(), 7);
+}
+
+TEST(Ev44Sink, FlushesOnTime) {
+  FakeProducer producer;
+  efu::Stats stats;
+  Ev44Sink sink(producer, "t", "s", 1000, 100, stats);
+  sink.tick(0);
+  sink.add(1, 2, 3);
+  sink.tick(10 * kMs); // first seen here
+  sink.tick(60 * kMs);
+  EXPECT_TRUE(producer.messages.empty());
+  sink.tick(110 * kMs - 1);
+  EXPECT_TRUE(producer.messages.empty());
+  sink.tick(110 * kMs);
+  ASSERT_EQ(producer.messages.size(), 1u);
+  EXPECT_EQ(producer.polls, 5) << "tick() polls the producer";
+  // The clock restarts with the next batch.
+  sink.add(1, 2, 4);
+  sink.tick(150 * kMs);
+  sink.tick(249 * kMs);
+  EXPECT_EQ(producer.messages.size(), 1u);
+  sink.tick(250 * kMs);
+  EXPECT_EQ(producer.messages.size(), 2u);
+  EXPECT_EQ(ev44(producer.messages[1])->message_id(), 1);
+}
+
+TEST(Ev44Sink, ZeroIntervalFlushesAtEveryTick) {
+  FakeProducer producer;
+  efu::Stats stats;
+  Ev44Sink sink(producer, "t", "s", 1000, 0, stats);
+  sink.add(1, 2, 3);
+  sink.tick(5);
+  EXPECT_EQ(producer.messages.size(), 1u);
+}
+
+TEST(StatsPublisher, OneF144PerCounterAndOneX5f2) {
+  FakeProducer producer;
+  efu::Stats stats;
+  stats.add("rx.packets").add(12345);
+  stats.add("udp.seq.lost");
+  efu::serialize::StatusInfo info{"efu", "0.1.0", "", "host", 77, 1000};
+  StatsPublisher publisher(producer, stats, "udp", "udp_stats", "udp_status", info);
+  const int64_t nowNs = 1'700'000'000'987'654'321;
+  EXPECT_EQ(publisher.publish(nowNs, R"({"module":"udp"})"), 3u);
+  ASSERT_EQ(producer.messages.size(), 3u);
+
+  const std::vector<std::pair<std::string, int64_t>> expected{{"efu.udp.rx.packets", 12345},
+                                                              {"efu.udp.udp.seq.lost", 0}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const auto &message = producer.messages[i];
+    EXPECT_EQ(message.topic, "udp_stats");
+    EXPECT_EQ(message.timestampMs, nowNs / kMs);
+    flatbuffers::Verifier verifier(message.payload.data(), message.payload.size());
+    ASSERT_TRUE(efu::fb::Verifyf144_LogDataBuffer(verifier));
+    const auto *log = efu::fb::Getf144_LogData(message.payload.data());
+    EXPECT_EQ(log->source_name()->str(), expected[i].first);
+    EXPECT_EQ(log->timestamp(), nowNs);
+    ASSERT_EQ(log->value_type(), efu::fb::Value::Long);
+    EXPECT_EQ(log->value_as_Long()->value(), expected[i].second);
+  }
+  const auto &status = producer.messages[2];
+  EXPECT_EQ(status.topic, "udp_status");
+  flatbuffers::Verifier verifier(status.payload.data(), status.payload.size());
+  ASSERT_TRUE(efu::fb::VerifyStatusBuffer(verifier));
+  const auto *x5f2 = efu::fb::GetStatus(status.payload.data());
+  EXPECT_EQ(x5f2->service_id()->str(), "udp");
+  EXPECT_EQ(x5f2->process_id(), 77u);
+  EXPECT_EQ(x5f2->update_interval(), 1000u);
+  EXPECT_EQ(x5f2->status_json()->str(), R"({"module":"udp"})");
+}
+
+} // namespace
