@@ -171,14 +171,13 @@ void addKafkaOptions(CLI::App &app, KafkaOptions &options) {
       ->type_name("KEY=VALUE")
       ->check(CLI::Validator(
           [](std::string &text) -> std::string {
-            try {
-              (void)parseKafkaSetting(text, "-X");
-            } catch (const KafkaConfigError &e) {
-              return e.what();
+            const auto equals = text.find('=');
+            if (equals == std::string::npos || trim(text.substr(0, equals)).empty()) {
+              return "expected key=value, got '" + text + "'";
             }
             return {};
           },
-          "KEY=VALUE"))
+          ""))
       ->group(group);
   app.add_option("--kafka-config", options.configFile,
                  "File of librdkafka key=value lines (# comments), applied before -X")
