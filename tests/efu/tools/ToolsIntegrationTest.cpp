@@ -322,6 +322,19 @@ TEST_F(ToolsIntegration, DumpDecodesProducedMessages) {
   EXPECT_EQ(broker_->waitExit(kExitDeadline), std::optional<int>(0)) << broker_->err();
 }
 
+TEST_F(ToolsIntegration, DumpTextFormat) {
+  producePlan();
+  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-c", "2", "--from",
+              "beginning", "--timeout", "10", "--format", "text"},
+             dir_ / "dump.out", dir_ / "dump.err");
+  ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
+  const auto got = lines(dump.out());
+  ASSERT_EQ(got.size(), 2u) << dump.out();
+  EXPECT_EQ(got[0], "t_detector[0]@0 ev44 loki id=1 pulses=3 events=5 ref=[1000@0 2000@2 3000@3] "
+                    "tof=[11 12 21 31 32] pixel=[1 2 3 4 5]");
+  EXPECT_EQ(got[1], "t_detector[0]@1 ev44 loki id=2 pulses=0 events=0 ref=[] tof=[] pixel=[]");
+}
+
 TEST_F(ToolsIntegration, DumpReportsWhenCountIsNotReached) {
   Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_status", "-c", "1", "--from", "beginning",
               "--timeout", "0.5"},
