@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -255,6 +257,18 @@ TEST(UdpgenProcess, TheoryPrintsTable1) {
   const Finished at1G = runUdpgen({"--theory", "--link", "1G"});
   ASSERT_EQ(at1G.exitCode, 0) << at1G.err;
   EXPECT_NE(at1G.out.find("1.488"), std::string::npos) << at1G.out;
+}
+
+TEST(UdpgenProcess, DocsShowTheCurrentTheoryTable) {
+  const Finished run = runUdpgen({"--theory"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::ifstream doc(EFU_SOURCE_DIR "/docs/udpgen.md");
+  ASSERT_TRUE(doc) << "cannot read docs/udpgen.md";
+  std::stringstream text;
+  text << doc.rdbuf();
+  EXPECT_NE(text.str().find(run.out), std::string::npos)
+      << "docs/udpgen.md is stale; paste the output of `udpgen --theory`:\n"
+      << run.out;
 }
 
 } // namespace
