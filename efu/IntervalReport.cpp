@@ -21,7 +21,14 @@ IntervalReport::IntervalReport(const Stats &stats, const Counter *lost, const Co
       ringFull_(need(stats, "rx.dropped.ring_full")), kernel_(need(stats, "rx.dropped.kernel")),
       truncated_(need(stats, "rx.dropped.truncated")),
       rcvbufErrors_(need(stats, "kernel.udp.rcvbuf_errors")), lost_(lost), expected_(expected),
-      lastNs_(monotonicNs()) {}
+      startNs_(monotonicNs()), lastNs_(startNs_) {}
+
+std::string IntervalReport::total(int64_t nowNs) {
+  lastNs_ = startNs_;
+  lastPackets_ = 0;
+  lastBytes_ = 0;
+  return line(nowNs);
+}
 
 std::string IntervalReport::line(int64_t nowNs) {
   const double seconds = static_cast<double>(nowNs - lastNs_) / 1e9;

@@ -17,6 +17,8 @@ public:
   /// "rx 8600.1 Mb/s 119.8 kpps | lost 0 PER 0 | drops ring 0 kernel 0 trunc 0 | rcvbuf_errors 0"
   /// Rates are over the time since the previous call (nowNs: CLOCK_MONOTONIC).
   std::string line(int64_t nowNs);
+  /// The same over the whole run since construction (for the final line at shutdown).
+  std::string total(int64_t nowNs);
   /// Same numbers as one JSON object (for RUNTIMESTATS).
   [[nodiscard]] std::string json() const { return json_; }
 
@@ -31,6 +33,7 @@ private:
   const Counter &rcvbufErrors_;
   const Counter *lost_;
   const Counter *expected_;
+  int64_t startNs_ = 0;
   int64_t lastNs_ = 0;
   int64_t lastPackets_ = 0;
   int64_t lastBytes_ = 0;

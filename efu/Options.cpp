@@ -89,6 +89,8 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
   app.add_option("--log-file", o.logFile, "Also log to this file");
   app.add_option("--service-id", o.serviceId,
                  "Service id in counter names and topics (default: the module name)");
+  app.add_flag("--no-kafka", o.noKafka,
+               "Publish nothing to Kafka (measurements; counters stay on the control port)");
 }
 
 } // namespace efu

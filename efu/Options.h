@@ -29,6 +29,7 @@ struct DaemonOptions {
   std::string logLevel = "info";
   std::string logFile;
   std::string serviceId; ///< "" = the module name
+  bool noKafka = false;
 };
 
 /// Registers the daemon's options on `app` (defaults printed by --help).

@@ -11,6 +11,8 @@
 #include "efu/ModuleLoader.h"
 #include "efu/Options.h"
 #include "efu/Runtime.h"
+#include "efu/control/ControlProtocol.h"
+#include "efu/control/ControlServer.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -87,6 +89,14 @@ int run(const efu::DaemonOptions &options) {
   efu::Runtime runtime(runtimeConfig, receiver, *module, stats, *log, nullptr);
   efu::IntervalReport report(stats, context.lostCounter(), context.expectedCounter());
 
+  bool exitRequested = false;
+  efu::ControlInfo info{EFU_VERSION,
+                        fmt::format("{} {} {}", descriptor.name, descriptor.version,
+                                    descriptor.description),
+                        [&report] { return report.json(); }, [&exitRequested] { exitRequested = true; }};
+  efu::ControlProtocol protocol(stats, std::move(info));
+  efu::ControlServer control(protocol, {options.cmdAddress, options.cmdPort}, stats);
+
   installSignalHandlers();
   const int64_t startNs = efu::monotonicNs();
   runtime.start();
@@ -109,14 +119,16 @@ int run(const efu::DaemonOptions &options) {
   while (stopReason.empty()) {
     const int64_t nowNs = efu::monotonicNs();
     const int64_t waitMs = std::clamp<int64_t>((nextReportNs - nowNs) / efu::kNsPerMs, 0, 100);
-    efu::sleepUntilMonotonicNs(nowNs + waitMs * efu::kNsPerMs);
+    control.poll(static_cast<int>(waitMs));
     const int64_t afterNs = efu::monotonicNs();
     if (afterNs >= nextReportNs) {
       updateMainCounters(afterNs);
       log->info("{}", report.line(afterNs));
       nextReportNs += intervalNs;
     }
-    if (const int signal = gSignal.load(); signal != 0) {
+    if (exitRequested) {
+      stopReason = "EXIT command";
+    } else if (const int signal = gSignal.load(); signal != 0) {
       stopReason = signal == SIGINT ? "SIGINT" : "SIGTERM";
     } else if (stopAtNs != 0 && afterNs >= stopAtNs) {
       stopReason = "--stopafter";
@@ -125,7 +137,7 @@ int run(const efu::DaemonOptions &options) {
   log->info("stopping ({}): draining the ring and flushing", stopReason);
   runtime.stop();
   updateMainCounters(efu::monotonicNs());
-  log->info("final: {}", report.line(efu::monotonicNs()));
+  log->info("whole run: {}", report.total(efu::monotonicNs()));
   module.reset();
   log->info("efu stopped");
   return 0;

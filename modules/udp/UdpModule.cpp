@@ -33,6 +33,9 @@ public:
     uint64_t seq = 0;
     std::memcpy(&seq, packet.data, sizeof(seq)); // little-endian on the wire and on x86/arm64
     tracker_.add(seq);
+    // Published per datagram (five relaxed stores), so the counters are exact as soon as the
+    // runtime's proc.packets, which is added after process() returns, shows this datagram.
+    publishSequence();
     if (packet.size >= 16) {
       int64_t txNs = 0;
       std::memcpy(&txNs, packet.data + 8, sizeof(txNs));
@@ -47,7 +50,6 @@ public:
   }
 
   void tick(int64_t nowNs) noexcept override {
-    publishSequence();
     if (nowNs >= intervalEndNs_) {
       publishDelay();
       intervalEndNs_ = nowNs + intervalNs_;
@@ -55,7 +57,6 @@ public:
   }
 
   void flush() noexcept override {
-    publishSequence();
     publishDelay();
   }
 

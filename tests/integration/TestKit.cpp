@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Helpers for integration tests: real child processes, free ports, a control-port client.
+#include "tests/integration/TestKit.h"
+
+#include "common/time/Time.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace efu::testkit {
+
+Process::Process(std::vector<std::string> argv) {
+  char pattern[] = "/tmp/efu-test-output-XXXXXX";
+  const int outFd = mkstemp(pattern);
+  if (outFd < 0) {
+    throw std::runtime_error("mkstemp failed");
+  }
+  outputPath_ = pattern;
+  pid_ = fork();
+  if (pid_ < 0) {
+    throw std::runtime_error("fork failed");
+  }
+  if (pid_ == 0) {
+    dup2(outFd, STDOUT_FILENO);
+    dup2(outFd, STDERR_FILENO);
+    const int devNull = open("/dev/null", O_RDONLY);
+    dup2(devNull, STDIN_FILENO);
+    std::vector<char *> args;
+    for (auto &arg : argv) {
+      args.push_back(arg.data());
+    }
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    std::fprintf(stderr, "execv %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(outFd);
+}
+
+Process::~Process() {
+  if (running()) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+  unlink(outputPath_.c_str());
+}
+
+void Process::signal(int sig) const { kill(pid_, sig); }
+
+bool Process::running() {
+  if (exitCode_ || pid_ <= 0) {
+    return false;
+  }
+  int status = 0;
+  const pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    exitCode_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+  }
+  return true;
+}
+
+std::optional<int> Process::wait(std::chrono::milliseconds timeout) {
+  eventually([this] { return !running(); }, timeout);
+  return exitCode_;
+}
+
+std::string Process::output() const {
+  std::ifstream in(outputPath_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+namespace {
+uint16_t freePort(int type) {
+  const int fd = socket(AF_INET, type, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+  socklen_t length = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &length);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+} // namespace
+
+uint16_t freeUdpPort() { return freePort(SOCK_DGRAM); }
+uint16_t freeTcpPort() { return freePort(SOCK_STREAM); }
+
+std::string control(uint16_t port, const std::string &line) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return {};
+  }
+  const std::string request = line + "\n";
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) < 0) {
+    close(fd);
+    return {};
+  }
+  std::string reply;
+  char c = 0;
+  while (recv(fd, &c, 1, 0) == 1 && c != '\n') {
+    reply += c;
+  }
+  close(fd);
+  return reply;
+}
+
+bool eventually(const std::function<bool()> &condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return condition();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+std::optional<int64_t> counter(uint16_t cmdPort, const std::string &name) {
+  const std::string reply = control(cmdPort, "STAT_GET_NAME " + name);
+  const std::string prefix = "STAT_GET_NAME " + name + " ";
+  if (reply.rfind(prefix, 0) != 0) {
+    return std::nullopt;
+  }
+  return std::stoll(reply.substr(prefix.size()));
+}
+
+UdpSender::UdpSender() : fd_(socket(AF_INET, SOCK_DGRAM, 0)) {}
+UdpSender::~UdpSender() { close(fd_); }
+
+void UdpSender::send(uint16_t port, const void *data, size_t size) const {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sendto(fd_, data, size, 0, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+}
+
+void UdpSender::sendSequence(uint16_t port, uint64_t seq, size_t size) const {
+  std::vector<uint8_t> buffer(size, 0);
+  std::memcpy(buffer.data(), &seq, std::min<size_t>(8, size));
+  if (size >= 16) {
+    const int64_t now = realtimeNs();
+    std::memcpy(buffer.data() + 8, &now, 8);
+  }
+  send(port, buffer.data(), buffer.size());
+}
+
+} // namespace efu::testkit

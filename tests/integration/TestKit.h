@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Helpers for integration tests: real child processes, free ports, a control-port client.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace efu::testkit {
+
+/// A child process started with execv; stdout and stderr go to a file read by output().
+/// The destructor SIGKILLs a child that is still running (tests must not leak processes).
+class Process {
+public:
+  explicit Process(std::vector<std::string> argv);
+  ~Process();
+  Process(const Process &) = delete;
+  Process &operator=(const Process &) = delete;
+
+  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+  void signal(int sig) const;
+  /// Waits for the exit; returns the exit code (128+signal if killed), nullopt on timeout.
+  std::optional<int> wait(std::chrono::milliseconds timeout);
+  [[nodiscard]] bool running();
+  /// Everything the child wrote to stdout and stderr so far.
+  [[nodiscard]] std::string output() const;
+
+private:
+  pid_t pid_ = -1;
+  std::optional<int> exitCode_;
+  std::string outputPath_;
+};
+
+/// A port that was free on 127.0.0.1 a moment ago (bind to 0, read, close).
+uint16_t freeUdpPort();
+uint16_t freeTcpPort();
+
+/// Sends one line to the control server and returns the reply line (without newline);
+/// "" when the connection fails.
+std::string control(uint16_t port, const std::string &line);
+
+/// Polls `condition` every 10 ms until it is true or `timeout` passes; returns its last value.
+bool eventually(const std::function<bool()> &condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+/// Value of counter `name` over the control port (STAT_GET_NAME), nullopt if unavailable.
+std::optional<int64_t> counter(uint16_t cmdPort, const std::string &name);
+
+/// Sends datagrams to 127.0.0.1:port from one socket.
+class UdpSender {
+public:
+  UdpSender();
+  ~UdpSender();
+  UdpSender(const UdpSender &) = delete;
+  UdpSender &operator=(const UdpSender &) = delete;
+  void send(uint16_t port, const void *data, size_t size) const;
+  /// A udp-module datagram: u64 sequence (+ u64 timestamp when size >= 16), zero filler.
+  void sendSequence(uint16_t port, uint64_t seq, size_t size = 64) const;
+
+private:
+  int fd_;
+};
+
+} // namespace efu::testkit
