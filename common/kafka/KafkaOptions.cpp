@@ -63,8 +63,8 @@ KafkaSetting parseKafkaSetting(std::string_view text, std::string_view origin) {
   const auto equals = text.find('=');
   const auto key = trim(text.substr(0, equals));
   if (equals == std::string_view::npos || key.empty()) {
-    throw KafkaConfigError(std::string(origin) + ": expected key=value, got '" +
-                           std::string(text) + "'");
+    throw KafkaConfigError(std::string(origin) + ": expected key=value, got '" + std::string(text) +
+                           "'");
   }
   return {std::string(key), std::string(trim(text.substr(equals + 1))), std::string(origin)};
 }
@@ -72,8 +72,7 @@ KafkaSetting parseKafkaSetting(std::string_view text, std::string_view origin) {
 std::vector<KafkaSetting> readKafkaConfigFile(const std::string &path) {
   std::ifstream in(path);
   if (!in) {
-    throw KafkaConfigError("cannot read Kafka config file '" + path +
-                           "': " + std::strerror(errno));
+    throw KafkaConfigError("cannot read Kafka config file '" + path + "': " + std::strerror(errno));
   }
   std::vector<KafkaSetting> settings;
   std::string line;
@@ -102,7 +101,7 @@ std::vector<KafkaSetting> producerDefaults(const KafkaOptions &options) {
   std::string compression = "none";
   {
     std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)> conf(rd_kafka_conf_new(),
-                                                                             rd_kafka_conf_destroy);
+                                                                            rd_kafka_conf_destroy);
     char features[512] = {};
     size_t size = sizeof(features);
     if (rd_kafka_conf_get(conf.get(), "builtin.features", features, &size) == RD_KAFKA_CONF_OK &&
@@ -189,9 +188,11 @@ void addKafkaOptions(CLI::App &app, KafkaOptions &options) {
       ->check(CLI::NonNegativeNumber)
       ->type_name("MS")
       ->group(group);
-  app.add_option("-t,--topic", options.eventsTopic, "ev44 events topic (default <service>_detector)")
+  app.add_option("-t,--topic", options.eventsTopic,
+                 "ev44 events topic (default <service>_detector)")
       ->group(group);
-  app.add_option("--stats-topic", options.statsTopic, "f144 counters topic (default <service>_stats)")
+  app.add_option("--stats-topic", options.statsTopic,
+                 "f144 counters topic (default <service>_stats)")
       ->group(group);
   app.add_option("--status-topic", options.statusTopic,
                  "x5f2 status topic (default <service>_status)")
@@ -205,8 +206,7 @@ void addKafkaOptions(CLI::App &app, KafkaOptions &options) {
                  "Send a partial ev44 message once its first event is this old (ms)")
       ->capture_default_str()
       ->group(group);
-  app.add_option("--source-name", options.sourceName,
-                 "ev44 source_name (default: the service id)")
+  app.add_option("--source-name", options.sourceName, "ev44 source_name (default: the service id)")
       ->group(group);
   std::string footer = app.get_footer();
   if (!footer.empty()) {

@@ -23,17 +23,17 @@ public:
 
 /// Everything the user can say about Kafka. Filled by addKafkaOptions(); plain data.
 struct KafkaOptions {
-  std::string brokers = "localhost:9092";  ///< -b: bootstrap.servers
-  std::vector<std::string> settings;       ///< -X key=value, in command-line order
-  std::string configFile;                  ///< --kafka-config: key=value lines, # comments
-  int flushTimeoutMs = 5000;               ///< --kafka-flush-timeout: bound of the shutdown flush
-  std::string eventsTopic;                 ///< -t: empty means <service>_detector
-  std::string statsTopic;                  ///< empty means <service>_stats
-  std::string statusTopic;                 ///< empty means <service>_status
-  uint32_t maxEventsPerMessage = 50000;    ///< events per ev44 message
-  uint32_t flushIntervalMs = 200;          ///< longest an event waits in the ev44 batch
-  std::string sourceName;                  ///< ev44 source_name; empty means the service id
-  int errorLogIntervalMs = 10000;          ///< at most one broker-problem log line per interval
+  std::string brokers = "localhost:9092"; ///< -b: bootstrap.servers
+  std::vector<std::string> settings;      ///< -X key=value, in command-line order
+  std::string configFile;                 ///< --kafka-config: key=value lines, # comments
+  int flushTimeoutMs = 5000;              ///< --kafka-flush-timeout: bound of the shutdown flush
+  std::string eventsTopic;                ///< -t: empty means <service>_detector
+  std::string statsTopic;                 ///< empty means <service>_stats
+  std::string statusTopic;                ///< empty means <service>_status
+  uint32_t maxEventsPerMessage = 50000;   ///< events per ev44 message
+  uint32_t flushIntervalMs = 200;         ///< longest an event waits in the ev44 batch
+  std::string sourceName;                 ///< ev44 source_name; empty means the service id
+  int errorLogIntervalMs = 10000;         ///< at most one broker-problem log line per interval
 
   [[nodiscard]] std::string eventsTopicFor(std::string_view serviceId) const;
   [[nodiscard]] std::string statsTopicFor(std::string_view serviceId) const;

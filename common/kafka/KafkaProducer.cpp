@@ -34,13 +34,9 @@ bool KafkaProducer::RateLimit::allow(int64_t nowNs) noexcept {
   return true;
 }
 
-KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::logger &log)
-    : log_(log), produced_(stats.add("kafka.produced")), delivered_(stats.add("kafka.delivered")),
-      failed_(stats.add("kafka.failed")), bytes_(stats.add("kafka.bytes")),
-      queueFullRetries_(stats.add("kafka.queue_full_retries")), errors_(stats.add("kafka.errors")),
-      problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs} {
+KafkaProducer::HandlePtr KafkaProducer::createHandle(const KafkaOptions &options) {
   std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)> conf(rd_kafka_conf_new(),
-                                                                           rd_kafka_conf_destroy);
+                                                                          rd_kafka_conf_destroy);
   char error[512];
   auto set = [&](const std::string &key, const std::string &value, const std::string &origin) {
     if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), error, sizeof(error)) !=
@@ -54,17 +50,31 @@ KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::
   }
   // Not overridable: every callback must run on the producing thread (single-writer counters).
   set("log.queue", "true", "efu");
+  // Callbacks run only inside poll/produce/flush, i.e. after construction has finished.
   rd_kafka_conf_set_opaque(conf.get(), this);
   rd_kafka_conf_set_dr_msg_cb(conf.get(), &KafkaProducer::onDelivery);
   rd_kafka_conf_set_error_cb(conf.get(), &KafkaProducer::onError);
   rd_kafka_conf_set_log_cb(conf.get(), &KafkaProducer::onLog);
 
-  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), error, sizeof(error));
-  if (rk_ == nullptr) {
+  // rd_kafka_new also refuses inconsistent combinations (e.g. idempotence with acks=1).
+  HandlePtr handle(rd_kafka_new(RD_KAFKA_PRODUCER, conf.get(), error, sizeof(error)),
+                   rd_kafka_destroy);
+  if (!handle) {
     throw KafkaConfigError(std::string("cannot create the Kafka producer: ") + error);
   }
-  conf.release(); // owned by rk_ now
-  rd_kafka_set_log_queue(rk_, nullptr);
+  conf.release(); // owned by the handle now
+  rd_kafka_set_log_queue(handle.get(), nullptr);
+  return handle;
+}
+
+// The handle is created (and the configuration checked) before the counters are registered, so a
+// refused configuration leaves `stats` untouched.
+KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::logger &log)
+    : log_(log), rk_(createHandle(options)), produced_(stats.add("kafka.produced")),
+      delivered_(stats.add("kafka.delivered")), failed_(stats.add("kafka.failed")),
+      bytes_(stats.add("kafka.bytes")), queueFullRetries_(stats.add("kafka.queue_full_retries")),
+      errors_(stats.add("kafka.errors")),
+      problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs} {
   log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
             setting("bootstrap.servers"), setting("compression.codec"), setting("linger.ms"),
             setting("message.max.bytes"));
@@ -74,19 +84,18 @@ KafkaProducer::~KafkaProducer() {
   const int64_t left = inFlight();
   if (left > 0) {
     log_.warn("Kafka: discarding {} undelivered messages at shutdown", left);
-    rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    rd_kafka_flush(rk_, kPurgeReportMs); // serves the purge reports: they count as failed
+    rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+    rd_kafka_flush(rk_.get(), kPurgeReportMs); // serves the purge reports: they count as failed
   }
   for (auto &[name, handle] : topics_) {
     rd_kafka_topic_destroy(handle);
   }
-  rd_kafka_destroy(rk_);
 }
 
 std::string KafkaProducer::setting(const std::string &key) const {
   char value[1024];
   size_t size = sizeof(value);
-  if (rd_kafka_conf_get(rd_kafka_conf(rk_), key.c_str(), value, &size) != RD_KAFKA_CONF_OK) {
+  if (rd_kafka_conf_get(rd_kafka_conf(rk_.get()), key.c_str(), value, &size) != RD_KAFKA_CONF_OK) {
     return {};
   }
   return value;
@@ -104,7 +113,7 @@ rd_kafka_topic_s *KafkaProducer::topicHandle(std::string_view topic) noexcept {
   }
   try {
     std::string name(topic);
-    rd_kafka_topic_t *handle = rd_kafka_topic_new(rk_, name.c_str(), nullptr);
+    rd_kafka_topic_t *handle = rd_kafka_topic_new(rk_.get(), name.c_str(), nullptr);
     if (handle == nullptr) {
       problem(kSyslogError, "cannot create a handle for topic '" + name +
                                 "': " + rd_kafka_err2str(rd_kafka_last_error()));
@@ -128,19 +137,19 @@ bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> pay
   for (;;) {
     // F_COPY: librdkafka copies the payload, so the caller may reuse its buffer at once.
     const rd_kafka_resp_err_t err = rd_kafka_producev(
-        rk_, RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
+        rk_.get(), RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_VALUE(const_cast<uint8_t *>(payload.data()), payload.size()),
         RD_KAFKA_V_TIMESTAMP(timestampMs), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-      rd_kafka_poll(rk_, 0);
+      rd_kafka_poll(rk_.get(), 0);
       return true;
     }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && !abort_.load(std::memory_order_relaxed)) {
       // Back-pressure: wait for delivery reports to make room, never drop.
       queueFullRetries_.add(1);
       problem(kSyslogWarning, "Kafka producer queue full (broker slow or away): waiting", false);
-      rd_kafka_poll(rk_, kQueueFullPollMs);
+      rd_kafka_poll(rk_.get(), kQueueFullPollMs);
       continue;
     }
     failed_.add(1);
@@ -150,10 +159,12 @@ bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> pay
   }
 }
 
-void KafkaProducer::poll() noexcept { rd_kafka_poll(rk_, 0); }
+void KafkaProducer::poll() noexcept {
+  rd_kafka_poll(rk_.get(), 0);
+}
 
 int KafkaProducer::flush(int timeoutMs) {
-  rd_kafka_flush(rk_, timeoutMs);
+  rd_kafka_flush(rk_.get(), timeoutMs);
   const int64_t left = inFlight();
   if (left > 0) {
     log_.warn("Kafka: {} messages still undelivered after waiting {} ms", left, timeoutMs);
@@ -220,8 +231,7 @@ void KafkaProducer::onError(rd_kafka_t *rk, int err, const char *reason, void *o
   self->problem(kSyslogError, std::string("Kafka: ") + rd_kafka_err2name(code) + ": " + reason);
 }
 
-void KafkaProducer::onLog(const rd_kafka_t *rk, int level, const char *facility,
-                          const char *text) {
+void KafkaProducer::onLog(const rd_kafka_t *rk, int level, const char *facility, const char *text) {
   auto *self = static_cast<KafkaProducer *>(rd_kafka_opaque(rk));
   if (self == nullptr) {
     return;

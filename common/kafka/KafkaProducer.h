@@ -9,6 +9,7 @@
 #include <spdlog/logger.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,10 @@ public:
   [[nodiscard]] std::string setting(const std::string &key) const;
 
 private:
+  using HandlePtr = std::unique_ptr<rd_kafka_s, void (*)(rd_kafka_s *)>;
+  /// Applies producerSettings(options) and creates the librdkafka handle; throws KafkaConfigError.
+  HandlePtr createHandle(const KafkaOptions &options);
+
   /// At most one log line per interval; counts what it swallowed.
   struct RateLimit {
     int64_t intervalNs;
@@ -80,6 +85,7 @@ private:
   static void onLog(const rd_kafka_s *rk, int level, const char *facility, const char *text);
 
   spdlog::logger &log_;
+  HandlePtr rk_; // declared before the counters: created (and checked) before they are registered
   Counter &produced_;
   Counter &delivered_;
   Counter &failed_;
@@ -89,7 +95,6 @@ private:
   RateLimit problemLog_;
   bool troubled_ = false; // a problem was logged; log once when deliveries succeed again
   std::atomic<bool> abort_{false};
-  rd_kafka_s *rk_ = nullptr;
   std::vector<std::pair<std::string, rd_kafka_topic_s *>> topics_;
 };
 

@@ -25,8 +25,7 @@ size_t Ev44Builder::maxMessageBytes(size_t maxEvents, size_t maxPulses,
 }
 
 Ev44Builder::Ev44Builder(size_t maxEvents, size_t maxPulses)
-    : maxEvents_(maxEvents), maxPulses_(maxPulses == 0 ? maxEvents : maxPulses),
-      fbb_(1024) {
+    : maxEvents_(maxEvents), maxPulses_(maxPulses == 0 ? maxEvents : maxPulses), fbb_(1024) {
   if (maxEvents_ == 0 || maxEvents_ > static_cast<size_t>(INT32_MAX)) {
     throw std::invalid_argument("ev44: events per message must be in 1.." +
                                 std::to_string(INT32_MAX) + ", got " + std::to_string(maxEvents));

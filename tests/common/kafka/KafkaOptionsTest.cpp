@@ -17,9 +17,9 @@ using namespace efu::kafka;
 
 struct TempFile {
   explicit TempFile(const std::string &text) {
-    path = std::filesystem::temp_directory_path() /
-           ("efu-kafka-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) +
-            ".conf");
+    path =
+        std::filesystem::temp_directory_path() / ("efu-kafka-test-" + std::to_string(::getpid()) +
+                                                  "-" + std::to_string(counter++) + ".conf");
     std::ofstream(path) << text;
   }
   ~TempFile() { std::filesystem::remove(path); }
@@ -49,10 +49,26 @@ TEST(KafkaOptions, ParsesTheCommandLine) {
   CLI::App app;
   KafkaOptions options;
   addKafkaOptions(app, options);
-  parse(app, {"-b", "host1:9092,host2:9092", "-X", "linger.ms=5", "-X", "acks = all",
-              "--kafka-flush-timeout", "1234", "-t", "ev", "--stats-topic", "st",
-              "--status-topic", "su", "--max-events-per-message", "1000", "--flush-interval-ms",
-              "50", "--source-name", "src"});
+  parse(app, {"-b",
+              "host1:9092,host2:9092",
+              "-X",
+              "linger.ms=5",
+              "-X",
+              "acks = all",
+              "--kafka-flush-timeout",
+              "1234",
+              "-t",
+              "ev",
+              "--stats-topic",
+              "st",
+              "--status-topic",
+              "su",
+              "--max-events-per-message",
+              "1000",
+              "--flush-interval-ms",
+              "50",
+              "--source-name",
+              "src"});
   EXPECT_EQ(options.brokers, "host1:9092,host2:9092");
   EXPECT_EQ(options.settings, (std::vector<std::string>{"linger.ms=5", "acks = all"}));
   EXPECT_EQ(options.flushTimeoutMs, 1234);

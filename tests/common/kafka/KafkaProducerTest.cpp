@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // KafkaProducer against librdkafka's in-process mock cluster: delivery, back-pressure, outages.
-#include "common/kafka/Ev44Sink.h"
 #include "common/kafka/KafkaProducer.h"
+#include "common/kafka/Ev44Sink.h"
 
 #include "schemas/ev44_generated.h"
 
@@ -61,10 +61,10 @@ public:
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     for (const auto &[key, value] :
          std::vector<std::pair<std::string, std::string>>{{"bootstrap.servers", bootstraps_},
-                                                           {"group.id", "efu-test"},
-                                                           {"enable.partition.eof", "true"},
-                                                           {"enable.auto.commit", "false"},
-                                                           {"log_level", "2"}}) {
+                                                          {"group.id", "efu-test"},
+                                                          {"enable.partition.eof", "true"},
+                                                          {"enable.auto.commit", "false"},
+                                                          {"log_level", "2"}}) {
       EXPECT_EQ(rd_kafka_conf_set(conf, key.c_str(), value.c_str(), error, sizeof(error)),
                 RD_KAFKA_CONF_OK)
           << error;
@@ -216,16 +216,25 @@ TEST(KafkaProducer, BadSettingNamesKeyOriginAndReason) {
     EXPECT_NE(what.find("-X"), std::string::npos) << what;
     EXPECT_NE(what.find("No such configuration property"), std::string::npos) << what;
   }
-  efu::Stats stats2;
+  EXPECT_EQ(stats.size(), 0u) << "a refused configuration registers no counters";
   options.settings = {"linger.ms=soon"};
   try {
-    KafkaProducer producer(options, stats2, log.logger);
+    KafkaProducer producer(options, stats, log.logger);
     FAIL() << "expected KafkaConfigError";
   } catch (const KafkaConfigError &e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("linger.ms=soon"), std::string::npos) << what;
     EXPECT_NE(what.find("Invalid value"), std::string::npos) << what;
   }
+  options.settings = {"acks=1"}; // contradicts the default enable.idempotence=true
+  try {
+    KafkaProducer producer(options, stats, log.logger);
+    FAIL() << "expected KafkaConfigError";
+  } catch (const KafkaConfigError &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("acks"), std::string::npos) << what;
+  }
+  EXPECT_EQ(stats.size(), 0u);
 }
 
 // The broker is down from the start and the queue holds 5 messages: produce() must wait (polling)

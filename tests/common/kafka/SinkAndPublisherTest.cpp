@@ -48,8 +48,9 @@ TEST(Ev44Sink, FlushesOnSizeWithConsecutiveMessageIds) {
   EXPECT_EQ(pixels, (std::vector<int32_t>{100, 101, 102, 103, 104, 105, 106}));
   // Second message: events 3,4,5 with pulses 1100 (event 3) and 1200 (events 4,5).
   const auto *second = ev44(producer.messages[1]);
-  EXPECT_EQ(std::vector<int64_t>(second->reference_time()->begin(), second->reference_time()->end()),
-            (std::vector<int64_t>{1100, 1200}));
+  EXPECT_EQ(
+      std::vector<int64_t>(second->reference_time()->begin(), second->reference_time()->end()),
+      (std::vector<int64_t>{1100, 1200}));
   EXPECT_EQ(std::vector<int32_t>(second->reference_time_index()->begin(),
                                  second->reference_time_index()->end()),
             (std::vector<int32_t>{0, 1}));

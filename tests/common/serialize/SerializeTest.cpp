@@ -22,7 +22,9 @@ constexpr flatbuffers::voffset_t slot(int n) {
   return static_cast<flatbuffers::voffset_t>(4 + 2 * n);
 }
 
-std::vector<uint8_t> copy(std::span<const uint8_t> bytes) { return {bytes.begin(), bytes.end()}; }
+std::vector<uint8_t> copy(std::span<const uint8_t> bytes) {
+  return {bytes.begin(), bytes.end()};
+}
 
 const efu::fb::Event44Message *verifiedEv44(const std::vector<uint8_t> &buffer) {
   flatbuffers::Verifier verifier(buffer.data(), buffer.size());
@@ -162,8 +164,8 @@ TEST(Ev44Builder, FieldsSitInTheEssSlots) {
 
 TEST(F144, LongRoundTripAndSlots) {
   flatbuffers::FlatBufferBuilder fbb;
-  const auto buffer = copy(
-      efu::serialize::buildF144Long(fbb, "efu.udp.rx.packets", 1'700'000'000'123'456'789, -5));
+  const auto buffer =
+      copy(efu::serialize::buildF144Long(fbb, "efu.udp.rx.packets", 1'700'000'000'123'456'789, -5));
   flatbuffers::Verifier verifier(buffer.data(), buffer.size());
   ASSERT_TRUE(efu::fb::Verifyf144_LogDataBuffer(verifier));
   ASSERT_TRUE(flatbuffers::BufferHasIdentifier(buffer.data(), "f144"));
