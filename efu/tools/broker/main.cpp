@@ -68,8 +68,8 @@ KafkaPtr<rd_kafka_t> createClient(const std::string &bootstrap) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   char errstr[512];
   rd_kafka_conf_set_log_cb(conf, bootstrap.empty() ? logFromOwner : logFromKafka);
-  if (!bootstrap.empty() && rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(),
-                                              errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+  if (!bootstrap.empty() && rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
+                                              sizeof(errstr)) != RD_KAFKA_CONF_OK) {
     rd_kafka_conf_destroy(conf);
     throw std::runtime_error(std::string("bootstrap.servers: ") + errstr);
   }
@@ -134,8 +134,8 @@ int run(int brokers, const std::vector<efu::tools::TopicSpec> &topics,
     const auto err =
         rd_kafka_mock_topic_create(cluster.get(), topic.name.c_str(), topic.partitions, 1);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      throw std::runtime_error("cannot create topic '" + topic.name + "': " +
-                               rd_kafka_err2str(err));
+      throw std::runtime_error("cannot create topic '" + topic.name +
+                               "': " + rd_kafka_err2str(err));
     }
     spdlog::info("topic {} with {} partition{}", topic.name, topic.partitions,
                  topic.partitions == 1 ? "" : "s");

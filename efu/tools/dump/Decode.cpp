@@ -63,8 +63,7 @@ Json decodeEv44(const uint8_t *data, size_t size, std::string &error) {
   Json warnings = Json::array();
   if (refTime->size() != refIndex->size()) {
     warnings.push_back("reference_time has " + std::to_string(refTime->size()) +
-                       " entries but reference_time_index has " +
-                       std::to_string(refIndex->size()));
+                       " entries but reference_time_index has " + std::to_string(refIndex->size()));
   }
   if (pixelCount != 0 && tofCount != 0 && pixelCount != tofCount) {
     warnings.push_back("pixel_id has " + std::to_string(pixelCount) +
@@ -74,8 +73,8 @@ Json decodeEv44(const uint8_t *data, size_t size, std::string &error) {
   for (size_t i = 0; i < refIndex->size(); ++i) {
     const int64_t index = refIndex->Get(static_cast<flatbuffers::uoffset_t>(i));
     if (index < previous || index > static_cast<int64_t>(eventCount)) {
-      warnings.push_back("reference_time_index[" + std::to_string(i) + "] = " +
-                         std::to_string(index) + " is out of order or beyond the " +
+      warnings.push_back("reference_time_index[" + std::to_string(i) +
+                         "] = " + std::to_string(index) + " is out of order or beyond the " +
                          std::to_string(eventCount) + " events");
       break;
     }

@@ -80,16 +80,15 @@ std::string textEv44(const Json &message) {
 }
 
 std::string textF144(const Json &message) {
-  return "f144 " + stringOrDash(message, "source_name") + " = " +
-         abbreviated(message.at("value")) + " (" + stringOrDash(message, "value_type") +
-         ") t=" + dumpCompact(message.at("timestamp"));
+  return "f144 " + stringOrDash(message, "source_name") + " = " + abbreviated(message.at("value")) +
+         " (" + stringOrDash(message, "value_type") + ") t=" + dumpCompact(message.at("timestamp"));
 }
 
 std::string textX5f2(const Json &message) {
   return "x5f2 " + stringOrDash(message, "service_id") + " " +
-         stringOrDash(message, "software_name") + " " +
-         stringOrDash(message, "software_version") + " host=" +
-         stringOrDash(message, "host_name") + " pid=" + dumpCompact(message.at("process_id")) +
+         stringOrDash(message, "software_name") + " " + stringOrDash(message, "software_version") +
+         " host=" + stringOrDash(message, "host_name") +
+         " pid=" + dumpCompact(message.at("process_id")) +
          " interval=" + dumpCompact(message.at("update_interval")) +
          "ms status=" + dumpCompact(message.at("status_json"));
 }
@@ -102,7 +101,9 @@ std::string rate(double count, double spanSeconds) {
 
 } // namespace
 
-std::string formatJsonLine(const nlohmann::json &message) { return dumpCompact(message); }
+std::string formatJsonLine(const nlohmann::json &message) {
+  return dumpCompact(message);
+}
 
 std::string formatText(const nlohmann::json &message) {
   const std::string kind = stringOrDash(message, "kind");
@@ -124,11 +125,10 @@ std::string formatText(const nlohmann::json &message) {
 
 std::string formatSummary(const DumpCounts &counts, double spanSeconds) {
   std::string out = "summary: " + std::to_string(counts.messages) + " messages (" +
-                    std::to_string(counts.decoded) + " decoded, " +
-                    std::to_string(counts.unknown) + " unknown identifier, " +
-                    std::to_string(counts.undecodable) + " undecodable), " +
-                    std::to_string(counts.events) + " events, " + std::to_string(counts.bytes) +
-                    " bytes\n";
+                    std::to_string(counts.decoded) + " decoded, " + std::to_string(counts.unknown) +
+                    " unknown identifier, " + std::to_string(counts.undecodable) +
+                    " undecodable), " + std::to_string(counts.events) + " events, " +
+                    std::to_string(counts.bytes) + " bytes\n";
   if (counts.messages < 2 || spanSeconds <= 0.0) {
     return out + "rates: n/a (fewer than two messages to measure between)";
   }

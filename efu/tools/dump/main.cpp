@@ -29,7 +29,9 @@ constexpr int64_t kTopicRetryNs = 500 * efu::kNsPerMs;
 
 volatile std::sig_atomic_t gStopSignal = 0;
 
-extern "C" void onStopSignal(int signal) { gStopSignal = signal; }
+extern "C" void onStopSignal(int signal) {
+  gStopSignal = signal;
+}
 
 struct Options {
   std::string brokers = "localhost:9092";
@@ -107,8 +109,8 @@ int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &o
     KafkaPtr<const rd_kafka_metadata_t> md(raw);
     std::string problem;
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      problem = std::string("cannot get metadata from ") + options.brokers + ": " +
-                rd_kafka_err2str(err);
+      problem =
+          std::string("cannot get metadata from ") + options.brokers + ": " + rd_kafka_err2str(err);
     } else if (md->topic_cnt != 1 || md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       problem = "topic '" + topic + "': " +
                 (md->topic_cnt == 1 ? rd_kafka_err2str(md->topics[0].err) : "not in metadata");
@@ -282,9 +284,8 @@ int main(int argc, char **argv) {
       ->check(
           [](const std::string &value) {
             const auto eq = value.find('=');
-            return eq == std::string::npos || eq == 0
-                       ? "'" + value + "' is not key=value"
-                       : std::string();
+            return eq == std::string::npos || eq == 0 ? "'" + value + "' is not key=value"
+                                                      : std::string();
           },
           "")
       ->type_name("KEY=VALUE");
@@ -294,7 +295,7 @@ int main(int argc, char **argv) {
 
   try {
     efu::setupLogging("efu-dump", options.logLevel, "");
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_handler = onStopSignal;
     sigemptyset(&action.sa_mask);
     // One-shot: a second Ctrl-C ends the process even if shutdown hangs.

@@ -91,8 +91,8 @@ TEST(Decode, F144UnknownUnionTypeIsAnError) {
   flatbuffers::FlatBufferBuilder fbb;
   auto name = fbb.CreateString("future");
   auto payload = efu::fb::CreateLong(fbb, 1);
-  auto root = efu::fb::Createf144_LogData(fbb, name, 1, static_cast<efu::fb::Value>(42),
-                                          payload.Union());
+  auto root =
+      efu::fb::Createf144_LogData(fbb, name, 1, static_cast<efu::fb::Value>(42), payload.Union());
   efu::fb::Finishf144_LogDataBuffer(fbb, root);
   const auto error = decodeError(efu::test::finished(fbb));
   EXPECT_NE(error.find("unknown value type 42"), std::string::npos) << error;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Unit tests of efu-dump's output forms: text lines, JSON lines, summary.
-#include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
+#include "efu/tools/dump/Decode.h"
 #include "tests/efu/tools/Messages.h"
 
 #include <gtest/gtest.h>
@@ -69,8 +69,7 @@ TEST(Format, SummaryRates) {
   EXPECT_NE(text.find("10 messages (8 decoded, 1 unknown identifier, 1 undecodable)"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("5.0 messages/s, 500.0 events/s, 2000.0 bytes/s"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("5.0 messages/s, 500.0 events/s, 2000.0 bytes/s"), std::string::npos) << text;
 }
 
 } // namespace

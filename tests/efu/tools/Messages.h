@@ -52,16 +52,15 @@ inline Bytes makeF144ArrayInt(const std::string &source, int64_t timestampNs,
   flatbuffers::FlatBufferBuilder fbb;
   auto name = fbb.CreateString(source);
   auto payload = fb::CreateArrayIntDirect(fbb, &values);
-  auto root =
-      fb::Createf144_LogData(fbb, name, timestampNs, fb::Value::ArrayInt, payload.Union());
+  auto root = fb::Createf144_LogData(fbb, name, timestampNs, fb::Value::ArrayInt, payload.Union());
   fb::Finishf144_LogDataBuffer(fbb, root);
   return finished(fbb);
 }
 
 inline Bytes makeX5f2(const std::string &statusJson) {
   flatbuffers::FlatBufferBuilder fbb;
-  auto root = fb::CreateStatusDirect(fbb, "efu", "0.1.0", "udp", "daq01", 4242, 1000,
-                                     statusJson.c_str());
+  auto root =
+      fb::CreateStatusDirect(fbb, "efu", "0.1.0", "udp", "daq01", 4242, 1000, statusJson.c_str());
   fb::FinishStatusBuffer(fbb, root);
   return finished(fbb);
 }

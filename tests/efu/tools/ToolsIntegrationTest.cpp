@@ -170,10 +170,10 @@ public:
 
   void produce(const std::string &topic, const efu::test::Bytes &payload) {
     ASSERT_NE(rk_, nullptr);
-    const auto err = rd_kafka_producev(
-        rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
-        RD_KAFKA_V_VALUE(const_cast<uint8_t *>(payload.data()), payload.size()),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    const auto err =
+        rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
+                          RD_KAFKA_V_VALUE(const_cast<uint8_t *>(payload.data()), payload.size()),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
     ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(err);
     ++produced_;
   }
@@ -275,9 +275,9 @@ TEST_F(ToolsIntegration, BrokerAnnouncesItselfAndStopsCleanlyOnSigterm) {
 
 TEST_F(ToolsIntegration, DumpDecodesProducedMessages) {
   producePlan();
-  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-t", "t_stats", "-t",
-              "t_status", "-t", "t_auto", "-c", std::to_string(plannedCount()), "--from",
-              "beginning", "--timeout", "10", "--summary"},
+  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-t", "t_stats", "-t", "t_status",
+              "-t", "t_auto", "-c", std::to_string(plannedCount()), "--from", "beginning",
+              "--timeout", "10", "--summary"},
              dir_ / "dump.out", dir_ / "dump.err");
   ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
 
@@ -324,8 +324,8 @@ TEST_F(ToolsIntegration, DumpDecodesProducedMessages) {
 
 TEST_F(ToolsIntegration, DumpTextFormat) {
   producePlan();
-  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-c", "2", "--from",
-              "beginning", "--timeout", "10", "--format", "text"},
+  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-c", "2", "--from", "beginning",
+              "--timeout", "10", "--format", "text"},
              dir_ / "dump.out", dir_ / "dump.err");
   ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
   const auto got = lines(dump.out());
@@ -357,8 +357,8 @@ TEST_F(ToolsIntegration, KcatReadsTheSameMessages) {
   const auto got = lines(reader.out());
   ASSERT_EQ(got.size(), expected.size()) << reader.out();
   for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(got[i], "t_detector 0 " + std::to_string(i) + " " +
-                          std::to_string(expected[i].size()));
+    EXPECT_EQ(got[i],
+              "t_detector 0 " + std::to_string(i) + " " + std::to_string(expected[i].size()));
   }
 }
 

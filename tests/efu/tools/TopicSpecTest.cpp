@@ -25,8 +25,9 @@ TEST(TopicSpec, NameAndPartitions) {
 }
 
 TEST(TopicSpec, BadValuesAreNamedInTheError) {
-  const std::vector<std::string> bads = {
-      "", ":3", "t:", "t:0", "t:x", "t:3x", "t:1001", "a b", "t/x:2", ".", "..", std::string(250, 'a')};
+  const std::vector<std::string> bads = {"",      ":3",   "t:",     "t:0",
+                                         "t:x",   "t:3x", "t:1001", "a b",
+                                         "t/x:2", ".",    "..",     std::string(250, 'a')};
   for (const auto &bad : bads) {
     try {
       parseTopicSpec(bad);
