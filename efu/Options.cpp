@@ -91,6 +91,7 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
                  "Service id in counter names and topics (default: the module name)");
   app.add_flag("--no-kafka", o.noKafka,
                "Publish nothing to Kafka (measurements; counters stay on the control port)");
+  kafka::addKafkaOptions(app, o.kafka);
 }
 
 } // namespace efu

@@ -2,6 +2,8 @@
 // Command-line options of the efu daemon.
 #pragma once
 
+#include "common/kafka/KafkaOptions.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -30,6 +32,7 @@ struct DaemonOptions {
   std::string logFile;
   std::string serviceId; ///< "" = the module name
   bool noKafka = false;
+  kafka::KafkaOptions kafka;
 };
 
 /// Registers the daemon's options on `app` (defaults printed by --help).

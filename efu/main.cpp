@@ -7,6 +7,7 @@
 #include "common/time/Time.h"
 #include "efu/DaemonContext.h"
 #include "efu/IntervalReport.h"
+#include "efu/KafkaOutput.h"
 #include "efu/ModuleConfig.h"
 #include "efu/ModuleLoader.h"
 #include "efu/Options.h"
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <thread>
 
 namespace {
 
@@ -37,10 +39,10 @@ void installSignalHandlers() {
   std::signal(SIGPIPE, SIG_IGN); // a control client that went away must not kill us
 }
 
-/// Until the Kafka output exists: counts events and drops them.
+/// With --no-kafka: events are counted and dropped.
 class CountingEventSink final : public efu::sdk::EventSink {
 public:
-  explicit CountingEventSink(efu::Stats &stats) : events_(stats.add("events.formed")) {}
+  explicit CountingEventSink(efu::Stats &stats) : events_(stats.add("events.unpublished")) {}
   void add(int64_t, int32_t, int32_t) noexcept override { events_.add(); }
 
 private:
@@ -77,8 +79,17 @@ int run(const efu::DaemonOptions &options) {
               receiver.rcvbufForced() ? " (forced past net.core.rmem_max as root)" : "");
   }
 
-  CountingEventSink events(stats);
   const auto intervalMs = static_cast<uint32_t>(options.statsIntervalS * 1000);
+  std::unique_ptr<efu::KafkaOutput> kafka;
+  std::unique_ptr<CountingEventSink> noKafkaSink;
+  if (options.noKafka) {
+    noKafkaSink = std::make_unique<CountingEventSink>(stats);
+    log->info("Kafka output disabled (--no-kafka)");
+  } else {
+    kafka = std::make_unique<efu::KafkaOutput>(options.kafka, service, stats, *log, intervalMs);
+    log->info("Kafka: {}", kafka->describe());
+  }
+  efu::sdk::EventSink &events = kafka ? kafka->events() : *noKafkaSink;
   efu::DaemonContext context(stats, *log, events, std::move(config),
                              options.configFile.empty() ? "(defaults)" : options.configFile,
                              intervalMs);
@@ -86,7 +97,7 @@ int run(const efu::DaemonOptions &options) {
 
   efu::RuntimeConfig runtimeConfig{options.ringSlots, options.rxBatch, options.rxCpu,
                                    options.procCpu};
-  efu::Runtime runtime(runtimeConfig, receiver, *module, stats, *log, nullptr);
+  efu::Runtime runtime(runtimeConfig, receiver, *module, stats, *log, kafka.get());
   efu::IntervalReport report(stats, context.lostCounter(), context.expectedCounter());
 
   bool exitRequested = false;
@@ -115,6 +126,11 @@ int run(const efu::DaemonOptions &options) {
       kernelRcvbufErrors.set(rcvbufErrors - rcvbufErrorsAtStart);
     }
   };
+  auto statusJson = [&](int64_t nowNs) {
+    return fmt::format(R"({{"module":"{}","module_version":"{}","uptime_s":{},"state":"{}","rx":{}}})",
+                       descriptor.name, descriptor.version, (nowNs - startNs) / efu::kNsPerSec,
+                       "running", report.json());
+  };
   std::string stopReason;
   while (stopReason.empty()) {
     const int64_t nowNs = efu::monotonicNs();
@@ -124,6 +140,9 @@ int run(const efu::DaemonOptions &options) {
     if (afterNs >= nextReportNs) {
       updateMainCounters(afterNs);
       log->info("{}", report.line(afterNs));
+      if (kafka) {
+        kafka->requestPublish(statusJson(afterNs));
+      }
       nextReportNs += intervalNs;
     }
     if (exitRequested) {
@@ -135,8 +154,28 @@ int run(const efu::DaemonOptions &options) {
     }
   }
   log->info("stopping ({}): draining the ring and flushing", stopReason);
-  runtime.stop();
   updateMainCounters(efu::monotonicNs());
+  if (kafka) {
+    kafka->requestPublish(statusJson(efu::monotonicNs()));
+  }
+  // The processing thread publishes the final counters and flushes Kafka (bounded by
+  // --kafka-flush-timeout). A produce() blocked on a full queue with the broker gone would
+  // never return, so a watchdog releases it once that bound has clearly passed.
+  std::atomic<bool> stopped{false};
+  std::thread watchdog([&] {
+    const int64_t deadlineNs =
+        efu::monotonicNs() + (2 * int64_t{options.kafka.flushTimeoutMs} + 2000) * efu::kNsPerMs;
+    while (!stopped.load() && efu::monotonicNs() < deadlineNs) {
+      efu::sleepUntilMonotonicNs(efu::monotonicNs() + 10 * efu::kNsPerMs);
+    }
+    if (!stopped.load() && kafka) {
+      log->warn("Kafka producer still blocked at shutdown: giving up on queued messages");
+      kafka->abortBlockedProduce();
+    }
+  });
+  runtime.stop();
+  stopped.store(true);
+  watchdog.join();
   log->info("whole run: {}", report.total(efu::monotonicNs()));
   module.reset();
   log->info("efu stopped");

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Kafka output of the daemon: ev44 events, f144 counters and x5f2 status, all on one thread.
+#include "efu/KafkaOutput.h"
+
+#include "common/time/Time.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace efu {
+namespace {
+
+std::string hostName() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+} // namespace
+
+KafkaOutput::KafkaOutput(const kafka::KafkaOptions &options, const std::string &serviceId,
+                         Stats &stats, spdlog::logger &log, uint32_t statsIntervalMs)
+    : log_(log), flushTimeoutMs_(options.flushTimeoutMs), producer_(options, stats, log),
+      sink_(producer_, options.eventsTopicFor(serviceId), options.sourceNameFor(serviceId),
+            options.maxEventsPerMessage, options.flushIntervalMs, stats),
+      publisher_(producer_, stats, serviceId, options.statsTopicFor(serviceId),
+                 options.statusTopicFor(serviceId),
+                 serialize::StatusInfo{"efu", EFU_VERSION, serviceId, hostName(),
+                                       static_cast<uint32_t>(getpid()), statsIntervalMs}) {}
+
+std::string KafkaOutput::describe() const {
+  return fmt::format("events on '{}', counters on '{}', status on '{}' via {}", sink_.topic(),
+                     publisher_.statsTopic(), publisher_.statusTopic(),
+                     producer_.setting("bootstrap.servers"));
+}
+
+void KafkaOutput::requestPublish(std::string statusJson) {
+  {
+    std::lock_guard lock(statusMutex_);
+    statusJson_ = std::move(statusJson);
+  }
+  publishRequested_.store(true, std::memory_order_release);
+}
+
+void KafkaOutput::publish(int64_t nowNs) noexcept {
+  try {
+    std::string status;
+    {
+      std::lock_guard lock(statusMutex_);
+      status = statusJson_;
+    }
+    publisher_.publish(nowNs, status);
+  } catch (const std::exception &e) {
+    log_.error("publishing counters failed: {}", e.what());
+  }
+}
+
+void KafkaOutput::tick(int64_t nowNs) noexcept {
+  sink_.tick(nowNs); // also polls the producer for delivery reports
+  if (publishRequested_.exchange(false, std::memory_order_acquire)) {
+    publish(nowNs);
+  }
+}
+
+void KafkaOutput::finish() noexcept {
+  sink_.flush();
+  publishRequested_.store(false);
+  publish(realtimeNs());
+  try {
+    const int left = producer_.flush(flushTimeoutMs_);
+    if (left == 0) {
+      log_.info("Kafka: all messages delivered");
+    }
+  } catch (const std::exception &e) {
+    log_.error("Kafka flush failed: {}", e.what());
+  }
+}
+
+} // namespace efu

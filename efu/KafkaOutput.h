@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Kafka output of the daemon: ev44 events, f144 counters and x5f2 status, all on one thread.
+#pragma once
+
+#include "common/kafka/Ev44Sink.h"
+#include "common/kafka/KafkaOptions.h"
+#include "common/kafka/KafkaProducer.h"
+#include "common/kafka/StatsPublisher.h"
+#include "efu/Runtime.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+
+namespace efu {
+
+/// Owns the producer, the event sink and the stats publisher. They all run on the processing
+/// thread (one producer user, one writer per kafka.* counter): the main thread only asks for a
+/// stats publication with requestPublish().
+class KafkaOutput final : public ProcessingHooks {
+public:
+  /// Throws kafka::KafkaConfigError on bad producer settings.
+  KafkaOutput(const kafka::KafkaOptions &options, const std::string &serviceId, Stats &stats,
+              spdlog::logger &log, uint32_t statsIntervalMs);
+
+  [[nodiscard]] sdk::EventSink &events() noexcept { return sink_; }
+  [[nodiscard]] std::string describe() const;
+
+  /// Main thread: publish all counters and this status on the next tick.
+  void requestPublish(std::string statusJson);
+
+  void tick(int64_t nowNs) noexcept override;
+  /// Flushes buffered events, publishes the final counters and waits (bounded) for delivery.
+  void finish() noexcept override;
+
+  /// Any thread: stop waiting on a full producer queue (shutdown with the broker gone).
+  void abortBlockedProduce() noexcept { producer_.abortBlockedProduce(); }
+
+private:
+  void publish(int64_t nowNs) noexcept;
+
+  spdlog::logger &log_;
+  int flushTimeoutMs_;
+  kafka::KafkaProducer producer_;
+  kafka::Ev44Sink sink_;
+  kafka::StatsPublisher publisher_;
+  std::mutex statusMutex_;
+  std::string statusJson_;
+  std::atomic<bool> publishRequested_{false};
+};
+
+} // namespace efu
