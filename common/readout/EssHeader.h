@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// ESS readout header (WIRE-FORMATS §2): packed layout, tick/ns conversion, validation, writer.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+
+namespace efu::readout {
+
+/// The ESS timing system's clock: 88.0525 MHz.
+constexpr int64_t kTicksPerSecond = 88'052'500;
+/// Largest legal "low" (fraction) field of a time: kTicksPerSecond - 1.
+constexpr uint32_t kMaxTicksLow = 88'052'499;
+/// Output queues are numbered 0..kOutputQueues-1; sequence numbers are per queue.
+constexpr uint8_t kOutputQueues = 12;
+/// 'E' 'S' 'S' as the low three bytes of a little-endian u32 at offset 2.
+constexpr uint32_t kCookie = 0x535345;
+/// Largest readout datagram we generate by default (jumbo frame payload).
+constexpr size_t kMaxDatagramBytes = 8972;
+
+constexpr uint8_t kTypeLoki = 0x30;
+constexpr uint8_t kTypeBifrost = 0x34;
+constexpr uint8_t kTypeMiracles = 0x38;
+constexpr uint8_t kTypeCspec = 0x3C;
+constexpr uint8_t kTypeNmx = 0x44;
+constexpr uint8_t kTypeFreia = 0x48;
+constexpr uint8_t kTypeEstia = 0x4C;
+constexpr uint8_t kTypeCbm = 0x10;
+
+#pragma pack(push, 1)
+/// Version 0 header (30 bytes). All fields little-endian (host order on x86/arm64).
+struct EssHeaderV0 {
+  uint8_t padding;       ///< must be 0
+  uint8_t version;       ///< 0 or 1
+  uint8_t cookie[3];     ///< 'E' 'S' 'S'
+  uint8_t detectorType;  ///< e.g. kTypeLoki
+  uint16_t totalLength;  ///< bytes of the whole datagram, header included
+  uint8_t outputQueue;   ///< < kOutputQueues
+  uint8_t timeSource;    ///< bit field, not interpreted
+  uint32_t pulseHigh;    ///< seconds since the Unix epoch
+  uint32_t pulseLow;     ///< ticks, <= kMaxTicksLow
+  uint32_t prevPulseHigh;
+  uint32_t prevPulseLow;
+  uint32_t seqNum;       ///< +1 per datagram per output queue
+};
+/// Version 1 header (32 bytes): version 0 plus two bytes of CMAC padding.
+struct EssHeaderV1 {
+  EssHeaderV0 v0;
+  uint16_t cmacPadding;
+};
+/// The four bytes that start every data block (readout) after the header.
+struct DataBlockHeader {
+  uint8_t fiber;    ///< <= kMaxFiber
+  uint8_t fen;      ///< <= kMaxFen
+  uint16_t length;  ///< bytes of this readout, these four included
+};
+#pragma pack(pop)
+static_assert(sizeof(EssHeaderV0) == 30, "ESS header v0 is 30 bytes");
+static_assert(sizeof(EssHeaderV1) == 32, "ESS header v1 is 32 bytes");
+static_assert(sizeof(DataBlockHeader) == 4, "data block header is 4 bytes");
+
+constexpr uint8_t kMaxFiber = 23;
+constexpr uint8_t kMaxFen = 23;
+
+/// Header size for a version (0 → 30, 1 → 32); 0 for an unknown version.
+constexpr size_t headerBytes(uint8_t version) noexcept {
+  return version == 0 ? sizeof(EssHeaderV0) : version == 1 ? sizeof(EssHeaderV1) : 0;
+}
+
+/// Exact conversion of an ESS time (seconds, 88.0525 MHz ticks) to ns since the epoch:
+/// high * 1e9 + low * 1e9 / 88052500, the fraction ROUNDED TO NEAREST (ties up), in integers.
+/// For low <= kMaxTicksLow the fraction is <= 999 999 989 ns, so it never carries into the
+/// next second. Ticks are 11.36 ns apart, so distinct ticks always map to distinct ns.
+constexpr int64_t ticksToNs(uint32_t high, uint32_t low) noexcept {
+  const int64_t fracNs =
+      (static_cast<int64_t>(low) * 1'000'000'000 + kTicksPerSecond / 2) / kTicksPerSecond;
+  return static_cast<int64_t>(high) * 1'000'000'000 + fracNs;
+}
+
+/// An ESS time as (seconds, ticks).
+struct EssTime {
+  uint32_t high = 0;
+  uint32_t low = 0;
+  friend constexpr bool operator==(const EssTime &, const EssTime &) = default;
+};
+
+/// The nearest tick to a time in ns (ties up; a fraction rounding to a full second carries).
+/// ticksToNs(nsToTicks(t)) is within half a tick (5.68 ns) of t, and
+/// nsToTicks(ticksToNs(x)) == x for every valid x.
+constexpr EssTime nsToTicks(int64_t ns) noexcept {
+  int64_t sec = ns / 1'000'000'000;
+  const int64_t fracNs = ns % 1'000'000'000;
+  int64_t ticks = (fracNs * kTicksPerSecond + 500'000'000) / 1'000'000'000;
+  if (ticks >= kTicksPerSecond) {
+    ticks -= kTicksPerSecond;
+    ++sec;
+  }
+  return EssTime{static_cast<uint32_t>(sec), static_cast<uint32_t>(ticks)};
+}
+
+/// Why a header was refused (or Ok). One counter per value except Ok.
+enum class HeaderError : uint8_t {
+  Ok = 0,
+  TooShort,        ///< shorter than the header its version needs (or than 30 bytes)
+  Padding,         ///< byte 0 not zero
+  Version,         ///< version not 0 or 1
+  Cookie,          ///< not "ESS"
+  DetectorType,    ///< type not accepted by the module
+  Length,          ///< total length != datagram size
+  OutputQueue,     ///< output queue >= 12
+  PulseFraction,   ///< pulse time low > 88 052 499
+  PrevFraction,    ///< previous pulse time low > 88 052 499
+  PrevAfterPulse,  ///< previous pulse time later than pulse time
+  Count_
+};
+
+/// Stable lowercase name of an error kind (used as the counter name's last part).
+constexpr const char *headerErrorName(HeaderError e) noexcept {
+  switch (e) {
+  case HeaderError::Ok: return "ok";
+  case HeaderError::TooShort: return "short";
+  case HeaderError::Padding: return "padding";
+  case HeaderError::Version: return "version";
+  case HeaderError::Cookie: return "cookie";
+  case HeaderError::DetectorType: return "type";
+  case HeaderError::Length: return "length";
+  case HeaderError::OutputQueue: return "queue";
+  case HeaderError::PulseFraction: return "pulse_fraction";
+  case HeaderError::PrevFraction: return "prev_pulse_fraction";
+  case HeaderError::PrevAfterPulse: return "prev_after_pulse";
+  case HeaderError::Count_: break;
+  }
+  return "?";
+}
+
+/// Set of detector types a module accepts (256-bit mask).
+class DetectorTypes {
+public:
+  constexpr DetectorTypes() = default;
+  constexpr DetectorTypes(std::initializer_list<uint8_t> types) noexcept {
+    for (uint8_t t : types) {
+      add(t);
+    }
+  }
+  constexpr void add(uint8_t type) noexcept { bits_[type >> 6] |= uint64_t{1} << (type & 63); }
+  [[nodiscard]] constexpr bool contains(uint8_t type) const noexcept {
+    return (bits_[type >> 6] >> (type & 63)) & 1U;
+  }
+
+private:
+  std::array<uint64_t, 4> bits_{};
+};
+
+/// A validated header, decoded. `payload` points just after the header, inside the datagram.
+struct EssHeader {
+  uint8_t version = 0;
+  uint8_t detectorType = 0;
+  uint8_t outputQueue = 0;
+  uint8_t timeSource = 0;
+  uint32_t seqNum = 0;
+  EssTime pulse;
+  EssTime prevPulse;
+  int64_t pulseTimeNs = 0;      ///< ticksToNs(pulse)
+  int64_t prevPulseTimeNs = 0;  ///< ticksToNs(prevPulse)
+  const uint8_t *payload = nullptr;
+  size_t payloadBytes = 0;      ///< 0 = heartbeat
+};
+
+/// Checks every rule of WIRE-FORMATS §2 in the order of the HeaderError enum and fills `out`
+/// when the result is Ok. Pure: no counters, no state. Hot path.
+inline HeaderError validateHeader(const uint8_t *data, size_t size, const DetectorTypes &accepted,
+                                  EssHeader &out) noexcept {
+  if (size < sizeof(EssHeaderV0)) {
+    return HeaderError::TooShort;
+  }
+  EssHeaderV0 h;
+  std::memcpy(&h, data, sizeof(h));
+  if (h.padding != 0) {
+    return HeaderError::Padding;
+  }
+  const size_t hdrBytes = headerBytes(h.version);
+  if (hdrBytes == 0) {
+    return HeaderError::Version;
+  }
+  if (size < hdrBytes) {
+    return HeaderError::TooShort;
+  }
+  if (h.cookie[0] != 'E' || h.cookie[1] != 'S' || h.cookie[2] != 'S') {
+    return HeaderError::Cookie;
+  }
+  if (!accepted.contains(h.detectorType)) {
+    return HeaderError::DetectorType;
+  }
+  if (h.totalLength != size) {
+    return HeaderError::Length;
+  }
+  if (h.outputQueue >= kOutputQueues) {
+    return HeaderError::OutputQueue;
+  }
+  if (h.pulseLow > kMaxTicksLow) {
+    return HeaderError::PulseFraction;
+  }
+  if (h.prevPulseLow > kMaxTicksLow) {
+    return HeaderError::PrevFraction;
+  }
+  const int64_t pulseNs = ticksToNs(h.pulseHigh, h.pulseLow);
+  const int64_t prevNs = ticksToNs(h.prevPulseHigh, h.prevPulseLow);
+  if (prevNs > pulseNs) {
+    return HeaderError::PrevAfterPulse;
+  }
+  out.version = h.version;
+  out.detectorType = h.detectorType;
+  out.outputQueue = h.outputQueue;
+  out.timeSource = h.timeSource;
+  out.seqNum = h.seqNum;
+  out.pulse = {h.pulseHigh, h.pulseLow};
+  out.prevPulse = {h.prevPulseHigh, h.prevPulseLow};
+  out.pulseTimeNs = pulseNs;
+  out.prevPulseTimeNs = prevNs;
+  out.payload = data + hdrBytes;
+  out.payloadBytes = size - hdrBytes;
+  return HeaderError::Ok;
+}
+
+/// What writeHeader() puts on the wire. totalLength 0 = leave for setTotalLength().
+struct HeaderFields {
+  uint8_t version = 0;
+  uint8_t detectorType = 0;
+  uint16_t totalLength = 0;
+  uint8_t outputQueue = 0;
+  uint8_t timeSource = 0;
+  EssTime pulse;
+  EssTime prevPulse;
+  uint32_t seqNum = 0;
+};
+
+/// Writes a well-formed header (padding 0, cookie "ESS") at the start of `out`; returns its
+/// size (30 or 32), or 0 if `out` is too small or the version unknown. Tests and generators
+/// corrupt single fields afterwards through the packed structs.
+inline size_t writeHeader(std::span<uint8_t> out, const HeaderFields &f) noexcept {
+  const size_t bytes = headerBytes(f.version);
+  if (bytes == 0 || out.size() < bytes) {
+    return 0;
+  }
+  EssHeaderV1 h{};
+  h.v0.padding = 0;
+  h.v0.version = f.version;
+  h.v0.cookie[0] = 'E';
+  h.v0.cookie[1] = 'S';
+  h.v0.cookie[2] = 'S';
+  h.v0.detectorType = f.detectorType;
+  h.v0.totalLength = f.totalLength;
+  h.v0.outputQueue = f.outputQueue;
+  h.v0.timeSource = f.timeSource;
+  h.v0.pulseHigh = f.pulse.high;
+  h.v0.pulseLow = f.pulse.low;
+  h.v0.prevPulseHigh = f.prevPulse.high;
+  h.v0.prevPulseLow = f.prevPulse.low;
+  h.v0.seqNum = f.seqNum;
+  h.cmacPadding = 0;
+  std::memcpy(out.data(), &h, bytes);
+  return bytes;
+}
+
+/// Patches the total-length field of a header already written at `datagram`.
+inline void setTotalLength(uint8_t *datagram, uint16_t totalLength) noexcept {
+  std::memcpy(datagram + offsetof(EssHeaderV0, totalLength), &totalLength, sizeof(totalLength));
+}
+
+} // namespace efu::readout

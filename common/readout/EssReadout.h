@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Counted ESS header parsing for modules: error counters, heartbeats, per-queue sequence loss, TOF.
+#pragma once
+
+#include "common/readout/EssHeader.h"
+#include "common/sdk/Module.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace efu::readout {
+
+/// The header counters of a module, registered in the constructor (set-up path) as
+///   <prefix>.header.errors.<kind>   one per HeaderError (see headerErrorName())
+///   <prefix>.header.ok              datagrams whose header passed (heartbeats included)
+///   <prefix>.header.heartbeats      valid headers with no data after them
+///   <prefix>.seq.lost               datagrams missing from the per-queue sequences (packets)
+///   <prefix>.seq.expected           datagrams the sequences say were sent (PER = lost/expected)
+///   <prefix>.seq.reordered          late arrivals (below the next expected, within 1024)
+///   <prefix>.seq.restarts           big jumps backwards: a sender restarted, resynchronised
+/// The default prefix is "readouts". Counter references stay valid for the module's life.
+struct HeaderCounters {
+  HeaderCounters(sdk::ModuleContext &ctx, std::string_view prefix = "readouts");
+
+  std::array<Counter *, static_cast<size_t>(HeaderError::Count_)> errors{}; ///< [Ok] unused
+  Counter &ok;
+  Counter &heartbeats;
+  Counter &seqLost;
+  Counter &seqExpected;
+  Counter &seqReordered;
+  Counter &seqRestarts;
+
+  [[nodiscard]] Counter &error(HeaderError e) const noexcept {
+    return *errors[static_cast<size_t>(e)];
+  }
+};
+
+/// Sequence accounting per output queue, in packets. First datagram of a queue: expected += 1.
+/// seq == next: expected += 1. seq > next (mod 2^32, gap < 2^31): lost += gap, expected += gap+1.
+/// next - 1024 <= seq < next: reordered += 1 (late or duplicate; lost is not corrected).
+/// Any other jump backwards: restarts += 1, resynchronise on seq (expected += 1).
+class SequenceTracker {
+public:
+  static constexpr uint32_t kReorderWindow = 1024;
+
+  struct Result {
+    uint32_t lost = 0;
+    uint32_t expected = 0;
+    bool reordered = false;
+    bool restarted = false;
+  };
+
+  Result add(uint8_t queue, uint32_t seq) noexcept {
+    Result r;
+    Queue &q = queues_[queue % kOutputQueues];
+    if (!q.seen) {
+      q.seen = true;
+      q.next = seq + 1;
+      r.expected = 1;
+      return r;
+    }
+    const uint32_t ahead = seq - q.next;
+    if (ahead < 0x8000'0000U) {
+      r.lost = ahead;
+      r.expected = ahead + 1;
+      q.next = seq + 1;
+    } else if (q.next - seq <= kReorderWindow) {
+      r.reordered = true;
+    } else {
+      r.restarted = true;
+      r.expected = 1;
+      q.next = seq + 1;
+    }
+    return r;
+  }
+
+private:
+  struct Queue {
+    bool seen = false;
+    uint32_t next = 0;
+  };
+  std::array<Queue, kOutputQueues> queues_{};
+};
+
+/// Validates headers and counts: what a module calls first in process().
+/// Example:
+///   EssHeader h;
+///   if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) return;
+///   ... walk h.payload / h.payloadBytes ...
+class EssReadoutParser {
+public:
+  /// `accepted`: the detector types this module takes (others count header.errors.type).
+  EssReadoutParser(HeaderCounters &counters, DetectorTypes accepted) noexcept
+      : counters_(counters), accepted_(accepted) {}
+
+  /// True when the header is valid (a heartbeat is valid: payloadBytes == 0, and counted).
+  /// Counts exactly one of: one header.errors.<kind>, or header.ok (+ heartbeats).
+  bool parse(const uint8_t *data, size_t size, EssHeader &out) noexcept {
+    const HeaderError e = validateHeader(data, size, accepted_, out);
+    if (e != HeaderError::Ok) {
+      counters_.error(e).add();
+      return false;
+    }
+    counters_.ok.add();
+    const SequenceTracker::Result r = sequences_.add(out.outputQueue, out.seqNum);
+    if (r.lost != 0) {
+      counters_.seqLost.add(r.lost);
+    }
+    counters_.seqExpected.add(r.expected);
+    if (r.reordered) {
+      counters_.seqReordered.add();
+    }
+    if (r.restarted) {
+      counters_.seqRestarts.add();
+    }
+    if (out.payloadBytes == 0) {
+      counters_.heartbeats.add();
+    }
+    return true;
+  }
+
+  [[nodiscard]] HeaderCounters &counters() const noexcept { return counters_; }
+
+private:
+  HeaderCounters &counters_;
+  DetectorTypes accepted_;
+  SequenceTracker sequences_;
+};
+
+/// Time-of-flight counters: <prefix>.tof.ok (against the pulse), <prefix>.tof.prev_pulse (event
+/// before the pulse, measured against the previous pulse), <prefix>.tof.errors.negative (before
+/// the previous pulse too), <prefix>.tof.errors.too_large (above the configured maximum).
+struct TofCounters {
+  TofCounters(sdk::ModuleContext &ctx, std::string_view prefix = "readouts");
+  Counter &ok;
+  Counter &prevPulse;
+  Counter &negative;
+  Counter &tooLarge;
+};
+
+/// A time of flight and the pulse it is measured from (the reference time of the event).
+struct Tof {
+  int64_t pulseTimeNs = 0;
+  int32_t tofNs = 0;
+};
+
+/// tof = event − pulse; if negative, event − previous pulse; rejected when still negative or
+/// above maxTofNs (which must fit an int32, as ev44's time_of_flight does).
+class TofCalculator {
+public:
+  TofCalculator(TofCounters &counters, int64_t maxTofNs) noexcept
+      : counters_(counters), maxTofNs_(maxTofNs) {}
+
+  /// True and `out` filled when the event is accepted; each outcome counted once.
+  bool compute(int64_t eventNs, const EssHeader &h, Tof &out) const noexcept {
+    int64_t tof = eventNs - h.pulseTimeNs;
+    int64_t ref = h.pulseTimeNs;
+    Counter *accepted = &counters_.ok;
+    if (tof < 0) {
+      tof = eventNs - h.prevPulseTimeNs;
+      ref = h.prevPulseTimeNs;
+      accepted = &counters_.prevPulse;
+      if (tof < 0) {
+        counters_.negative.add();
+        return false;
+      }
+    }
+    if (tof > maxTofNs_) {
+      counters_.tooLarge.add();
+      return false;
+    }
+    accepted->add();
+    out.pulseTimeNs = ref;
+    out.tofNs = static_cast<int32_t>(tof);
+    return true;
+  }
+
+  [[nodiscard]] int64_t maxTofNs() const noexcept { return maxTofNs_; }
+
+private:
+  TofCounters &counters_;
+  int64_t maxTofNs_;
+};
+
+} // namespace efu::readout

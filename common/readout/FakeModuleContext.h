@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// An in-memory sdk::ModuleContext for unit tests and benchmarks of modules and readout parsers.
+#pragma once
+
+#include "common/sdk/Module.h"
+
+#include <spdlog/sinks/null_sink.h>
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace efu::readout {
+
+/// One event as a module emitted it.
+struct RecordedEvent {
+  int64_t pulseTimeNs;
+  int32_t tofNs;
+  int32_t pixelId;
+  friend bool operator==(const RecordedEvent &, const RecordedEvent &) = default;
+};
+
+/// Records events in a vector (reserve() it before a benchmark, or set `keep` false to only
+/// count them). Not for production: it allocates.
+class RecordingEventSink final : public sdk::EventSink {
+public:
+  void add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept override {
+    ++count;
+    if (keep) {
+      events.push_back({pulseTimeNs, tofNs, pixelId});
+    }
+  }
+  std::vector<RecordedEvent> events;
+  uint64_t count = 0;
+  bool keep = true;
+};
+
+/// Test double of the daemon's ModuleContext: counters by name, a null logger, a recording sink.
+class FakeModuleContext final : public sdk::ModuleContext {
+public:
+  explicit FakeModuleContext(nlohmann::json config = nlohmann::json::object(),
+                             std::string source = "test.json")
+      : config_(std::move(config)), source_(std::move(source)),
+        logger_("fake", std::make_shared<spdlog::sinks::null_sink_st>()) {}
+
+  Counter &counter(std::string_view name) override {
+    auto [it, inserted] = counters_.try_emplace(std::string(name), nullptr);
+    if (!inserted) {
+      throw std::invalid_argument("duplicate counter " + std::string(name));
+    }
+    it->second = std::make_unique<Counter>();
+    return *it->second;
+  }
+  spdlog::logger &log() override { return logger_; }
+  sdk::EventSink &events() override { return sink; }
+  [[nodiscard]] const nlohmann::json &config() const override { return config_; }
+  [[nodiscard]] const std::string &configSource() const override { return source_; }
+  [[nodiscard]] uint32_t statsIntervalMs() const override { return 1000; }
+  void setLossCounters(const Counter &lost, const Counter &expected) override {
+    lost_ = &lost;
+    expected_ = &expected;
+  }
+  void setError(std::string_view message) override { error = std::string(message); }
+
+  /// Value of a registered counter; throws for an unknown name (catches typos in tests).
+  [[nodiscard]] int64_t value(const std::string &name) const {
+    auto it = counters_.find(name);
+    if (it == counters_.end()) {
+      throw std::out_of_range("no counter " + name);
+    }
+    return it->second->get();
+  }
+  [[nodiscard]] bool has(const std::string &name) const { return counters_.contains(name); }
+  /// All counters with their values, sorted by name.
+  [[nodiscard]] std::map<std::string, int64_t> snapshot() const {
+    std::map<std::string, int64_t> out;
+    for (const auto &[k, v] : counters_) {
+      out[k] = v->get();
+    }
+    return out;
+  }
+  [[nodiscard]] const Counter *lossLost() const { return lost_; }
+  [[nodiscard]] const Counter *lossExpected() const { return expected_; }
+
+  RecordingEventSink sink;
+  std::string error;
+
+private:
+  nlohmann::json config_;
+  std::string source_;
+  spdlog::logger logger_;
+  std::map<std::string, std::unique_ptr<Counter>> counters_;
+  const Counter *lost_ = nullptr;
+  const Counter *expected_ = nullptr;
+};
+
+} // namespace efu::readout
