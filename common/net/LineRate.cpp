@@ -21,7 +21,9 @@ LineRateRow lineRate(uint32_t userBytes, double linkBitsPerSec) noexcept {
   return row;
 }
 
-std::vector<uint32_t> paperTable1UserSizes() { return {1, 18, 82, 210, 466, 978, 1472, 8972}; }
+std::vector<uint32_t> paperTable1UserSizes() {
+  return {1, 18, 82, 210, 466, 978, 1472, 8972};
+}
 
 std::string formatBitRate(double bitsPerSec) {
   static constexpr struct {

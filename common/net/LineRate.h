@@ -19,12 +19,12 @@ inline constexpr uint32_t kEthIfgPreambleBytes = 20;
 
 /// One row of the paper's Table 1: what a link can carry for one user-data size.
 struct LineRateRow {
-  uint32_t userBytes = 0;       ///< UDP payload (user data) per datagram.
-  uint32_t frameBytes = 0;      ///< Ethernet frame incl. headers, FCS and padding (>= 64).
-  uint32_t wireBytes = 0;       ///< frameBytes + 20 (IFG + preamble): wire time per frame.
-  double overheadPct = 0.0;     ///< Share of wire time that is not user data, in percent.
-  double framesPerSec = 0.0;    ///< Maximum frame (= datagram) rate at the link speed.
-  double userBitsPerSec = 0.0;  ///< Maximum user-data rate at the link speed.
+  uint32_t userBytes = 0;      ///< UDP payload (user data) per datagram.
+  uint32_t frameBytes = 0;     ///< Ethernet frame incl. headers, FCS and padding (>= 64).
+  uint32_t wireBytes = 0;      ///< frameBytes + 20 (IFG + preamble): wire time per frame.
+  double overheadPct = 0.0;    ///< Share of wire time that is not user data, in percent.
+  double framesPerSec = 0.0;   ///< Maximum frame (= datagram) rate at the link speed.
+  double userBitsPerSec = 0.0; ///< Maximum user-data rate at the link speed.
 };
 
 /// Table 1 arithmetic for `userBytes` of UDP payload on a link of `linkBitsPerSec` (> 0),

@@ -19,20 +19,20 @@ inline constexpr uint32_t kMaxBatch = 1024;
 /// Everything udpgen can be told. Rates are already converted to bits/s by the CLI transform.
 struct UdpGenOptions {
   std::string address = "127.0.0.1"; ///< Destination IPv4 address.
-  uint16_t port = 9000;               ///< Destination UDP port.
-  uint32_t sizeBytes = 8972;          ///< User data (UDP payload) per datagram.
-  double rateBps = 0.0;               ///< Offered user-data rate in bits/s; 0 = unpaced.
-  uint64_t pps = 0;                   ///< Offered datagram rate; 0 = unpaced.
-  uint64_t count = 0;                 ///< Datagrams (sequence numbers) to send; 0 = unlimited.
-  double durationS = 0.0;             ///< Run time in seconds; 0 = unlimited.
-  int cpu = -1;                       ///< Core to pin the sending thread to; -1 = not pinned.
-  uint32_t batch = 64;                ///< Messages per sendmmsg call.
-  uint32_t gso = 0;                   ///< Datagrams per message with UDP_SEGMENT; 0 = off.
-  uint64_t sndbufBytes = 0;           ///< SO_SNDBUF request; 0 = kernel default.
-  bool json = false;                  ///< Final summary as one JSON line on stdout.
-  bool quiet = false;                 ///< No per-second progress lines.
-  bool theory = false;                ///< Print the line-rate table and exit.
-  double linkBps = 10e9;              ///< Link speed for --theory, bits/s.
+  uint16_t port = 9000;              ///< Destination UDP port.
+  uint32_t sizeBytes = 8972;         ///< User data (UDP payload) per datagram.
+  double rateBps = 0.0;              ///< Offered user-data rate in bits/s; 0 = unpaced.
+  uint64_t pps = 0;                  ///< Offered datagram rate; 0 = unpaced.
+  uint64_t count = 0;                ///< Datagrams (sequence numbers) to send; 0 = unlimited.
+  double durationS = 0.0;            ///< Run time in seconds; 0 = unlimited.
+  int cpu = -1;                      ///< Core to pin the sending thread to; -1 = not pinned.
+  uint32_t batch = 64;               ///< Messages per sendmmsg call.
+  uint32_t gso = 0;                  ///< Datagrams per message with UDP_SEGMENT; 0 = off.
+  uint64_t sndbufBytes = 0;          ///< SO_SNDBUF request; 0 = kernel default.
+  bool json = false;                 ///< Final summary as one JSON line on stdout.
+  bool quiet = false;                ///< No per-second progress lines.
+  bool theory = false;               ///< Print the line-rate table and exit.
+  double linkBps = 10e9;             ///< Link speed for --theory, bits/s.
 
   /// Datagrams per second implied by --rate or --pps; 0 when unpaced.
   [[nodiscard]] double targetPps() const noexcept {

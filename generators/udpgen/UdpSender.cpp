@@ -24,7 +24,9 @@ namespace efu::udpgen {
 
 namespace {
 
-std::string errnoText(int err) { return std::strerror(err); }
+std::string errnoText(int err) {
+  return std::strerror(err);
+}
 
 inline void storeLe64(uint8_t *dst, uint64_t value) noexcept {
   for (int i = 0; i < 8; ++i) {
@@ -34,8 +36,7 @@ inline void storeLe64(uint8_t *dst, uint64_t value) noexcept {
 
 /// Errors with which a kernel (or a route) refuses UDP GSO on a send, rather than the datagram.
 bool isGsoRefusal(int err) noexcept {
-  return err == EIO || err == EINVAL || err == EOPNOTSUPP || err == ENOPROTOOPT ||
-         err == EMSGSIZE;
+  return err == EIO || err == EINVAL || err == EOPNOTSUPP || err == ENOPROTOOPT || err == EMSGSIZE;
 }
 
 /// Sleeps until a CLOCK_MONOTONIC deadline but returns early on a signal, so the caller can
@@ -85,7 +86,8 @@ UdpSender::UdpSender(const UdpGenOptions &options) : options_(options) {
     }
     socklen_t len = sizeof(sndbufBytes_);
     getsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbufBytes_, &len);
-    // Linux doubles the request for bookkeeping; less than double means net.core.wmem_max capped it.
+    // Linux doubles the request for bookkeeping; less than double means net.core.wmem_max capped
+    // it.
     if (options_.sndbufBytes > 0 &&
         static_cast<uint64_t>(sndbufBytes_) < 2 * options_.sndbufBytes) {
       spdlog::warn("SO_SNDBUF: requested {} B, kernel granted {} B (half usable); raise the cap "
@@ -124,8 +126,8 @@ UdpSender::UdpSender(const UdpGenOptions &options) : options_(options) {
     // Keep each paced burst within kMaxBurstNs of traffic, but at least one message.
     const double burstDatagrams = pps * static_cast<double>(kMaxBurstNs) / 1e9;
     const double burstMessages = burstDatagrams / segments_;
-    messagesPerCall_ = static_cast<uint32_t>(
-        std::clamp(burstMessages, 1.0, static_cast<double>(options_.batch)));
+    messagesPerCall_ =
+        static_cast<uint32_t>(std::clamp(burstMessages, 1.0, static_cast<double>(options_.batch)));
   }
   const size_t maxDatagrams = static_cast<size_t>(messagesPerCall_) * segments_;
   buffer_.resize(maxDatagrams * options_.sizeBytes);
@@ -283,7 +285,8 @@ SendSummary UdpSender::run(const std::atomic<bool> &stop,
     }
     if (pps > 0.0) {
       // Scheduled against the start time: late calls catch up, early ones wait; no drift.
-      const int64_t targetNs = startNs + static_cast<int64_t>(static_cast<double>(seq) * nsPerDatagram);
+      const int64_t targetNs =
+          startNs + static_cast<int64_t>(static_cast<double>(seq) * nsPerDatagram);
       if (targetNs > nowNs) {
         sleepUntilOrSignal(std::min({targetNs, nextReportNs, endNs}));
         continue;
@@ -341,8 +344,7 @@ std::string summaryText(const SendSummary &summary) {
                             : 0.0;
   char offered[64];
   if (summary.targetPps > 0.0) {
-    std::snprintf(offered, sizeof(offered), "offered %.3f kpps",
-                  summary.targetPps / 1e3);
+    std::snprintf(offered, sizeof(offered), "offered %.3f kpps", summary.targetPps / 1e3);
   } else {
     std::snprintf(offered, sizeof(offered), "unpaced");
   }

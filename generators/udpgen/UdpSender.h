@@ -22,13 +22,13 @@ inline constexpr int64_t kMaxBurstNs = 1'000'000;
 
 /// Counters of one run. Every sequence number handed out is either sent or failed.
 struct SendCounters {
-  uint64_t sent = 0;            ///< Datagrams the kernel accepted.
-  uint64_t bytes = 0;           ///< User-data bytes of those datagrams.
-  uint64_t errEnobufs = 0;      ///< Datagrams refused with ENOBUFS (queue full).
-  uint64_t errConnRefused = 0;  ///< Datagrams refused with ECONNREFUSED (nobody listening).
-  uint64_t errOther = 0;        ///< Datagrams refused with any other errno.
-  int lastOtherErrno = 0;       ///< errno of the last "other" failure, 0 if none.
-  uint64_t sendCalls = 0;       ///< sendmmsg calls made (successful or not).
+  uint64_t sent = 0;           ///< Datagrams the kernel accepted.
+  uint64_t bytes = 0;          ///< User-data bytes of those datagrams.
+  uint64_t errEnobufs = 0;     ///< Datagrams refused with ENOBUFS (queue full).
+  uint64_t errConnRefused = 0; ///< Datagrams refused with ECONNREFUSED (nobody listening).
+  uint64_t errOther = 0;       ///< Datagrams refused with any other errno.
+  int lastOtherErrno = 0;      ///< errno of the last "other" failure, 0 if none.
+  uint64_t sendCalls = 0;      ///< sendmmsg calls made (successful or not).
 
   [[nodiscard]] uint64_t errors() const noexcept { return errEnobufs + errConnRefused + errOther; }
   /// The next sequence number: sent + failed.
@@ -38,13 +38,13 @@ struct SendCounters {
 /// Result of run(): counters plus time and the process's CPU use.
 struct SendSummary {
   SendCounters counters;
-  double elapsedS = 0.0;   ///< From the first send attempt to the end of the loop.
-  double cpuUserS = 0.0;   ///< Process user CPU time (getrusage) spent in run().
-  double cpuSysS = 0.0;    ///< Process system CPU time (getrusage) spent in run().
-  uint32_t sizeBytes = 0;  ///< User data per datagram.
-  uint32_t gsoSegments = 0;  ///< Datagrams per message actually used (1 = GSO off).
-  uint32_t batch = 0;      ///< Messages per sendmmsg call (the maximum; pacing may send fewer).
-  double targetPps = 0.0;  ///< Offered rate, 0 = unpaced.
+  double elapsedS = 0.0;    ///< From the first send attempt to the end of the loop.
+  double cpuUserS = 0.0;    ///< Process user CPU time (getrusage) spent in run().
+  double cpuSysS = 0.0;     ///< Process system CPU time (getrusage) spent in run().
+  uint32_t sizeBytes = 0;   ///< User data per datagram.
+  uint32_t gsoSegments = 0; ///< Datagrams per message actually used (1 = GSO off).
+  uint32_t batch = 0;       ///< Messages per sendmmsg call (the maximum; pacing may send fewer).
+  double targetPps = 0.0;   ///< Offered rate, 0 = unpaced.
 
   [[nodiscard]] double userMbps() const noexcept;
   [[nodiscard]] double kpps() const noexcept;
@@ -77,7 +77,8 @@ public:
 
   /// Sends until --count or --duration is reached or `stop` becomes true. Calls `onProgress`
   /// about once a second (from this thread) unless it is empty.
-  SendSummary run(const std::atomic<bool> &stop, const std::function<void(const Progress &)> &onProgress);
+  SendSummary run(const std::atomic<bool> &stop,
+                  const std::function<void(const Progress &)> &onProgress);
 
 private:
   void layoutMessages(uint32_t datagrams) noexcept;

@@ -18,7 +18,9 @@ namespace {
 std::atomic<bool> gStop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
 
-extern "C" void onStopSignal(int /*signal*/) { gStop.store(true, std::memory_order_relaxed); }
+extern "C" void onStopSignal(int /*signal*/) {
+  gStop.store(true, std::memory_order_relaxed);
+}
 
 /// SIGINT/SIGTERM end the run with a summary; no SA_RESTART, so a blocked send or sleep returns.
 void installStopHandlers() {

@@ -23,8 +23,8 @@ struct PaperRow {
 
 // Table 1 of the paper (10 Gb/s Ethernet), as published.
 const std::vector<PaperRow> kPaperTable1 = {
-    {1, 64, 98.8, 14.88},   {18, 64, 78.6, 14.88},  {82, 128, 44.6, 8.45},
-    {210, 256, 23.9, 4.53}, {466, 512, 12.4, 2.35}, {978, 1024, 5.5, 1.20},
+    {1, 64, 98.8, 14.88},    {18, 64, 78.6, 14.88},   {82, 128, 44.6, 8.45},
+    {210, 256, 23.9, 4.53},  {466, 512, 12.4, 2.35},  {978, 1024, 5.5, 1.20},
     {1472, 1518, 4.3, 0.81}, {8972, 9018, 0.7, 0.14},
 };
 
@@ -129,8 +129,8 @@ TEST(ParseBitRate, AcceptsPlainAndSuffixedNumbers) {
 }
 
 TEST(ParseBitRate, RejectsBadTextAndNamesIt) {
-  for (const char *bad : {"10X", "", "G", "-5", "1e9", " 10G", "10G ", "1.2.3", "abc", "10m",
-                          "10GG", ".", "0x10"}) {
+  for (const char *bad :
+       {"10X", "", "G", "-5", "1e9", " 10G", "10G ", "1.2.3", "abc", "10m", "10GG", ".", "0x10"}) {
     try {
       parseBitRate(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

@@ -113,7 +113,9 @@ private:
   int errFd_ = -1;
 };
 
-Finished runUdpgen(std::vector<std::string> args) { return UdpgenProcess(std::move(args)).finish(); }
+Finished runUdpgen(std::vector<std::string> args) {
+  return UdpgenProcess(std::move(args)).finish();
+}
 
 /// Receive-buffer bytes `count` datagrams of `sizeBytes` may occupy (skb overhead included,
 /// generously: measured 832 B for 64 B and 16.6 KiB for 8972 B datagrams on loopback).
@@ -129,7 +131,9 @@ struct Variant {
   uint32_t expectedGso; // datagrams per message the summary must report
 };
 
-void PrintTo(const Variant &variant, std::ostream *os) { *os << variant.name; }
+void PrintTo(const Variant &variant, std::ostream *os) {
+  *os << variant.name;
+}
 
 class UdpgenDelivers : public ::testing::TestWithParam<Variant> {};
 
@@ -140,9 +144,9 @@ TEST_P(UdpgenDelivers, EverySequenceNumberOnceWithValidTimestamps) {
     GTEST_SKIP() << "receive buffer " << receiver.rcvbufBytes() << " B is too small; run as root "
                  << "or raise net.core.rmem_max";
   }
-  std::vector<std::string> args = {"-p", std::to_string(receiver.port()), "-s",
-                                   std::to_string(variant.sizeBytes), "-n",
-                                   std::to_string(variant.count), "--json"};
+  std::vector<std::string> args = {
+      "-p", std::to_string(receiver.port()), "-s",    std::to_string(variant.sizeBytes),
+      "-n", std::to_string(variant.count),   "--json"};
   args.insert(args.end(), variant.extra.begin(), variant.extra.end());
   const int64_t beforeNs = realtimeNs();
   const Finished run = runUdpgen(args);
@@ -196,8 +200,8 @@ TEST(UdpgenProcess, GsoClampIsAnnounced) {
 
 TEST(UdpgenProcess, SigintEndsTheRunWithASummary) {
   LoopbackReceiver receiver;
-  UdpgenProcess udpgen({"-p", std::to_string(receiver.port()), "-s", "64", "--pps", "1000",
-                        "--json", "-q"});
+  UdpgenProcess udpgen(
+      {"-p", std::to_string(receiver.port()), "-s", "64", "--pps", "1000", "--json", "-q"});
   ASSERT_TRUE(receiver.waitReadable(10'000)) << "udpgen sent nothing";
   udpgen.interrupt();
   const Finished run = udpgen.finish();
