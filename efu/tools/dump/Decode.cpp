@@ -25,10 +25,18 @@ Json optionalString(const flatbuffers::String *text) {
   return text == nullptr ? Json(nullptr) : Json(text->str());
 }
 
+static_assert(FLATBUFFERS_LITTLEENDIAN, "vector elements are copied as little-endian bytes");
+
+// The flatbuffers 2.0.8 Verifier checks a vector's length field but not that 8-byte elements
+// are 8-byte aligned, so a corrupt buffer can pass it with misaligned int64/double elements:
+// copy each element out instead of dereferencing it.
 template <typename T> Json vectorJson(const flatbuffers::Vector<T> *values) {
   Json out = Json::array();
   if (values != nullptr) {
-    for (const auto value : *values) {
+    const uint8_t *bytes = values->Data();
+    for (flatbuffers::uoffset_t i = 0; i < values->size(); ++i) {
+      T value;
+      std::memcpy(&value, bytes + static_cast<size_t>(i) * sizeof(T), sizeof(T));
       out.push_back(value);
     }
   }
