@@ -29,7 +29,7 @@ std::string decodeError(const Bytes &bytes) {
   return error;
 }
 
-TEST(Decode, Ev44SeveralPulses) {
+TEST(DumpDecode, Ev44SeveralPulses) {
   const auto msg = decodeOk(efu::test::makeEv44("loki", 17, {1000, 2000, 3000}, {0, 2, 2},
                                                 {10, 20, 30, 40, 50}, {1, 2, 3, 4, 5}));
   EXPECT_EQ(msg["kind"], "ev44");
@@ -43,7 +43,7 @@ TEST(Decode, Ev44SeveralPulses) {
   EXPECT_FALSE(msg.contains("warnings"));
 }
 
-TEST(Decode, Ev44Empty) {
+TEST(DumpDecode, Ev44Empty) {
   const auto msg = decodeOk(efu::test::makeEv44("loki", 0, {}, {}, {}, {}));
   EXPECT_EQ(msg["event_count"], 0);
   EXPECT_TRUE(msg["reference_time"].empty());
@@ -52,13 +52,13 @@ TEST(Decode, Ev44Empty) {
   EXPECT_FALSE(msg.contains("warnings"));
 }
 
-TEST(Decode, Ev44WithoutPixelsCountsTimeOfFlight) {
+TEST(DumpDecode, Ev44WithoutPixelsCountsTimeOfFlight) {
   const auto msg = decodeOk(efu::test::makeEv44("m", 1, {5}, {0}, {7, 8, 9}, {}));
   EXPECT_EQ(msg["event_count"], 3);
   EXPECT_FALSE(msg.contains("warnings"));
 }
 
-TEST(Decode, Ev44InconsistentArraysAreWarnedAbout) {
+TEST(DumpDecode, Ev44InconsistentArraysAreWarnedAbout) {
   const auto msg = decodeOk(efu::test::makeEv44("m", 1, {5, 6}, {0, 9}, {7, 8}, {1}));
   ASSERT_TRUE(msg.contains("warnings"));
   const std::string text = msg["warnings"].dump();
@@ -66,7 +66,7 @@ TEST(Decode, Ev44InconsistentArraysAreWarnedAbout) {
   EXPECT_NE(text.find("reference_time_index[1] = 9"), std::string::npos);
 }
 
-TEST(Decode, F144Long) {
+TEST(DumpDecode, F144Long) {
   const auto msg = decodeOk(efu::test::makeF144Long("efu.udp.rx.packets", 123456789, -42));
   EXPECT_EQ(msg["kind"], "f144");
   EXPECT_EQ(msg["source_name"], "efu.udp.rx.packets");
@@ -75,19 +75,19 @@ TEST(Decode, F144Long) {
   EXPECT_EQ(msg["value"], -42);
 }
 
-TEST(Decode, F144Double) {
+TEST(DumpDecode, F144Double) {
   const auto msg = decodeOk(efu::test::makeF144Double("temp", 1, 2.5));
   EXPECT_EQ(msg["value_type"], "Double");
   EXPECT_DOUBLE_EQ(msg["value"].get<double>(), 2.5);
 }
 
-TEST(Decode, F144ArrayInt) {
+TEST(DumpDecode, F144ArrayInt) {
   const auto msg = decodeOk(efu::test::makeF144ArrayInt("hist", 1, {3, -1, 4}));
   EXPECT_EQ(msg["value_type"], "ArrayInt");
   EXPECT_EQ(msg["value"], nlohmann::json({3, -1, 4}));
 }
 
-TEST(Decode, F144UnknownUnionTypeIsAnError) {
+TEST(DumpDecode, F144UnknownUnionTypeIsAnError) {
   flatbuffers::FlatBufferBuilder fbb;
   auto name = fbb.CreateString("future");
   auto payload = efu::fb::CreateLong(fbb, 1);
@@ -98,7 +98,7 @@ TEST(Decode, F144UnknownUnionTypeIsAnError) {
   EXPECT_NE(error.find("unknown value type 42"), std::string::npos) << error;
 }
 
-TEST(Decode, X5f2WithJsonStatus) {
+TEST(DumpDecode, X5f2WithJsonStatus) {
   const auto msg = decodeOk(efu::test::makeX5f2(R"({"module":"udp","uptime_s":12})"));
   EXPECT_EQ(msg["kind"], "x5f2");
   EXPECT_EQ(msg["software_name"], "efu");
@@ -112,12 +112,12 @@ TEST(Decode, X5f2WithJsonStatus) {
   EXPECT_EQ(msg["status_json"]["uptime_s"], 12);
 }
 
-TEST(Decode, X5f2WithTextStatusKeepsTheString) {
+TEST(DumpDecode, X5f2WithTextStatusKeepsTheString) {
   const auto msg = decodeOk(efu::test::makeX5f2("not {json"));
   EXPECT_EQ(msg["status_json"], "not {json");
 }
 
-TEST(Decode, X5f2AbsentStringsAreNull) {
+TEST(DumpDecode, X5f2AbsentStringsAreNull) {
   flatbuffers::FlatBufferBuilder fbb;
   efu::fb::FinishStatusBuffer(fbb, efu::fb::CreateStatus(fbb));
   const auto msg = decodeOk(efu::test::finished(fbb));
@@ -126,7 +126,7 @@ TEST(Decode, X5f2AbsentStringsAreNull) {
   EXPECT_EQ(msg["process_id"], 0);
 }
 
-TEST(Decode, UnalignedBufferDecodes) {
+TEST(DumpDecode, UnalignedBufferDecodes) {
   const Bytes bytes = efu::test::makeF144Long("x", 99, 7);
   std::vector<uint8_t> storage(bytes.size() + 1);
   std::memcpy(storage.data() + 1, bytes.data(), bytes.size());
@@ -136,14 +136,14 @@ TEST(Decode, UnalignedBufferDecodes) {
   EXPECT_EQ((*msg)["value"], 7);
 }
 
-TEST(Decode, TooShortBuffersAreReported) {
+TEST(DumpDecode, TooShortBuffersAreReported) {
   for (size_t size = 0; size < 8; ++size) {
     const auto error = decodeError(Bytes(size, 0x20));
     EXPECT_NE(error.find("too short"), std::string::npos) << error;
   }
 }
 
-TEST(Decode, UnknownIdentifierIsReported) {
+TEST(DumpDecode, UnknownIdentifierIsReported) {
   Bytes bytes = efu::test::makeEv44("m", 1, {5}, {0}, {7}, {1});
   std::memcpy(bytes.data() + 4, "abcd", 4);
   EXPECT_EQ(efu::tools::fileIdentifier(bytes), "abcd");
@@ -152,12 +152,12 @@ TEST(Decode, UnknownIdentifierIsReported) {
   EXPECT_NE(error.find("unknown file identifier 'abcd'"), std::string::npos) << error;
 }
 
-TEST(Decode, NonPrintableIdentifierIsEscaped) {
+TEST(DumpDecode, NonPrintableIdentifierIsEscaped) {
   const Bytes bytes = {0, 0, 0, 0, 'e', 0x01, '\\', 0xff, 0, 0};
   EXPECT_EQ(efu::tools::fileIdentifier(bytes), "e\\x01\\x5c\\xff");
 }
 
-TEST(Decode, EveryTruncationIsReportedNotCrashing) {
+TEST(DumpDecode, EveryTruncationIsReportedNotCrashing) {
   const std::vector<Bytes> messages = {
       efu::test::makeEv44("loki", 3, {1, 2}, {0, 1}, {10, 20, 30}, {4, 5, 6}),
       efu::test::makeF144ArrayInt("hist", 1, {3, -1, 4}), efu::test::makeX5f2(R"({"a":1})")};
@@ -179,7 +179,7 @@ TEST(Decode, EveryTruncationIsReportedNotCrashing) {
   }
 }
 
-TEST(Decode, GarbageWithKnownIdentifiersNeverCrashes) {
+TEST(DumpDecode, GarbageWithKnownIdentifiersNeverCrashes) {
   std::mt19937 rng(12345); // fixed seed: reproducible
   std::uniform_int_distribution<int> byte(0, 255);
   const char *identifiers[] = {"ev44", "f144", "x5f2"};
@@ -208,14 +208,14 @@ efu::test::Bytes makeF144ArrayLong(const std::vector<int64_t> &values) {
   return efu::test::finished(fbb);
 }
 
-TEST(Decode, F144ArrayLong) {
+TEST(DumpDecode, F144ArrayLong) {
   const auto msg = decodeOk(makeF144ArrayLong({-1, 1LL << 40}));
   EXPECT_EQ(msg["value_type"], "ArrayLong");
   EXPECT_EQ(msg["value"], nlohmann::json({-1, 1LL << 40}));
 }
 
 // Under -fsanitize=address,undefined this also catches misaligned reads of 8-byte elements.
-TEST(Decode, BitFlippedMessagesNeverCrash) {
+TEST(DumpDecode, BitFlippedMessagesNeverCrash) {
   const std::vector<Bytes> originals = {
       efu::test::makeEv44("loki", 3, {1, 2}, {0, 1}, {10, 20, 30}, {4, 5, 6}),
       makeF144ArrayLong({1, 2, 3}), efu::test::makeF144Double("d", 1, 0.5),

@@ -17,7 +17,7 @@ nlohmann::json decoded(const efu::test::Bytes &bytes) {
   return msg.value_or(nlohmann::json());
 }
 
-TEST(Format, Ev44TextAbbreviatesArrays) {
+TEST(DumpFormat, Ev44TextAbbreviatesArrays) {
   std::vector<int32_t> tof(20);
   std::iota(tof.begin(), tof.end(), 100);
   auto msg = decoded(efu::test::makeEv44("loki", 5, {1000, 2000}, {0, 10}, tof, tof));
@@ -32,17 +32,17 @@ TEST(Format, Ev44TextAbbreviatesArrays) {
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
-TEST(Format, F144Text) {
+TEST(DumpFormat, F144Text) {
   const auto line = efu::tools::formatText(decoded(efu::test::makeF144Long("efu.udp.rx", 9, 3)));
   EXPECT_EQ(line, "f144 efu.udp.rx = 3 (Long) t=9");
 }
 
-TEST(Format, X5f2Text) {
+TEST(DumpFormat, X5f2Text) {
   const auto line = efu::tools::formatText(decoded(efu::test::makeX5f2(R"({"a":1})")));
   EXPECT_EQ(line, R"(x5f2 udp efu 0.1.0 host=daq01 pid=4242 interval=1000ms status={"a":1})");
 }
 
-TEST(Format, JsonLineSurvivesInvalidUtf8) {
+TEST(DumpFormat, JsonLineSurvivesInvalidUtf8) {
   nlohmann::json msg;
   msg["source_name"] = std::string("bad\xff\xfe");
   std::string line;
@@ -51,13 +51,13 @@ TEST(Format, JsonLineSurvivesInvalidUtf8) {
   EXPECT_NO_THROW(line = efu::tools::formatText(msg));
 }
 
-TEST(Format, SummaryRatesNeedTwoMessages) {
+TEST(DumpFormat, SummaryRatesNeedTwoMessages) {
   efu::tools::DumpCounts counts;
   counts.messages = 1;
   EXPECT_NE(efu::tools::formatSummary(counts, 0.0).find("rates: n/a"), std::string::npos);
 }
 
-TEST(Format, SummaryRates) {
+TEST(DumpFormat, SummaryRates) {
   efu::tools::DumpCounts counts;
   counts.messages = 10;
   counts.decoded = 8;

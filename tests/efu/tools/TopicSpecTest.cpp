@@ -12,19 +12,19 @@ namespace {
 
 using efu::tools::parseTopicSpec;
 
-TEST(TopicSpec, NameAlone) {
+TEST(BrokerTopicSpec, NameAlone) {
   const auto spec = parseTopicSpec("udp_detector");
   EXPECT_EQ(spec.name, "udp_detector");
   EXPECT_EQ(spec.partitions, 1);
 }
 
-TEST(TopicSpec, NameAndPartitions) {
+TEST(BrokerTopicSpec, NameAndPartitions) {
   const auto spec = parseTopicSpec("a.b-c:12");
   EXPECT_EQ(spec.name, "a.b-c");
   EXPECT_EQ(spec.partitions, 12);
 }
 
-TEST(TopicSpec, BadValuesAreNamedInTheError) {
+TEST(BrokerTopicSpec, BadValuesAreNamedInTheError) {
   const std::vector<std::string> bads = {"",      ":3",   "t:",     "t:0",
                                          "t:x",   "t:3x", "t:1001", "a b",
                                          "t/x:2", ".",    "..",     std::string(250, 'a')};
