@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The caen module: ESS header, 24-byte CAEN readouts, tube/position → pixel, one event per readout.
+#pragma once
+
+#include "common/readout/EssReadout.h"
+#include "common/sdk/Module.h"
+#include "modules/caen/CaenConfig.h"
+
+namespace efu::caen {
+
+/// Counters of the readout stage (the header's are readout::HeaderCounters, prefix "readouts").
+struct CaenCounters {
+  explicit CaenCounters(sdk::ModuleContext &ctx);
+  Counter &readouts;    ///< readouts.count: complete 24-byte readouts looked at
+  Counter &truncated;   ///< readouts.errors.truncated: fewer bytes left than a readout
+  Counter &length;      ///< readouts.errors.length: length field != 24
+  Counter &fiber;       ///< readouts.errors.fiber: fiber > 23
+  Counter &fen;         ///< readouts.errors.fen: FEN > 23
+  Counter &unmapped;    ///< readouts.errors.unmapped: (fiber, FEN) not in the mapping
+  Counter &group;       ///< readouts.errors.group: group beyond the mapped groups
+  Counter &time;        ///< readouts.errors.time: time low > 88 052 499
+  Counter &amplitude;   ///< readouts.errors.amplitude: A + B <= 0
+  Counter &position;    ///< readouts.errors.position: A < 0 or B < 0 (fraction outside [0, 1])
+  Counter &threshold;   ///< readouts.rejected.threshold: A + B < amplitude_threshold
+  Counter &events;      ///< events.formed: events handed to the event sink
+};
+
+/// One instance per daemon; process() runs on the processing thread.
+class CaenModule final : public sdk::Module {
+public:
+  /// Throws sdk::ConfigError for a configuration it cannot use.
+  explicit CaenModule(sdk::ModuleContext &ctx);
+
+  void process(const sdk::Packet &packet) noexcept override;
+
+  [[nodiscard]] const CaenConfig &config() const noexcept { return config_; }
+
+private:
+  CaenConfig config_;
+  sdk::EventSink &events_;
+  readout::HeaderCounters headerCounters_;
+  readout::TofCounters tofCounters_;
+  CaenCounters counters_;
+  readout::EssReadoutParser parser_;
+  readout::TofCalculator tof_;
+};
+
+} // namespace efu::caen
