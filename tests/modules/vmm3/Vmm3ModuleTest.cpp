@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The vmm3 module as the daemon loads it (dlopen + descriptor) with a fake context: datagrams in,
+// exact counters and events out, tick timeout and shutdown flush.
+#include "common/readout/EssHeader.h"
+#include "common/readout/FakeModuleContext.h"
+#include "common/sdk/Module.h"
+#include "modules/vmm3/Vmm3Readout.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <vector>
+
+using namespace efu;
+using namespace efu::vmm3;
+
+namespace {
+
+constexpr uint32_t kNx = 128; // freia.json
+constexpr uint32_t kPulseSec = 1'700'000'000;
+constexpr uint32_t kPulseTicks = 1'000'000;
+
+nlohmann::json freia() {
+  std::ifstream in(std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/freia.json");
+  return nlohmann::json::parse(in);
+}
+
+/// A readout of freia.json's geometry: x strips on (0,0,pair 0), y strips on pairs 1 and 2.
+Vmm3Readout hit(char plane, uint32_t strip, uint16_t adc, uint32_t tickOffset = 0,
+                uint8_t tdc = 0) {
+  Vmm3Readout r{};
+  r.fiber = 0;
+  r.fen = 0;
+  r.length = kReadoutBytes;
+  r.timeHigh = kPulseSec;
+  r.timeLow = kPulseTicks + 100'000 + tickOffset; // ~1.136 ms after the pulse
+  r.otadc = adc;
+  r.tdc = tdc;
+  const uint32_t pair = plane == 'x' ? 0 : 1 + strip / 128;
+  const uint32_t within = strip % 128;
+  r.vmm = static_cast<uint8_t>(2 * pair + within / 64);
+  r.channel = static_cast<uint8_t>(within % 64);
+  return r;
+}
+
+const int64_t kHitNs = readout::ticksToNs(kPulseSec, kPulseTicks + 100'000);
+const int64_t kPulseNs = readout::ticksToNs(kPulseSec, kPulseTicks);
+
+class Datagram {
+public:
+  explicit Datagram(uint32_t seq = 0, uint8_t type = readout::kTypeFreia) {
+    bytes_.resize(sizeof(readout::EssHeaderV0));
+    readout::HeaderFields f;
+    f.detectorType = type;
+    f.pulse = {kPulseSec, kPulseTicks};
+    f.prevPulse = {kPulseSec - 1, 82'763'036}; // 71.4 ms before the pulse
+    f.seqNum = seq;
+    readout::writeHeader(bytes_, f);
+  }
+  Datagram &add(const Vmm3Readout &r) {
+    const auto *p = reinterpret_cast<const uint8_t *>(&r);
+    bytes_.insert(bytes_.end(), p, p + sizeof(r));
+    return *this;
+  }
+  Datagram &raw(std::vector<uint8_t> extra) {
+    bytes_.insert(bytes_.end(), extra.begin(), extra.end());
+    return *this;
+  }
+  sdk::Packet packet(int64_t rxNs = 0) {
+    readout::setTotalLength(bytes_.data(), static_cast<uint16_t>(bytes_.size()));
+    return sdk::Packet{bytes_.data(), static_cast<uint32_t>(bytes_.size()), rxNs};
+  }
+
+private:
+  std::vector<uint8_t> bytes_;
+};
+
+class Vmm3Module : public ::testing::Test {
+protected:
+  void SetUp() override { create(freia()); }
+  void TearDown() override {
+    module_.reset();
+    if (lib_ != nullptr) {
+      dlclose(lib_);
+    }
+  }
+  void create(const nlohmann::json &config) {
+    lib_ = dlopen(VMM3_MODULE_PATH, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(lib_, nullptr) << dlerror();
+    auto entry = reinterpret_cast<const EfuModuleDescriptor *(*)()>(
+        dlsym(lib_, EFU_MODULE_ENTRY_SYMBOL));
+    ASSERT_NE(entry, nullptr);
+    descriptor_ = entry();
+    ctx_ = std::make_unique<readout::FakeModuleContext>(config, "freia.json");
+    sdk::Module *m = descriptor_->create(ctx_.get());
+    ASSERT_NE(m, nullptr) << ctx_->error;
+    module_ = std::unique_ptr<sdk::Module, void (*)(sdk::Module *)>(m, descriptor_->destroy);
+  }
+  int64_t stat(const std::string &name) const { return ctx_->value(name); }
+  const std::vector<readout::RecordedEvent> &events() const { return ctx_->sink.events; }
+
+  void *lib_ = nullptr;
+  const EfuModuleDescriptor *descriptor_ = nullptr;
+  std::unique_ptr<readout::FakeModuleContext> ctx_;
+  std::unique_ptr<sdk::Module, void (*)(sdk::Module *)> module_{nullptr, nullptr};
+};
+
+TEST_F(Vmm3Module, DescriptorAndCounters) {
+  EXPECT_STREQ(descriptor_->name, "vmm3");
+  EXPECT_GE(descriptor_->configKeyCount, 10U);
+  for (const char *name :
+       {"vmm3.readouts", "vmm3.hits", "vmm3.hits.below_threshold", "vmm3.hits.late",
+        "vmm3.clusters.x", "vmm3.clusters.y", "vmm3.clusters.x.unmatched",
+        "vmm3.clusters.y.unmatched", "vmm3.events", "vmm3.readouts.errors.length",
+        "vmm3.readouts.errors.hybrid", "readouts.header.errors.type", "readouts.tof.ok"}) {
+    EXPECT_TRUE(ctx_->has(name)) << name;
+  }
+  EXPECT_NE(ctx_->lossLost(), nullptr);
+}
+
+TEST_F(Vmm3Module, OneNeutronBecomesOneEvent) {
+  Datagram d;
+  d.add(hit('x', 9, 100, 0, 40)).add(hit('x', 10, 300)).add(hit('x', 11, 100, 0, 80));
+  d.add(hit('y', 199, 200, 0, 20)).add(hit('y', 200, 200));
+  module_->process(d.packet());
+  module_->flush();
+  ASSERT_EQ(events().size(), 1U);
+  EXPECT_EQ(events()[0].pixelId, static_cast<int32_t>(200 * kNx + 10 + 1)); // 199.5 → 200
+  EXPECT_EQ(events()[0].pulseTimeNs, kPulseNs);
+  EXPECT_EQ(events()[0].tofNs, kHitNs - kPulseNs); // earliest hit, fine time 0
+  EXPECT_EQ(stat("vmm3.readouts"), 5);
+  EXPECT_EQ(stat("vmm3.hits"), 5);
+  EXPECT_EQ(stat("vmm3.clusters.x"), 1);
+  EXPECT_EQ(stat("vmm3.clusters.y"), 1);
+  EXPECT_EQ(stat("vmm3.events"), 1);
+  EXPECT_EQ(stat("readouts.tof.ok"), 1);
+  EXPECT_EQ(stat("readouts.header.ok"), 1);
+}
+
+TEST_F(Vmm3Module, FineTimeMovesTheEventTime) {
+  Datagram d;
+  d.add(hit('x', 10, 300, 0, 128)).add(hit('y', 10, 300, 0, 200));
+  module_->process(d.packet());
+  module_->flush();
+  ASSERT_EQ(events().size(), 1U);
+  EXPECT_EQ(events()[0].tofNs, kHitNs - kPulseNs + 11); // 128/256 of a 22.71 ns BC
+}
+
+TEST_F(Vmm3Module, NoiseBelowThresholdIsIgnored) {
+  Datagram d;
+  d.add(hit('x', 10, 300)).add(hit('x', 40, 29)).add(hit('x', 11, 29)).add(hit('y', 20, 30));
+  module_->process(d.packet());
+  module_->flush();
+  ASSERT_EQ(events().size(), 1U);
+  EXPECT_EQ(events()[0].pixelId, static_cast<int32_t>(20 * kNx + 10 + 1)); // 11 did not pull it
+  EXPECT_EQ(stat("vmm3.hits.below_threshold"), 2);
+  EXPECT_EQ(stat("vmm3.hits"), 2);
+  EXPECT_EQ(stat("vmm3.clusters.x"), 1);
+}
+
+TEST_F(Vmm3Module, ClusterAcrossTwoDatagrams) {
+  Datagram a(0);
+  a.add(hit('x', 50, 100)).add(hit('x', 51, 100)).add(hit('y', 60, 100));
+  Datagram b(1);
+  b.add(hit('x', 52, 100, 1)).add(hit('y', 61, 100, 1));
+  module_->process(a.packet());
+  module_->process(b.packet());
+  module_->flush();
+  ASSERT_EQ(events().size(), 1U);
+  EXPECT_EQ(events()[0].pixelId, static_cast<int32_t>(61 * kNx + 51 + 1)); // y: 60.5 → 61
+  EXPECT_EQ(stat("vmm3.clusters.x"), 1);
+  EXPECT_EQ(stat("vmm3.clusters.y"), 1);
+  EXPECT_EQ(stat("readouts.seq.lost"), 0);
+}
+
+TEST_F(Vmm3Module, TickClosesOpenClustersAfterTheTimeout) {
+  const int64_t rx = 1'800'000'000'000'000'000;
+  Datagram d;
+  d.add(hit('x', 5, 100)).add(hit('y', 6, 100));
+  module_->process(d.packet(rx));
+  module_->tick(rx + 19'999'999); // freia.json: cluster_timeout_ms 20
+  EXPECT_TRUE(events().empty());
+  EXPECT_EQ(stat("vmm3.flushes.timeout"), 0);
+  module_->tick(rx + 20'000'000);
+  ASSERT_EQ(events().size(), 1U);
+  EXPECT_EQ(stat("vmm3.flushes.timeout"), 1);
+  module_->tick(rx + 40'000'000); // nothing open: no second flush
+  EXPECT_EQ(stat("vmm3.flushes.timeout"), 1);
+}
+
+TEST_F(Vmm3Module, EveryReadoutErrorIsCountedOnceAndTheRestStillCounts) {
+  struct Case {
+    const char *name;
+    void (*corrupt)(Vmm3Readout &);
+  };
+  const Case cases[] = {
+      {"fiber", [](Vmm3Readout &r) { r.fiber = 24; }},
+      {"fen", [](Vmm3Readout &r) { r.fen = 24; }},
+      {"time_low", [](Vmm3Readout &r) { r.timeLow = 88'052'500; }},
+      {"bc", [](Vmm3Readout &r) { r.bc = 4096; }},
+      {"adc", [](Vmm3Readout &r) { r.otadc = 1024; }},
+      {"vmm", [](Vmm3Readout &r) { r.vmm = 16; }},
+      {"channel", [](Vmm3Readout &r) { r.channel = 64; }},
+      {"hybrid", [](Vmm3Readout &r) { r.fen = 5; }},
+  };
+  uint32_t seq = 0;
+  for (const Case &c : cases) {
+    Vmm3Readout bad = hit('x', 3, 100);
+    c.corrupt(bad);
+    Datagram d(seq++);
+    d.add(hit('x', 1, 100)).add(bad).add(hit('y', 1, 100));
+    module_->process(d.packet());
+    EXPECT_EQ(stat(std::string("vmm3.readouts.errors.") + c.name), 1) << c.name;
+  }
+  EXPECT_EQ(stat("vmm3.readouts"), 2 * static_cast<int64_t>(std::size(cases)));
+  // Length errors stop the datagram: the readout after it is not read.
+  Datagram d(seq++);
+  Vmm3Readout bad = hit('x', 3, 100);
+  bad.length = 24;
+  d.add(hit('x', 1, 100)).add(bad).add(hit('y', 1, 100));
+  module_->process(d.packet());
+  EXPECT_EQ(stat("vmm3.readouts.errors.length"), 1);
+  Datagram t(seq++);
+  t.add(hit('x', 1, 100)).raw({1, 2, 3, 4, 5, 6, 7});
+  module_->process(t.packet());
+  EXPECT_EQ(stat("vmm3.readouts.errors.truncated"), 1);
+  EXPECT_EQ(stat("vmm3.readouts"), 2 * static_cast<int64_t>(std::size(cases)) + 2);
+  for (const auto &[name, value] : ctx_->snapshot()) {
+    if (name.find("header.errors") != std::string::npos) {
+      EXPECT_EQ(value, 0) << name;
+    }
+  }
+}
+
+TEST_F(Vmm3Module, HeaderErrorsAndHeartbeats) {
+  Datagram wrongType(0, readout::kTypeEstia);
+  wrongType.add(hit('x', 1, 100));
+  module_->process(wrongType.packet());
+  EXPECT_EQ(stat("readouts.header.errors.type"), 1);
+  Datagram heartbeat(1);
+  module_->process(heartbeat.packet());
+  EXPECT_EQ(stat("readouts.header.heartbeats"), 1);
+  const uint8_t junk[5] = {0, 0, 'E', 'S', 'S'};
+  module_->process(sdk::Packet{junk, sizeof(junk), 0});
+  EXPECT_EQ(stat("readouts.header.errors.short"), 1);
+  EXPECT_EQ(stat("vmm3.readouts"), 0);
+}
+
+TEST_F(Vmm3Module, BadNestedConfigNamesTheKey) {
+  module_.reset();
+  dlclose(lib_);
+  lib_ = nullptr;
+  nlohmann::json config = freia();
+  config["hybrids"][0]["plane"] = "q";
+  lib_ = dlopen(VMM3_MODULE_PATH, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib_, nullptr);
+  auto entry = reinterpret_cast<const EfuModuleDescriptor *(*)()>(
+      dlsym(lib_, EFU_MODULE_ENTRY_SYMBOL));
+  readout::FakeModuleContext ctx(config, "freia.json");
+  EXPECT_EQ(entry()->create(&ctx), nullptr);
+  EXPECT_NE(ctx.error.find("freia.json"), std::string::npos) << ctx.error;
+  EXPECT_NE(ctx.error.find("hybrids[0].plane' = \"q\""), std::string::npos) << ctx.error;
+}
+
+} // namespace
