@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// readoutgen source for CAEN charge-division tubes.
+#include "generators/readoutgen/CaenSource.h"
+#include "generators/readoutgen/Sources.h"
+#include "modules/caen/CaenReadout.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace efu::readoutgen {
+namespace {
+int32_t lowestSum(const caen::CaenConfig &c) {
+  return std::max({c.amplitudeThreshold, static_cast<int32_t>(2 * c.pixelsPerTube), 1000});
+}
+} // namespace
+
+CaenSource::CaenSource(const nlohmann::json &config, const std::string &configSource,
+                       uint64_t seed)
+    : config_(applyKeyTable("caen", caen::kCaenKeys, caen::kCaenKeyCount, config, configSource),
+              configSource),
+      rng_(seed), sum_(lowestSum(config_), std::min(lowestSum(config_) + 4000, 32767)) {
+  if (lowestSum(config_) > 32767) {
+    throw sdk::ConfigError(configSource + ": amplitude_threshold " +
+                           std::to_string(config_.amplitudeThreshold) +
+                           " cannot be reached with 16-bit amplitudes");
+  }
+}
+
+size_t CaenSource::maxEventBytes() const {
+  return sizeof(caen::CaenReadout);
+}
+
+size_t CaenSource::encodeEvent(const Neutron &n, std::span<uint8_t> out, TruthSink &truth) {
+  if (out.size() < sizeof(caen::CaenReadout) || n.y >= config_.tubes() || !config_.mapped[n.y] ||
+      n.x >= config_.pixelsPerTube) {
+    return 0;
+  }
+  const caen::Channel &ch = config_.channels[n.y];
+  const int32_t sum = sum_(rng_);
+  const int32_t b = caen::amplitudeBForPosition(n.x, sum, config_.pixelsPerTube);
+  caen::CaenReadout r{};
+  r.fiber = ch.fiber;
+  r.fen = ch.fen;
+  r.length = sizeof(caen::CaenReadout);
+  r.timeHigh = n.eventTime.high;
+  r.timeLow = n.eventTime.low;
+  r.group = ch.group;
+  r.ampA = static_cast<int16_t>(sum - b);
+  r.ampB = static_cast<int16_t>(b);
+  std::memcpy(out.data(), &r, sizeof(r));
+  ++readouts_;
+  truth.add(n.pulseTimeNs, n.eventTimeNs - n.pulseTimeNs, config_.pixel(n.y, n.x));
+  return sizeof(r);
+}
+
+} // namespace efu::readoutgen

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The readoutgen engine: pulses, datagrams, sequence numbers, pacing, truth and error injection.
+#pragma once
+
+#include "common/readout/EssHeader.h"
+#include "generators/readoutgen/Pattern.h"
+#include "generators/readoutgen/ReadoutSource.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace efu::readoutgen {
+
+/// Kinds of malformed datagrams `--inject-errors KIND:N` adds. Each is a copy of the last valid
+/// datagram with one defect, sent in addition to it (it uses no sequence number), and moves
+/// exactly one header counter of the receiving module (see injectionCounter()).
+enum class Injection : uint8_t {
+  Cookie,         ///< cookie "ESX"                      → readouts.header.errors.cookie
+  Version,        ///< version 2                         → readouts.header.errors.version
+  Padding,        ///< padding byte 1                    → readouts.header.errors.padding
+  Length,         ///< total length field = size + 1     → readouts.header.errors.length
+  Truncated,      ///< only the first 2/3 of the bytes   → readouts.header.errors.length
+  Short,          ///< only the first 20 bytes           → readouts.header.errors.short
+  Queue,          ///< output queue 12                   → readouts.header.errors.queue
+  Type,           ///< detector type 0xEE                → readouts.header.errors.type
+  PulseFraction,  ///< pulse time low 88 052 500         → readouts.header.errors.pulse_fraction
+  PrevFraction,   ///< prev. pulse low 88 052 500        → readouts.header.errors.prev_pulse_fraction
+  PrevAfterPulse, ///< prev. pulse one second after pulse → readouts.header.errors.prev_after_pulse
+};
+/// All kinds, in enum order.
+std::vector<Injection> allInjections();
+/// The spelling used on the command line ("cookie", "prev_after_pulse", ...).
+const char *injectionName(Injection kind);
+/// The counter (with the default "readouts" prefix) that one such datagram increments.
+std::string injectionCounter(Injection kind);
+/// Parses "KIND:N". Throws std::invalid_argument naming the text and the known kinds.
+std::pair<Injection, uint64_t> parseInjection(const std::string &text);
+/// Writes the malformed variant of `valid` into `out` (at least valid.size() + 1 bytes);
+/// returns the size to send.
+size_t makeMalformed(Injection kind, std::span<const uint8_t> valid, std::span<uint8_t> out);
+
+/// Time-of-flight distribution. Spec "uniform:MIN_MS:MAX_MS" or "gauss:MEAN_MS:SIGMA_MS"
+/// (milliseconds, decimals allowed). Draws integer ns in [0, 2^31 - 1]; gaussian draws outside
+/// are redrawn.
+class TofDistribution {
+public:
+  explicit TofDistribution(const std::string &spec);
+  int64_t draw(std::mt19937_64 &rng);
+  [[nodiscard]] const std::string &spec() const noexcept { return spec_; }
+
+private:
+  std::string spec_;
+  bool gauss_ = false;
+  double a_ = 0.0;
+  double b_ = 0.0;
+};
+
+/// Command-line options (defaults are the documented ones; main.cpp lets CLI11 print them).
+struct GeneratorOptions {
+  std::string detector = "caen";
+  std::string configPath;
+  std::string address = "127.0.0.1";
+  uint16_t port = 9000;
+  uint64_t count = 0;              ///< events to send; 0 = unlimited
+  double durationS = 0.0;          ///< 0 = unlimited
+  double rateEventsPerS = 0.0;     ///< 0 = not paced by events
+  double bitsPerS = 0.0;           ///< 0 = not paced by bits (datagram bytes * 8)
+  uint32_t sizeBytes = static_cast<uint32_t>(readout::kMaxDatagramBytes); ///< datagram limit
+  double pulseHz = 14.0;
+  uint64_t eventsPerPulse = 0;     ///< 0 = rate / pulseHz when paced by events, else 1000
+  std::string tof;                 ///< "" = uniform over one pulse period
+  std::string pattern = "ring";
+  std::string maskPath;            ///< PGM mask; overrides pattern
+  uint32_t queues = 1;             ///< datagrams go round-robin to output queues 0..queues-1
+  uint32_t headerVersion = 0;
+  uint64_t seed = 1;
+  std::string truthPath;
+  std::vector<std::string> inject; ///< KIND:N
+  uint32_t injectEvery = 1;        ///< one malformed datagram after every this many valid ones
+  bool quiet = false;
+  bool json = false;
+};
+
+/// Where datagrams go (a UDP socket, or a vector in tests).
+class DatagramSink {
+public:
+  virtual ~DatagramSink() = default;
+  /// True when the datagram was sent.
+  virtual bool send(std::span<const uint8_t> datagram) = 0;
+};
+
+/// A connected UDP socket. Throws std::runtime_error on set-up failure.
+class UdpDatagramSink final : public DatagramSink {
+public:
+  UdpDatagramSink(const std::string &address, uint16_t port);
+  ~UdpDatagramSink() override;
+  UdpDatagramSink(const UdpDatagramSink &) = delete;
+  UdpDatagramSink &operator=(const UdpDatagramSink &) = delete;
+  bool send(std::span<const uint8_t> datagram) override;
+  [[nodiscard]] int lastErrno() const noexcept { return lastErrno_; }
+
+private:
+  int fd_ = -1;
+  int lastErrno_ = 0;
+};
+
+/// One ground-truth event as written to --truth.
+struct TruthEvent {
+  int64_t pulseTimeNs;
+  int64_t tofNs;
+  int32_t pixelId;
+  friend bool operator==(const TruthEvent &, const TruthEvent &) = default;
+  friend auto operator<=>(const TruthEvent &, const TruthEvent &) = default;
+};
+
+/// Totals of a run.
+struct GeneratorSummary {
+  uint64_t events = 0;       ///< events in datagrams that were sent (= lines of --truth)
+  uint64_t readouts = 0;     ///< readouts written by the source (noise included)
+  uint64_t datagrams = 0;    ///< valid datagrams sent
+  uint64_t bytes = 0;        ///< bytes of those
+  uint64_t pulses = 0;       ///< pulses started
+  uint64_t injected = 0;     ///< malformed datagrams sent
+  uint64_t sendErrors = 0;   ///< datagrams the socket refused (their events are not in the truth)
+  double elapsedS = 0.0;
+  [[nodiscard]] double eventsPerS() const noexcept;
+  [[nodiscard]] double bitsPerS() const noexcept;
+};
+
+std::string summaryText(const GeneratorSummary &s);
+std::string summaryJson(const GeneratorSummary &s);
+
+/// The hot loop. Owns the datagram buffer; not copyable; one thread.
+class Generator {
+public:
+  /// Throws std::invalid_argument for inconsistent options (e.g. size too small for a header
+  /// and one event, a bad --tof or --inject-errors).
+  Generator(const GeneratorOptions &options, std::unique_ptr<ReadoutSource> source,
+            Pattern pattern, DatagramSink &sink);
+  Generator(const Generator &) = delete;
+  Generator &operator=(const Generator &) = delete;
+
+  /// Ground truth of sent datagrams goes here (optional; called in send order).
+  void onTruth(std::function<void(const TruthEvent &)> callback) { truthOut_ = std::move(callback); }
+
+  /// Runs until --count / --duration / `stop`; calls `progress` about once a second.
+  GeneratorSummary run(const std::atomic<bool> &stop,
+                       const std::function<void(const GeneratorSummary &)> &progress = {});
+
+  [[nodiscard]] uint64_t eventsPerPulse() const noexcept { return eventsPerPulse_; }
+  [[nodiscard]] double pulsePeriodNs() const noexcept { return periodNs_; }
+  [[nodiscard]] const ReadoutSource &source() const noexcept { return *source_; }
+
+private:
+  class PendingTruth;
+  void startPulse(uint64_t k) noexcept;
+  void flush(GeneratorSummary &s);
+  void injectAfter(GeneratorSummary &s);
+
+  GeneratorOptions options_;
+  std::unique_ptr<ReadoutSource> source_;
+  Pattern pattern_;
+  DatagramSink &sink_;
+  TofDistribution tof_;
+  std::mt19937_64 rng_;
+  std::function<void(const TruthEvent &)> truthOut_;
+  double periodNs_ = 0.0;
+  uint64_t eventsPerPulse_ = 0;
+  int64_t startRealNs_ = 0;
+  int64_t startMonoNs_ = 0;
+  readout::HeaderFields header_;
+  uint64_t pulseIndex_ = UINT64_MAX;
+  uint32_t nextQueue_ = 0;
+  std::array<uint32_t, readout::kOutputQueues> seq_{};
+  std::vector<uint8_t> buf_;
+  std::vector<uint8_t> bad_;
+  size_t len_ = 0;
+  size_t headerBytes_ = 0;
+  std::vector<TruthEvent> pending_;
+  uint64_t pendingEvents_ = 0;
+  uint64_t generated_ = 0; ///< events encoded so far (sent or pending)
+  std::vector<std::pair<Injection, uint64_t>> inject_;
+  size_t injectKind_ = 0;
+};
+
+} // namespace efu::readoutgen

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// readoutgen: ESS readout datagrams (header + detector readouts) with ground truth, paced.
+#include "common/net/LineRate.h"
+#include "common/system/Log.h"
+#include "generators/readoutgen/Generator.h"
+#include "generators/readoutgen/Pattern.h"
+#include "generators/readoutgen/ReadoutSource.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+
+namespace {
+
+std::atomic<bool> gStop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
+
+extern "C" void onStopSignal(int /*signal*/) {
+  gStop.store(true, std::memory_order_relaxed);
+}
+
+void installStopHandlers() {
+  struct sigaction action {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  using namespace efu;
+  using namespace efu::readoutgen;
+
+  CLI::App app{"readoutgen: ESS readout datagrams (WIRE-FORMATS §2-4) for a detector module, "
+               "driven by the module's instrument JSON, with optional ground truth (--truth)."};
+  GeneratorOptions o;
+  std::string bitRate;
+  app.add_option("-d,--detector", o.detector, "Detector source: " + sourceNames())
+      ->capture_default_str();
+  app.add_option("-c,--config", o.configPath, "Instrument JSON (the module's --config file)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("-a,--address", o.address, "Destination IPv4 address")->capture_default_str();
+  app.add_option("-p,--port", o.port, "Destination UDP port")->capture_default_str();
+  app.add_option("-n,--count", o.count, "Events to send (0 = unlimited)")->capture_default_str();
+  app.add_option("--duration", o.durationS, "Seconds to run (0 = unlimited)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("-r,--rate", o.rateEventsPerS, "Events per second (0 = as fast as possible)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--bitrate", bitRate,
+                 "Datagram bytes per second as a bit rate, e.g. 500M, 2G (with --rate: the "
+                 "slower of the two)");
+  app.add_option("-s,--size", o.sizeBytes, "Largest datagram, bytes (header + readouts)")
+      ->capture_default_str();
+  app.add_option("--pulse-hz", o.pulseHz, "Pulse frequency")->capture_default_str();
+  app.add_option("--events-per-pulse", o.eventsPerPulse,
+                 "Events per pulse (0 = rate / pulse-hz when --rate is set, else 1000)")
+      ->capture_default_str();
+  app.add_option("--tof", o.tof,
+                 "TOF distribution: uniform:MIN_MS:MAX_MS or gauss:MEAN_MS:SIGMA_MS (default: "
+                 "uniform over one pulse period)");
+  app.add_option("--pattern", o.pattern, "Test pattern: " + Pattern::builtinNames())
+      ->capture_default_str();
+  app.add_option("--mask", o.maskPath, "PGM mask (P2/P5): neutrons on pixels brighter than "
+                                       "half maxval; overrides --pattern")
+      ->check(CLI::ExistingFile);
+  app.add_option("--queues", o.queues, "Output queues used round-robin (1..12)")
+      ->capture_default_str();
+  app.add_option("--header-version", o.headerVersion, "ESS header version (0: 30 B, 1: 32 B)")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Random seed")->capture_default_str();
+  app.add_option("--truth", o.truthPath,
+                 "Write ground truth as CSV: pulse_time_ns,tof_ns,pixel_id (one line per event)");
+  app.add_option("--inject-errors", o.inject,
+                 "Malformed datagrams to mix in, KIND:N (repeatable; kinds: cookie, version, "
+                 "padding, length, truncated, short, queue, type, pulse_fraction, "
+                 "prev_pulse_fraction, prev_after_pulse)")
+      ->delimiter(',');
+  app.add_option("--inject-every", o.injectEvery,
+                 "One malformed datagram after every this many valid ones")
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", o.quiet, "No progress lines");
+  app.add_flag("--json", o.json, "Print the summary as one JSON line on stdout");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    setupLogging("readoutgen", "info", "");
+    installStopHandlers();
+    if (!bitRate.empty()) {
+      o.bitsPerS = parseBitRate(bitRate);
+    }
+    nlohmann::json config;
+    {
+      std::ifstream in(o.configPath);
+      try {
+        config = nlohmann::json::parse(in);
+      } catch (const nlohmann::json::parse_error &e) {
+        throw std::runtime_error(o.configPath + ": not valid JSON: " + e.what());
+      }
+    }
+    auto source = makeSource(o.detector, config, o.configPath, o.seed);
+    const uint32_t w = source->imageWidth();
+    const uint32_t h = source->imageHeight();
+    Pattern pattern = o.maskPath.empty() ? Pattern(o.pattern, w, h)
+                                         : Pattern(readPgm(o.maskPath), w, h);
+    UdpDatagramSink sink(o.address, o.port);
+    Generator gen(o, std::move(source), std::move(pattern), sink);
+
+    std::FILE *truth = nullptr;
+    if (!o.truthPath.empty()) {
+      truth = std::fopen(o.truthPath.c_str(), "w");
+      if (truth == nullptr) {
+        throw std::runtime_error("cannot write --truth file '" + o.truthPath + "'");
+      }
+      std::fputs("pulse_time_ns,tof_ns,pixel_id\n", truth);
+      gen.onTruth([truth](const TruthEvent &e) {
+        std::fprintf(truth, "%lld,%lld,%d\n", static_cast<long long>(e.pulseTimeNs),
+                     static_cast<long long>(e.tofNs), e.pixelId);
+      });
+    }
+    spdlog::info("{} ({}) to {}:{}: image {} x {}, pattern {}, {} events/pulse at {} Hz, tof {}, "
+                 "datagrams <= {} B, {} queue(s), count {}, duration {}, {}",
+                 o.detector, o.configPath, o.address, o.port, w, h,
+                 o.maskPath.empty() ? o.pattern : o.maskPath, gen.eventsPerPulse(), o.pulseHz,
+                 o.tof.empty() ? "uniform over the period" : o.tof, o.sizeBytes, o.queues,
+                 o.count > 0 ? std::to_string(o.count) : std::string("unlimited"),
+                 o.durationS > 0 ? fmt::format("{} s", o.durationS) : std::string("unlimited"),
+                 o.rateEventsPerS > 0 || o.bitsPerS > 0
+                     ? fmt::format("paced at {} events/s, {}", o.rateEventsPerS,
+                                   o.bitsPerS > 0 ? formatBitRate(o.bitsPerS) : "no bit limit")
+                     : std::string("unpaced"));
+    std::function<void(const GeneratorSummary &)> progress;
+    GeneratorSummary last;
+    if (!o.quiet) {
+      progress = [&last](const GeneratorSummary &s) {
+        const double dt = s.elapsedS - last.elapsedS;
+        spdlog::info("{:8.3f} M events/s {:9.1f} Mb/s  events {}  datagrams {}  injected {}  "
+                     "send errors {}",
+                     dt > 0 ? static_cast<double>(s.events - last.events) / dt / 1e6 : 0.0,
+                     dt > 0 ? static_cast<double>(s.bytes - last.bytes) * 8 / dt / 1e6 : 0.0,
+                     s.events, s.datagrams, s.injected, s.sendErrors);
+        last = s;
+      };
+    }
+    const GeneratorSummary summary = gen.run(gStop, progress);
+    if (truth != nullptr && std::fclose(truth) != 0) {
+      throw std::runtime_error("error writing --truth file '" + o.truthPath + "'");
+    }
+    spdlog::default_logger()->flush();
+    std::fputs(summaryText(summary).c_str(), stderr);
+    if (o.json) {
+      std::printf("%s\n", summaryJson(summary).c_str());
+      std::fflush(stdout);
+    }
+  } catch (const std::exception &e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  return 0;
+}
