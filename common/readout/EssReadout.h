@@ -19,7 +19,7 @@ namespace efu::readout {
 ///   <prefix>.seq.lost               datagrams missing from the per-queue sequences (packets)
 ///   <prefix>.seq.expected           datagrams the sequences say were sent (PER = lost/expected)
 ///   <prefix>.seq.reordered          late arrivals (below the next expected, within 1024)
-///   <prefix>.seq.restarts           big jumps backwards: a sender restarted, resynchronised
+///   <prefix>.seq.restarts           back to 0 or far back: a sender restarted, resynchronised
 /// The default prefix is "readouts". Counter references stay valid for the module's life.
 struct HeaderCounters {
   HeaderCounters(sdk::ModuleContext &ctx, std::string_view prefix = "readouts");
@@ -39,8 +39,9 @@ struct HeaderCounters {
 
 /// Sequence accounting per output queue, in packets. First datagram of a queue: expected += 1.
 /// seq == next: expected += 1. seq > next (mod 2^32, gap < 2^31): lost += gap, expected += gap+1.
-/// next - 1024 <= seq < next: reordered += 1 (late or duplicate; lost is not corrected).
-/// Any other jump backwards: restarts += 1, resynchronise on seq (expected += 1).
+/// seq == 0 below next, or a jump back by more than 1024: restarts += 1 (a sender started
+/// afresh), resynchronise on seq (expected += 1). Other seq < next: reordered += 1 (late or
+/// duplicate; lost is not corrected).
 class SequenceTracker {
 public:
   static constexpr uint32_t kReorderWindow = 1024;
@@ -66,7 +67,7 @@ public:
       r.lost = ahead;
       r.expected = ahead + 1;
       q.next = seq + 1;
-    } else if (q.next - seq <= kReorderWindow) {
+    } else if (seq != 0 && q.next - seq <= kReorderWindow) {
       r.reordered = true;
     } else {
       r.restarted = true;

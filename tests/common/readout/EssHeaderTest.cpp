@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// ESS header parser against hand-built datagrams: every error kind, every boundary, sequences, TOF.
+#include "common/readout/EssReadout.h"
+#include "common/readout/FakeModuleContext.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+#include <vector>
+
+namespace efu::readout {
+namespace {
+
+const DetectorTypes kLoki{kTypeLoki};
+
+/// A valid datagram: header (version v) + `payload` bytes.
+std::vector<uint8_t> datagram(uint8_t version = 0, size_t payload = 24, uint32_t seq = 0,
+                              uint8_t queue = 0) {
+  std::vector<uint8_t> d(headerBytes(version) + payload, 0xAB);
+  HeaderFields f;
+  f.version = version;
+  f.detectorType = kTypeLoki;
+  f.totalLength = static_cast<uint16_t>(d.size());
+  f.outputQueue = queue;
+  f.pulse = {1000, 500};
+  f.prevPulse = {999, 88'000'000};
+  f.seqNum = seq;
+  EXPECT_EQ(writeHeader(d, f), headerBytes(version));
+  return d;
+}
+
+EssHeaderV0 fields(const std::vector<uint8_t> &d) {
+  EssHeaderV0 h;
+  std::memcpy(&h, d.data(), sizeof(h));
+  return h;
+}
+void put(std::vector<uint8_t> &d, const EssHeaderV0 &h) {
+  std::memcpy(d.data(), &h, sizeof(h));
+}
+
+HeaderError check(const std::vector<uint8_t> &d, size_t size = SIZE_MAX) {
+  EssHeader out;
+  return validateHeader(d.data(), size == SIZE_MAX ? d.size() : size, kLoki, out);
+}
+
+TEST(EssHeader, ValidV0AndV1) {
+  for (uint8_t v : {0, 1}) {
+    auto d = datagram(v);
+    EssHeader h;
+    ASSERT_EQ(validateHeader(d.data(), d.size(), kLoki, h), HeaderError::Ok);
+    EXPECT_EQ(h.version, v);
+    EXPECT_EQ(h.payload, d.data() + headerBytes(v));
+    EXPECT_EQ(h.payloadBytes, 24U);
+    EXPECT_EQ(h.pulseTimeNs, ticksToNs(1000, 500));
+    EXPECT_EQ(h.prevPulseTimeNs, ticksToNs(999, 88'000'000));
+  }
+}
+
+TEST(EssHeader, Version0To2) {
+  auto d = datagram(0);
+  EXPECT_EQ(check(d), HeaderError::Ok);
+  auto d1 = datagram(1);
+  EXPECT_EQ(check(d1), HeaderError::Ok);
+  auto h = fields(d);
+  h.version = 2;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::Version);
+  h.version = 255;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::Version);
+}
+
+TEST(EssHeader, TooShort) {
+  auto d = datagram(0, 0);
+  EXPECT_EQ(check(d, 29), HeaderError::TooShort);
+  EXPECT_EQ(check(d, 0), HeaderError::TooShort);
+  // version 1 needs 32 bytes: 30 or 31 are short, not a length error
+  auto d1 = datagram(1, 0);
+  EXPECT_EQ(check(d1, 31), HeaderError::TooShort);
+  EXPECT_EQ(check(d1, 30), HeaderError::TooShort);
+  EXPECT_EQ(check(d1, 32), HeaderError::Ok);
+}
+
+TEST(EssHeader, Padding) {
+  auto d = datagram();
+  d[0] = 1;
+  EXPECT_EQ(check(d), HeaderError::Padding);
+}
+
+TEST(EssHeader, CookieEachByte) {
+  for (size_t i = 2; i < 5; ++i) {
+    auto d = datagram();
+    d[i] ^= 0x20;
+    EXPECT_EQ(check(d), HeaderError::Cookie) << i;
+  }
+}
+
+TEST(EssHeader, DetectorType) {
+  auto d = datagram();
+  auto h = fields(d);
+  h.detectorType = kTypeBifrost;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::DetectorType);
+  EssHeader out;
+  EXPECT_EQ(validateHeader(d.data(), d.size(), DetectorTypes{kTypeLoki, kTypeBifrost}, out),
+            HeaderError::Ok);
+}
+
+TEST(EssHeader, LengthPlusMinusOne) {
+  auto d = datagram();
+  auto h = fields(d);
+  for (int delta : {-1, +1}) {
+    h.totalLength = static_cast<uint16_t>(d.size() + delta);
+    put(d, h);
+    EXPECT_EQ(check(d), HeaderError::Length) << delta;
+  }
+  h.totalLength = static_cast<uint16_t>(d.size());
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::Ok);
+  // a datagram cut short keeps the old length field: length error
+  EXPECT_EQ(check(d, d.size() - 1), HeaderError::Length);
+}
+
+TEST(EssHeader, OutputQueue11And12) {
+  auto d = datagram();
+  auto h = fields(d);
+  h.outputQueue = 11;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::Ok);
+  h.outputQueue = 12;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::OutputQueue);
+}
+
+TEST(EssHeader, PulseFractionBoundary) {
+  auto d = datagram();
+  auto h = fields(d);
+  h.prevPulseHigh = 0;
+  h.pulseLow = 88'052'499;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::Ok);
+  h.pulseLow = 88'052'500;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::PulseFraction);
+}
+
+TEST(EssHeader, PrevPulseFractionBoundary) {
+  auto d = datagram();
+  auto h = fields(d);
+  h.prevPulseLow = 88'052'499;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::Ok);
+  h.prevPulseLow = 88'052'500;
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::PrevFraction);
+}
+
+TEST(EssHeader, PrevPulseAfterPulse) {
+  auto d = datagram();
+  auto h = fields(d);
+  h.prevPulseHigh = h.pulseHigh;
+  h.prevPulseLow = h.pulseLow; // equal: allowed
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::Ok);
+  h.prevPulseLow = h.pulseLow + 1; // one tick later: refused
+  put(d, h);
+  EXPECT_EQ(check(d), HeaderError::PrevAfterPulse);
+}
+
+TEST(EssHeader, ErrorNamesAreDistinct) {
+  std::set<std::string> names;
+  for (int i = 0; i < static_cast<int>(HeaderError::Count_); ++i) {
+    names.insert(headerErrorName(static_cast<HeaderError>(i)));
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(HeaderError::Count_));
+}
+
+TEST(Ticks, ExactBoundaries) {
+  EXPECT_EQ(ticksToNs(0, 0), 0);
+  EXPECT_EQ(ticksToNs(1, 0), 1'000'000'000);
+  EXPECT_EQ(ticksToNs(0, 1), 11);            // 11.357 → 11
+  EXPECT_EQ(ticksToNs(0, 2), 23);            // 22.714 → 23 (nearest)
+  EXPECT_EQ(ticksToNs(0, 44'026'250), 500'000'000);
+  EXPECT_EQ(ticksToNs(0, 88'052'499), 999'999'989); // 999 999 988.64 → 989
+  EXPECT_EQ(ticksToNs(0xFFFFFFFF, 88'052'499), 4'294'967'295LL * 1'000'000'000 + 999'999'989);
+  EXPECT_EQ(ticksToNs(0, 17'610'500), 200'000'000); // 0.2 s is exactly 17 610 500 ticks
+}
+
+TEST(Ticks, RoundTripEveryTickOfASlice) {
+  for (uint32_t low = 0; low < 200'000; ++low) {
+    const EssTime t{1'700'000'000, low};
+    ASSERT_EQ(nsToTicks(ticksToNs(t.high, t.low)), t) << low;
+  }
+  for (uint32_t low = kMaxTicksLow - 200'000; low <= kMaxTicksLow; ++low) {
+    const EssTime t{5, low};
+    ASSERT_EQ(nsToTicks(ticksToNs(t.high, t.low)), t) << low;
+  }
+}
+
+TEST(Ticks, NsToTicksNearestAndCarry) {
+  EXPECT_EQ(nsToTicks(0), (EssTime{0, 0}));
+  EXPECT_EQ(nsToTicks(5), (EssTime{0, 0}));  // 5 ns = 0.44 tick
+  EXPECT_EQ(nsToTicks(6), (EssTime{0, 1}));  // 0.53 tick
+  EXPECT_EQ(nsToTicks(999'999'999), (EssTime{1, 0})); // rounds up into the next second
+  EXPECT_EQ(nsToTicks(2'000'000'000), (EssTime{2, 0}));
+}
+
+struct Counted : ::testing::Test {
+  FakeModuleContext ctx;
+  HeaderCounters counters{ctx};
+  EssReadoutParser parser{counters, kLoki};
+
+  bool feed(const std::vector<uint8_t> &d) {
+    EssHeader h;
+    return parser.parse(d.data(), d.size(), h);
+  }
+  int64_t v(const std::string &n) { return ctx.value("readouts." + n); }
+};
+
+TEST_F(Counted, OneCounterPerErrorKindAndNothingElse) {
+  std::vector<std::vector<uint8_t>> bad;
+  auto base = datagram();
+  auto mutate = [&](auto f) {
+    auto d = base;
+    auto h = fields(d);
+    f(h);
+    put(d, h);
+    bad.push_back(d);
+  };
+  mutate([](EssHeaderV0 &h) { h.padding = 3; });
+  mutate([](EssHeaderV0 &h) { h.version = 7; });
+  mutate([](EssHeaderV0 &h) { h.cookie[0] = 'X'; });
+  mutate([](EssHeaderV0 &h) { h.detectorType = 0x44; });
+  mutate([](EssHeaderV0 &h) { h.totalLength = 1; });
+  mutate([](EssHeaderV0 &h) { h.outputQueue = 200; });
+  mutate([](EssHeaderV0 &h) { h.pulseLow = 0xFFFFFFFF; });
+  mutate([](EssHeaderV0 &h) { h.prevPulseLow = 88'052'500; });
+  mutate([](EssHeaderV0 &h) { h.prevPulseHigh = 2000; });
+  bad.push_back(std::vector<uint8_t>(base.begin(), base.begin() + 10));
+  const char *names[] = {"padding", "version", "cookie", "type", "length", "queue",
+                         "pulse_fraction", "prev_pulse_fraction", "prev_after_pulse", "short"};
+  for (size_t i = 0; i < bad.size(); ++i) {
+    const auto before = ctx.snapshot();
+    EXPECT_FALSE(feed(bad[i]));
+    auto after = ctx.snapshot();
+    const std::string name = std::string("readouts.header.errors.") + names[i];
+    EXPECT_EQ(after[name], before.at(name) + 1) << name;
+    after[name] -= 1;
+    EXPECT_EQ(after, before) << "only " << name << " may move";
+  }
+  EXPECT_EQ(v("header.ok"), 0);
+  EXPECT_EQ(v("seq.expected"), 0);
+}
+
+TEST_F(Counted, HeartbeatsAndOk) {
+  EXPECT_TRUE(feed(datagram(0, 0, 0)));
+  EXPECT_TRUE(feed(datagram(1, 0, 1)));
+  EXPECT_TRUE(feed(datagram(0, 24, 2)));
+  EXPECT_EQ(v("header.ok"), 3);
+  EXPECT_EQ(v("header.heartbeats"), 2);
+}
+
+TEST_F(Counted, SequenceGapsCountPacketsPerQueue) {
+  EXPECT_TRUE(feed(datagram(0, 24, 10, 0)));
+  EXPECT_TRUE(feed(datagram(0, 24, 11, 0)));
+  EXPECT_TRUE(feed(datagram(0, 24, 15, 0))); // 12, 13, 14 lost
+  EXPECT_TRUE(feed(datagram(0, 24, 0, 3)));  // other queue: independent
+  EXPECT_TRUE(feed(datagram(0, 24, 1, 3)));
+  EXPECT_EQ(v("seq.lost"), 3);
+  EXPECT_EQ(v("seq.expected"), 8); // 10, 11, 12..15 on queue 0; 0, 1 on queue 3
+  EXPECT_TRUE(feed(datagram(0, 24, 13, 0))); // late
+  EXPECT_EQ(v("seq.reordered"), 1);
+  EXPECT_TRUE(feed(datagram(0, 24, 0, 0)));  // restart (back to 0)
+  EXPECT_TRUE(feed(datagram(0, 24, 1, 0)));
+  EXPECT_EQ(v("seq.restarts"), 1);
+  EXPECT_EQ(v("seq.lost"), 3);
+  EXPECT_EQ(v("seq.expected"), 10);
+}
+
+TEST(SequenceTracker, FarBackIsARestartNearBackIsReordered) {
+  SequenceTracker t;
+  t.add(1, 5000);
+  EXPECT_TRUE(t.add(1, 5001 - 1024).reordered);
+  const auto r = t.add(1, 5001 - 1025);
+  EXPECT_TRUE(r.restarted);
+  EXPECT_EQ(r.expected, 1U);
+  EXPECT_EQ(t.add(1, 5001 - 1024).lost, 0U); // resynchronised
+}
+
+TEST(SequenceTracker, WrapsAround) {
+  SequenceTracker t;
+  t.add(0, 0xFFFFFFFE);
+  auto r = t.add(0, 0xFFFFFFFF);
+  EXPECT_EQ(r.lost, 0U);
+  r = t.add(0, 1); // 0 lost across the wrap
+  EXPECT_EQ(r.lost, 1U);
+  EXPECT_EQ(r.expected, 2U);
+}
+
+struct TofTest : ::testing::Test {
+  FakeModuleContext ctx;
+  TofCounters counters{ctx};
+  TofCalculator calc{counters, 100'000'000};
+  EssHeader h;
+  TofTest() {
+    h.pulseTimeNs = 10'000'000'000;
+    h.prevPulseTimeNs = 10'000'000'000 - 71'428'571;
+  }
+};
+
+TEST_F(TofTest, Cases) {
+  Tof t;
+  ASSERT_TRUE(calc.compute(h.pulseTimeNs + 5, h, t));
+  EXPECT_EQ(t.tofNs, 5);
+  EXPECT_EQ(t.pulseTimeNs, h.pulseTimeNs);
+  ASSERT_TRUE(calc.compute(h.pulseTimeNs, h, t)); // zero: this pulse
+  EXPECT_EQ(t.tofNs, 0);
+  ASSERT_TRUE(calc.compute(h.pulseTimeNs - 1, h, t)); // before the pulse: previous pulse
+  EXPECT_EQ(t.tofNs, 71'428'570);
+  EXPECT_EQ(t.pulseTimeNs, h.prevPulseTimeNs);
+  EXPECT_FALSE(calc.compute(h.prevPulseTimeNs - 1, h, t)); // before both
+  ASSERT_TRUE(calc.compute(h.pulseTimeNs + 100'000'000, h, t)); // == max: accepted
+  EXPECT_FALSE(calc.compute(h.pulseTimeNs + 100'000'001, h, t)); // max + 1: rejected
+  EXPECT_EQ(ctx.value("readouts.tof.ok"), 3);
+  EXPECT_EQ(ctx.value("readouts.tof.prev_pulse"), 1);
+  EXPECT_EQ(ctx.value("readouts.tof.errors.negative"), 1);
+  EXPECT_EQ(ctx.value("readouts.tof.errors.too_large"), 1);
+}
+
+TEST(HeaderCounters, CustomPrefix) {
+  FakeModuleContext ctx;
+  HeaderCounters c(ctx, "vmm");
+  EXPECT_TRUE(ctx.has("vmm.header.errors.cookie"));
+  EXPECT_TRUE(ctx.has("vmm.seq.lost"));
+}
+
+} // namespace
+} // namespace efu::readout
