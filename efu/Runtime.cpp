@@ -6,6 +6,7 @@
 #include "common/time/Time.h"
 
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -52,6 +53,7 @@ void Runtime::stop() {
 
 void Runtime::rxLoop() noexcept {
   nameCurrentThread("efu-rx");
+  rxTid_.store(gettid(), std::memory_order_relaxed);
   if (const auto problem = pinCurrentThread(config_.rxCpu); !problem.empty()) {
     log_.warn("rx thread: {}; running unpinned", problem);
   }
@@ -118,6 +120,7 @@ void Runtime::tick(int64_t nowNs) noexcept {
 
 void Runtime::processingLoop() noexcept {
   nameCurrentThread("efu-proc");
+  procTid_.store(gettid(), std::memory_order_relaxed);
   if (const auto problem = pinCurrentThread(config_.procCpu); !problem.empty()) {
     log_.warn("processing thread: {}; running unpinned", problem);
   }

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <thread>
 
+#include <sys/types.h>
+
 namespace efu {
 
 /// Largest datagram a slot holds (jumbo 9000 MTU payloads fit); larger ones count rx.truncated.
@@ -55,6 +57,9 @@ public:
   Runtime &operator=(const Runtime &) = delete;
 
   void start();
+  /// Kernel thread ids (gettid) of the rx and processing threads; 0 until they run.
+  [[nodiscard]] pid_t rxTid() const noexcept { return rxTid_.load(std::memory_order_relaxed); }
+  [[nodiscard]] pid_t procTid() const noexcept { return procTid_.load(std::memory_order_relaxed); }
   /// Stops receiving, lets the processing thread drain the ring and flush, joins both threads.
   void stop();
 
@@ -80,6 +85,8 @@ private:
   Counter &procPackets_;
   Counter &procIdle_;
 
+  std::atomic<pid_t> rxTid_{0};
+  std::atomic<pid_t> procTid_{0};
   std::atomic<bool> stopRx_{false};
   std::atomic<bool> rxDone_{false};
   std::thread rxThread_;

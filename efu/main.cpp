@@ -2,6 +2,7 @@
 // efu: receives detector datagrams, runs a detector module on them, publishes events and counters.
 #include "common/net/UdpReceiver.h"
 #include "common/stats/Stats.h"
+#include "common/system/CpuUsage.h"
 #include "common/system/Log.h"
 #include "common/system/ProcStats.h"
 #include "common/time/Time.h"
@@ -99,12 +100,17 @@ int run(const efu::DaemonOptions &options) {
                                    options.procCpu};
   efu::Runtime runtime(runtimeConfig, receiver, *module, stats, *log, kafka.get());
   efu::IntervalReport report(stats, context.lostCounter(), context.expectedCounter());
+  efu::CpuUsage cpu(stats);
+  cpu.addThread("rx", [&runtime] { return runtime.rxTid(); });
+  cpu.addThread("proc", [&runtime] { return runtime.procTid(); });
 
   bool exitRequested = false;
   efu::ControlInfo info{EFU_VERSION,
                         fmt::format("{} {} {}", descriptor.name, descriptor.version,
                                     descriptor.description),
-                        [&report] { return report.json(); }, [&exitRequested] { exitRequested = true; }};
+                        [&report, &cpu] {
+                          return fmt::format(R"({{"rx":{},"cpu":{}}})", report.json(), cpu.json());
+                        }, [&exitRequested] { exitRequested = true; }};
   efu::ControlProtocol protocol(stats, std::move(info));
   efu::ControlServer control(protocol, {options.cmdAddress, options.cmdPort}, stats);
 
@@ -121,15 +127,16 @@ int run(const efu::DaemonOptions &options) {
   int64_t nextReportNs = startNs + intervalNs;
   auto updateMainCounters = [&](int64_t nowNs) {
     uptime.set((nowNs - startNs) / efu::kNsPerSec);
+    cpu.sample(nowNs);
     const int64_t rcvbufErrors = efu::readSnmpUdp("RcvbufErrors");
     if (rcvbufErrors >= 0 && rcvbufErrorsAtStart >= 0) {
       kernelRcvbufErrors.set(rcvbufErrors - rcvbufErrorsAtStart);
     }
   };
   auto statusJson = [&](int64_t nowNs) {
-    return fmt::format(R"({{"module":"{}","module_version":"{}","uptime_s":{},"state":"{}","rx":{}}})",
+    return fmt::format(R"({{"module":"{}","module_version":"{}","uptime_s":{},"rx":{},"cpu":{}}})",
                        descriptor.name, descriptor.version, (nowNs - startNs) / efu::kNsPerSec,
-                       "running", report.json());
+                       report.json(), cpu.json());
   };
   std::string stopReason;
   while (stopReason.empty()) {
@@ -139,7 +146,7 @@ int run(const efu::DaemonOptions &options) {
     const int64_t afterNs = efu::monotonicNs();
     if (afterNs >= nextReportNs) {
       updateMainCounters(afterNs);
-      log->info("{}", report.line(afterNs));
+      log->info("{} | {}", report.line(afterNs), cpu.line());
       if (kafka) {
         kafka->requestPublish(statusJson(afterNs));
       }
