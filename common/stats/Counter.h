@@ -8,15 +8,18 @@
 namespace efu {
 
 /// A counter or gauge. Exactly one thread writes it (add/set); any thread may read it.
-/// Writes are relaxed load+store (no locked RMW): cheap enough for the hot path.
+/// A write is a load of the writer's own value plus a release store (no locked RMW; on x86 both
+/// are plain moves). Reads acquire, so a reader that sees a counter's new value also sees
+/// everything its writer wrote before it — e.g. a module's counters once proc.packets shows
+/// the datagram.
 struct alignas(64) Counter {
   std::atomic<int64_t> value{0};
 
   void add(int64_t n = 1) noexcept {
-    value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
-  void set(int64_t v) noexcept { value.store(v, std::memory_order_relaxed); }
-  [[nodiscard]] int64_t get() const noexcept { return value.load(std::memory_order_relaxed); }
+  void set(int64_t v) noexcept { value.store(v, std::memory_order_release); }
+  [[nodiscard]] int64_t get() const noexcept { return value.load(std::memory_order_acquire); }
 };
 static_assert(sizeof(Counter) == 64, "one counter per cache line");
 
