@@ -4,6 +4,7 @@
 #include "efu/ModuleConfig.h"
 #include "generators/readoutgen/CaenSource.h"
 #include "generators/readoutgen/ReadoutSource.h"
+#include "generators/readoutgen/Vmm3Source.h"
 
 #include <stdexcept>
 
@@ -26,12 +27,15 @@ std::unique_ptr<ReadoutSource> makeSource(const std::string &detector, const nlo
   if (detector == "caen") {
     return std::make_unique<CaenSource>(config, configSource, seed);
   }
+  if (detector == "vmm3") {
+    return std::make_unique<Vmm3Source>(config, configSource, seed);
+  }
   throw std::invalid_argument("readoutgen has no source for detector '" + detector +
                               "'; known: " + sourceNames());
 }
 
 std::string sourceNames() {
-  return "caen";
+  return "caen, vmm3";
 }
 
 } // namespace efu::readoutgen
