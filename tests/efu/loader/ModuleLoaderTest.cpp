@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Module loader: descriptor checks, refusal of mismatched dummy modules, search, create/destroy.
+#include "efu/ModuleLoader.h"
+
+#include "common/stats/Stats.h"
+#include "efu/DaemonContext.h"
+#include "efu/ModuleConfig.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#ifndef EFU_TEST_MODULE_DIR
+#error "EFU_TEST_MODULE_DIR must be defined by the build"
+#endif
+
+namespace efu {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kModuleDir = EFU_TEST_MODULE_DIR;
+const std::string kOurAbi =
+    std::to_string(EFU_MODULE_ABI_MAJOR) + "." + std::to_string(EFU_MODULE_ABI_MINOR);
+constexpr const char *kFakeToolchain = "gcc-0.0/libstdc++-0/c++0/spdlog-0.0/json-0.0";
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+// ---- checkDescriptor on hand-built descriptors ----
+
+sdk::Module *createNothing(sdk::ModuleContext *) {
+  return nullptr;
+}
+void destroyNothing(sdk::Module *) {}
+
+EfuModuleDescriptor goodDescriptor() {
+  return EfuModuleDescriptor{EFU_MODULE_ABI_MAJOR,
+                             EFU_MODULE_ABI_MINOR,
+                             sizeof(EfuModuleDescriptor),
+                             EFU_TOOLCHAIN_TAG,
+                             "handmade",
+                             "1.0",
+                             "hand-built descriptor",
+                             nullptr,
+                             0,
+                             createNothing,
+                             destroyNothing};
+}
+
+TEST(CheckDescriptor, AcceptsAMatchingDescriptor) {
+  EXPECT_EQ(checkDescriptor(goodDescriptor()), "");
+}
+
+TEST(CheckDescriptor, RefusesADifferentMajorNamingBothVersions) {
+  for (uint32_t major : {uint32_t{EFU_MODULE_ABI_MAJOR + 1}, uint32_t{99}, uint32_t{0}}) {
+    auto d = goodDescriptor();
+    d.abiMajor = major;
+    const std::string message = checkDescriptor(d);
+    EXPECT_TRUE(contains(message, "module ABI " + std::to_string(major) + "." +
+                                      std::to_string(EFU_MODULE_ABI_MINOR)))
+        << message;
+    EXPECT_TRUE(contains(message, "efu's module ABI " + kOurAbi)) << message;
+    EXPECT_TRUE(contains(message, "rebuild")) << message;
+  }
+}
+
+TEST(CheckDescriptor, RefusesANewerMinor) {
+  auto d = goodDescriptor();
+  d.abiMinor = EFU_MODULE_ABI_MINOR + 1;
+  const std::string message = checkDescriptor(d);
+  EXPECT_TRUE(contains(message, "newer")) << message;
+  EXPECT_TRUE(contains(message, std::to_string(EFU_MODULE_ABI_MAJOR) + "." +
+                                    std::to_string(EFU_MODULE_ABI_MINOR + 1)))
+      << message;
+  EXPECT_TRUE(contains(message, kOurAbi)) << message;
+}
+
+TEST(CheckDescriptor, AcceptsAnOlderMinorOfTheSameMajor) {
+  if (EFU_MODULE_ABI_MINOR == 0) {
+    GTEST_SKIP() << "ABI minor is 0: there is no older minor";
+  }
+  auto d = goodDescriptor();
+  d.abiMinor = EFU_MODULE_ABI_MINOR - 1;
+  EXPECT_EQ(checkDescriptor(d), "");
+}
+
+TEST(CheckDescriptor, RefusesASmallerStructNamingBothSizes) {
+  auto d = goodDescriptor();
+  d.structSize = sizeof(EfuModuleDescriptor) - sizeof(void *);
+  const std::string message = checkDescriptor(d);
+  EXPECT_TRUE(
+      contains(message, std::to_string(sizeof(EfuModuleDescriptor) - sizeof(void *)) + " bytes"))
+      << message;
+  EXPECT_TRUE(contains(message, "expects " + std::to_string(sizeof(EfuModuleDescriptor))))
+      << message;
+}
+
+TEST(CheckDescriptor, RefusesADifferentToolchainNamingBothTags) {
+  auto d = goodDescriptor();
+  d.toolchain = kFakeToolchain;
+  const std::string message = checkDescriptor(d);
+  EXPECT_TRUE(contains(message, std::string("'") + kFakeToolchain + "'")) << message;
+  EXPECT_TRUE(contains(message, std::string("'") + EFU_TOOLCHAIN_TAG + "'")) << message;
+  EXPECT_TRUE(contains(message, "rebuild")) << message;
+}
+
+TEST(CheckDescriptor, RefusesAMissingToolchain) {
+  auto d = goodDescriptor();
+  d.toolchain = nullptr;
+  const std::string message = checkDescriptor(d);
+  EXPECT_TRUE(contains(message, "(none)")) << message;
+  EXPECT_TRUE(contains(message, EFU_TOOLCHAIN_TAG)) << message;
+}
+
+TEST(CheckDescriptor, RefusesMissingNameOrFunctions) {
+  auto noName = goodDescriptor();
+  noName.name = nullptr;
+  EXPECT_NE(checkDescriptor(noName), "");
+  auto noCreate = goodDescriptor();
+  noCreate.create = nullptr;
+  EXPECT_NE(checkDescriptor(noCreate), "");
+  auto noDestroy = goodDescriptor();
+  noDestroy.destroy = nullptr;
+  EXPECT_NE(checkDescriptor(noDestroy), "");
+}
+
+TEST(CheckDescriptor, ToolchainTagNamesCompilerLibraryAndStandard) {
+  const std::string tag = EFU_TOOLCHAIN_TAG;
+  EXPECT_TRUE(tag.starts_with("gcc-")) << tag;
+  EXPECT_TRUE(contains(tag, "/libstdc++-")) << tag;
+  EXPECT_TRUE(contains(tag, "/c++2020")) << tag;
+  EXPECT_TRUE(contains(tag, "/spdlog-")) << tag;
+  EXPECT_TRUE(contains(tag, "/json-")) << tag;
+}
+
+// ---- search path and names ----
+
+TEST(ModuleSearch, FileNameAndSearchOrder) {
+  EXPECT_EQ(moduleFileName("udp"), "efu-module-udp.so");
+  const auto dirs = moduleSearchPath({"/first", "/second"});
+  ASSERT_GE(dirs.size(), 3U);
+  EXPECT_EQ(dirs[0], fs::path("/first"));
+  EXPECT_EQ(dirs[1], fs::path("/second"));
+  EXPECT_EQ(dirs.back().filename(), "modules") << "the build tree comes last";
+}
+
+TEST(ModuleSearch, ListsTheDummyModulesSorted) {
+  const auto names = listModules({kModuleDir, "/nonexistent-efu-dir"});
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"dummy", "dummy_abi99", "dummy_noentry", "dummy_toolchain"}));
+}
+
+TEST(ModuleSearch, UnknownModuleListsWhatWasFoundAndWhere) {
+  const fs::path missing = "/nonexistent-efu-dir";
+  try {
+    loadModule("nosuch", {missing, kModuleDir});
+    FAIL() << "expected ModuleNotFound";
+  } catch (const ModuleNotFound &e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(contains(message, "'nosuch'")) << message;
+    EXPECT_TRUE(contains(message, "efu-module-nosuch.so")) << message;
+    EXPECT_TRUE(contains(message, missing.string())) << message;
+    EXPECT_TRUE(contains(message, kModuleDir.string())) << message;
+    EXPECT_TRUE(contains(message, "dummy, dummy_abi99, dummy_noentry, dummy_toolchain")) << message;
+    EXPECT_TRUE(contains(message, "--module-path")) << message;
+  }
+}
+
+TEST(ModuleSearch, UnknownModuleWithNothingFoundSaysNone) {
+  try {
+    loadModule("nosuch", {"/nonexistent-efu-dir"});
+    FAIL() << "expected ModuleNotFound";
+  } catch (const ModuleNotFound &e) {
+    EXPECT_TRUE(contains(e.what(), "(none)")) << e.what();
+  }
+}
+
+/// A scratch directory unique to this test, removed at the end.
+class ScratchDir : public ::testing::Test {
+protected:
+  ScratchDir() {
+    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("efu-loader-" + std::to_string(::getpid()) + "-" + info->name());
+    fs::create_directories(dir_);
+  }
+  ~ScratchDir() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path dir_;
+};
+
+TEST_F(ScratchDir, FirstDirectoryWins) {
+  // A broken module of the same name earlier on the path shadows the good one.
+  fs::copy_file(kModuleDir / "efu-module-dummy_toolchain.so", dir_ / "efu-module-dummy.so");
+  EXPECT_THROW(loadModule("dummy", {dir_, kModuleDir}), ModuleRejected);
+  const auto library = loadModule("dummy", {kModuleDir, dir_});
+  EXPECT_EQ(library->path(), kModuleDir / "efu-module-dummy.so");
+  EXPECT_EQ(listModules({dir_, kModuleDir}).size(), 4U) << "a name is listed once";
+}
+
+TEST_F(ScratchDir, FileThatIsNotASharedObjectIsRejected) {
+  std::ofstream(dir_ / "efu-module-garbage.so") << "not an ELF file\n";
+  try {
+    loadModule("garbage", {dir_});
+    FAIL() << "expected ModuleRejected";
+  } catch (const ModuleRejected &e) {
+    EXPECT_TRUE(contains(e.what(), "cannot load module")) << e.what();
+    EXPECT_TRUE(contains(e.what(), (dir_ / "efu-module-garbage.so").string())) << e.what();
+  }
+}
+
+// ---- real dummy modules ----
+
+std::string rejection(const std::string &name) {
+  try {
+    loadModule(name, {kModuleDir});
+  } catch (const ModuleRejected &e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+TEST(ModuleLoader, RefusesModuleWithAnotherAbiMajor) {
+  const std::string message = rejection("dummy_abi99");
+  EXPECT_TRUE(contains(message, "refusing module")) << message;
+  EXPECT_TRUE(contains(message, (kModuleDir / "efu-module-dummy_abi99.so").string())) << message;
+  EXPECT_TRUE(contains(message, "module ABI 99.")) << message;
+  EXPECT_TRUE(contains(message, "efu's module ABI " + kOurAbi)) << message;
+  EXPECT_TRUE(contains(message, "rebuild")) << message;
+}
+
+TEST(ModuleLoader, RefusesModuleWithAnotherToolchain) {
+  const std::string message = rejection("dummy_toolchain");
+  EXPECT_TRUE(contains(message, (kModuleDir / "efu-module-dummy_toolchain.so").string()))
+      << message;
+  EXPECT_TRUE(contains(message, kFakeToolchain)) << message;
+  EXPECT_TRUE(contains(message, EFU_TOOLCHAIN_TAG)) << message;
+}
+
+TEST(ModuleLoader, RefusesLibraryWithoutTheEntrySymbol) {
+  const std::string message = rejection("dummy_noentry");
+  EXPECT_TRUE(contains(message, "does not export " EFU_MODULE_ENTRY_SYMBOL)) << message;
+  EXPECT_TRUE(contains(message, "EFU_MODULE")) << message;
+}
+
+TEST(ModuleLoader, LoadsTheGoodDummy) {
+  const auto library = loadModule("dummy", {"/nonexistent-efu-dir", kModuleDir});
+  ASSERT_NE(library, nullptr);
+  EXPECT_EQ(library->path(), kModuleDir / "efu-module-dummy.so");
+  EXPECT_EQ(fs::path(EFU_TEST_MODULE_FILE), library->path());
+  const EfuModuleDescriptor &d = library->descriptor();
+  EXPECT_STREQ(d.name, "dummy");
+  EXPECT_STREQ(d.version, "0.0.1");
+  EXPECT_EQ(d.abiMajor, static_cast<uint32_t>(EFU_MODULE_ABI_MAJOR));
+  EXPECT_EQ(d.structSize, sizeof(EfuModuleDescriptor));
+  ASSERT_EQ(d.configKeyCount, 2U);
+  EXPECT_STREQ(d.configKeys[0].key, "increment");
+  EXPECT_TRUE(contains(formatModuleHelp(d), "increment")) << formatModuleHelp(d);
+}
+
+/// Collects events from the module.
+class RecordingSink final : public sdk::EventSink {
+public:
+  void add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept override {
+    ++count;
+    lastPulse = pulseTimeNs;
+    lastTof = tofNs;
+    lastPixel = pixelId;
+  }
+  int count = 0;
+  int64_t lastPulse = 0;
+  int32_t lastTof = 0;
+  int32_t lastPixel = 0;
+};
+
+class ModuleInstance : public ::testing::Test {
+protected:
+  ModuleInstance()
+      : log_(std::make_shared<spdlog::logger>("loader-test",
+                                              std::make_shared<spdlog::sinks::null_sink_mt>())),
+        library_(loadModule("dummy", {kModuleDir})) {}
+
+  DaemonContext context(const nlohmann::json &config) {
+    return DaemonContext(stats_, *log_, sink_,
+                         validateModuleConfig(library_->descriptor(), config, "test.json"),
+                         "test.json", 1000);
+  }
+
+  Stats stats_;
+  RecordingSink sink_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::shared_ptr<ModuleLibrary> library_;
+};
+
+TEST_F(ModuleInstance, CreateRegistersCountersAndProcesses) {
+  DaemonContext ctx = context({{"increment", 3}});
+  ModulePtr module = createModule(library_, ctx);
+  ASSERT_NE(module, nullptr);
+  const Counter *packets = stats_.find("dummy.packets");
+  ASSERT_NE(packets, nullptr) << "the module's counter must be in the daemon's Stats";
+  EXPECT_NE(stats_.find("dummy.destroyed"), nullptr);
+  EXPECT_EQ(ctx.lostCounter(), packets);
+  EXPECT_EQ(ctx.error(), "");
+
+  const uint8_t data[12] = {};
+  module->process({data, sizeof(data), 1234});
+  module->process({data, sizeof(data), 5678});
+  EXPECT_EQ(packets->get(), 6);
+  EXPECT_EQ(sink_.count, 2);
+  EXPECT_EQ(sink_.lastPulse, 5678);
+  EXPECT_EQ(sink_.lastTof, 12);
+  EXPECT_EQ(sink_.lastPixel, 7);
+}
+
+TEST_F(ModuleInstance, DestroyGoesThroughTheModule) {
+  DaemonContext ctx = context(nlohmann::json::object());
+  ModulePtr module = createModule(library_, ctx);
+  const Counter *destroyed = stats_.find("dummy.destroyed");
+  ASSERT_NE(destroyed, nullptr);
+  EXPECT_EQ(destroyed->get(), 0);
+  module.reset();
+  EXPECT_EQ(destroyed->get(), 1);
+}
+
+TEST_F(ModuleInstance, InstanceKeepsTheLibraryOpen) {
+  const fs::path file = library_->path();
+  DaemonContext ctx = context(nlohmann::json::object());
+  ModulePtr module = createModule(library_, ctx);
+  library_.reset(); // only the instance holds the library now
+  void *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr) << "the library must stay loaded while an instance lives";
+  if (handle != nullptr) {
+    dlclose(handle);
+  }
+  const uint8_t data[1] = {};
+  module->process({data, 1, 0}); // code of the library still mapped
+  EXPECT_EQ(stats_.find("dummy.packets")->get(), 1);
+  module.reset(); // the last reference: destroy() runs before the library is released
+  EXPECT_EQ(stats_.find("dummy.destroyed")->get(), 1);
+  // (Whether dlclose() then unmaps it is glibc's choice: STB_GNU_UNIQUE symbols from libstdc++
+  // headers make a library non-deletable, so that is not asserted here.)
+}
+
+TEST_F(ModuleInstance, ConstructorFailureIsReportedWithTheModulesMessage) {
+  DaemonContext ctx = context({{"fail", true}});
+  try {
+    createModule(library_, ctx);
+    FAIL() << "expected ModuleRejected";
+  } catch (const ModuleRejected &e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(contains(message, "'dummy' failed to start")) << message;
+    EXPECT_TRUE(contains(message, "test.json: dummy asked to fail (key 'fail')")) << message;
+  }
+}
+
+TEST_F(ModuleInstance, ConfigOutsideTheKeyTableIsRefusedBeforeCreate) {
+  EXPECT_THROW(context({{"increment", 0}}), sdk::ConfigError);
+  EXPECT_THROW(context({{"bogus", 1}}), sdk::ConfigError);
+  EXPECT_EQ(stats_.size(), 0U) << "no module was created";
+}
+
+} // namespace
+} // namespace efu

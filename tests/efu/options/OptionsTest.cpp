@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// efu command line: defaults equal DaemonOptions, bad values are refused, --help shows defaults.
+#include "efu/Options.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace efu {
+namespace {
+
+/// Parses `args` (without the program name) as the daemon does.
+DaemonOptions parse(std::vector<std::string> args) {
+  CLI::App app{"efu"};
+  DaemonOptions options;
+  addDaemonOptions(app, options);
+  std::reverse(args.begin(), args.end()); // CLI11 takes the vector reversed
+  app.parse(args);
+  return options;
+}
+
+/// The text of the ParseError that `args` raise, or "(accepted)".
+std::string errorOf(const std::vector<std::string> &args) {
+  try {
+    parse(args);
+  } catch (const CLI::ParseError &e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+std::string helpText() {
+  CLI::App app{"efu"};
+  DaemonOptions options;
+  addDaemonOptions(app, options);
+  return app.help();
+}
+
+/// The help line that mentions `option`.
+std::string helpLine(const std::string &option) {
+  std::istringstream in(helpText());
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(option) != std::string::npos) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST(Options, DefaultsAreTheDocumentedOnes) {
+  const DaemonOptions o = parse({"-d", "udp"});
+  EXPECT_EQ(o.detector, "udp");
+  EXPECT_TRUE(o.modulePaths.empty());
+  EXPECT_FALSE(o.helpModule);
+  EXPECT_EQ(o.configFile, "");
+  EXPECT_EQ(o.dataAddress, "0.0.0.0");
+  EXPECT_EQ(o.dataPort, 9000);
+  EXPECT_EQ(o.rcvbufBytes, 12 * 1024 * 1024);
+  EXPECT_EQ(o.rxCpu, -1);
+  EXPECT_EQ(o.procCpu, -1);
+  EXPECT_EQ(o.ringSlots, 2048U);
+  EXPECT_EQ(o.rxBatch, 64U);
+  EXPECT_EQ(o.stopAfterS, 0.0);
+  EXPECT_EQ(o.statsIntervalS, 1.0);
+  EXPECT_EQ(o.cmdPort, 8888);
+  EXPECT_EQ(o.cmdAddress, "127.0.0.1");
+  EXPECT_EQ(o.logLevel, "info");
+  EXPECT_EQ(o.logFile, "");
+  EXPECT_EQ(o.serviceId, "");
+  EXPECT_FALSE(o.noKafka);
+}
+
+TEST(Options, ParsedDefaultsEqualTheStructDefaults) {
+  const DaemonOptions parsed = parse({"--det", "udp"});
+  const DaemonOptions plain;
+  EXPECT_EQ(parsed.dataAddress, plain.dataAddress);
+  EXPECT_EQ(parsed.dataPort, plain.dataPort);
+  EXPECT_EQ(parsed.rcvbufBytes, plain.rcvbufBytes);
+  EXPECT_EQ(parsed.ringSlots, plain.ringSlots);
+  EXPECT_EQ(parsed.rxBatch, plain.rxBatch);
+  EXPECT_EQ(parsed.statsIntervalS, plain.statsIntervalS);
+  EXPECT_EQ(parsed.cmdPort, plain.cmdPort);
+  EXPECT_EQ(parsed.cmdAddress, plain.cmdAddress);
+  EXPECT_EQ(parsed.logLevel, plain.logLevel);
+}
+
+TEST(Options, EveryOptionIsParsed) {
+  const DaemonOptions o = parse({"-d",
+                                 "vmm3",
+                                 "--module-path",
+                                 "/a",
+                                 "--module-path",
+                                 "/b",
+                                 "--help-module",
+                                 "-i",
+                                 "10.1.2.3",
+                                 "-p",
+                                 "4321",
+                                 "--rcvbuf",
+                                 "65536",
+                                 "--rx-cpu",
+                                 "2",
+                                 "--proc-cpu",
+                                 "3",
+                                 "--ring-slots",
+                                 "1048576",
+                                 "--rx-batch",
+                                 "1024",
+                                 "--stopafter",
+                                 "2.5",
+                                 "--stats-interval",
+                                 "0.5",
+                                 "-m",
+                                 "9999",
+                                 "--cmdaddr",
+                                 "0.0.0.0",
+                                 "-l",
+                                 "debug",
+                                 "--log-file",
+                                 "/tmp/efu.log",
+                                 "--service-id",
+                                 "freia1"});
+  EXPECT_EQ(o.detector, "vmm3");
+  EXPECT_EQ(o.modulePaths, (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_TRUE(o.helpModule);
+  EXPECT_EQ(o.dataAddress, "10.1.2.3");
+  EXPECT_EQ(o.dataPort, 4321);
+  EXPECT_EQ(o.rcvbufBytes, 65536);
+  EXPECT_EQ(o.rxCpu, 2);
+  EXPECT_EQ(o.procCpu, 3);
+  EXPECT_EQ(o.ringSlots, 1048576U);
+  EXPECT_EQ(o.rxBatch, 1024U);
+  EXPECT_EQ(o.stopAfterS, 2.5);
+  EXPECT_EQ(o.statsIntervalS, 0.5);
+  EXPECT_EQ(o.cmdPort, 9999);
+  EXPECT_EQ(o.cmdAddress, "0.0.0.0");
+  EXPECT_EQ(o.logLevel, "debug");
+  EXPECT_EQ(o.logFile, "/tmp/efu.log");
+  EXPECT_EQ(o.serviceId, "freia1");
+}
+
+TEST(Options, LongAndShortNames) {
+  EXPECT_EQ(parse({"--det", "udp", "--port", "1", "--dip", "1.2.3.4", "--cmdport", "65535",
+                   "--log-level", "off"})
+                .dataPort,
+            1);
+  const DaemonOptions o = parse({"-d", "udp", "-p", "65535", "-i", "255.255.255.255", "-m", "1"});
+  EXPECT_EQ(o.dataPort, 65535);
+  EXPECT_EQ(o.dataAddress, "255.255.255.255");
+  EXPECT_EQ(o.cmdPort, 1);
+}
+
+TEST(Options, DetectorIsRequired) {
+  EXPECT_THROW(parse({}), CLI::RequiredError);
+  EXPECT_THROW(parse({"-p", "9000"}), CLI::RequiredError);
+  EXPECT_TRUE(errorOf({}).find("--det") != std::string::npos) << errorOf({});
+}
+
+TEST(Options, RingSlotsMustBeAPowerOfTwoInRange) {
+  for (const char *bad : {"1000", "0", "1", "3", "2047", "-2048", "2097152", "many"}) {
+    EXPECT_NE(errorOf({"-d", "udp", "--ring-slots", bad}), "(accepted)") << bad;
+  }
+  EXPECT_TRUE(errorOf({"-d", "udp", "--ring-slots", "1000"}).find("power of two") !=
+              std::string::npos)
+      << errorOf({"-d", "udp", "--ring-slots", "1000"});
+  for (const char *good : {"2", "4", "1024", "1048576"}) {
+    EXPECT_EQ(errorOf({"-d", "udp", "--ring-slots", good}), "(accepted)") << good;
+  }
+}
+
+TEST(Options, PortsOutsideOneTo65535AreRefused) {
+  for (const char *bad : {"0", "70000", "65536", "-1", "http"}) {
+    EXPECT_NE(errorOf({"-d", "udp", "-p", bad}), "(accepted)") << "-p " << bad;
+    EXPECT_NE(errorOf({"-d", "udp", "-m", bad}), "(accepted)") << "-m " << bad;
+  }
+  EXPECT_THROW(parse({"-d", "udp", "-p", "0"}), CLI::ValidationError);
+}
+
+TEST(Options, AddressesMustBeDottedQuads) {
+  for (const char *bad :
+       {"1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.4x", "localhost", "::1", "", "-1.2.3.4"}) {
+    EXPECT_NE(errorOf({"-d", "udp", "--dip", bad}), "(accepted)") << "--dip '" << bad << "'";
+    EXPECT_NE(errorOf({"-d", "udp", "--cmdaddr", bad}), "(accepted)")
+        << "--cmdaddr '" << bad << "'";
+  }
+  EXPECT_TRUE(errorOf({"-d", "udp", "--dip", "1.2.3"}).find("1.2.3") != std::string::npos);
+}
+
+// KNOWN BUG (efu/Options.cpp, kIpv4): the validator parses with sscanf("%u.%u.%u.%u"), which
+// skips blanks and accepts signs and leading zeros. UdpReceiver's inet_pton() then refuses such a
+// --dip only at bind time, and the control server's getaddrinfo() reads leading zeros as octal:
+// `--cmdaddr 010.0.0.1` passes validation and binds 8.0.0.1. The validator should accept exactly
+// the strict dotted quads inet_pton() accepts.
+TEST(Options, AddressValidatorAgreesWithInetPton) {
+  for (const char *text : {"1.2.3.4", "0.0.0.0", " 1.2.3.4", "+1.2.3.4", "1.2.3.+4", "01.2.3.4",
+                           "1.2.3.04", "1. 2.3.4", "1.2.3.4 ", "0x1.2.3.4"}) {
+    in_addr addr{};
+    const bool valid = inet_pton(AF_INET, text, &addr) == 1;
+    EXPECT_EQ(errorOf({"-d", "udp", "--dip", text}) == "(accepted)", valid)
+        << "KNOWN BUG: --dip '" << text << "': inet_pton says " << (valid ? "valid" : "invalid");
+  }
+}
+
+TEST(Options, LogLevelMustBeKnown) {
+  const std::string message = errorOf({"-d", "udp", "--log-level", "loud"});
+  EXPECT_NE(message, "(accepted)");
+  EXPECT_TRUE(message.find("loud") != std::string::npos) << message;
+  for (const char *level : {"trace", "debug", "info", "warn", "error", "critical", "off"}) {
+    EXPECT_EQ(parse({"-d", "udp", "-l", level}).logLevel, level);
+  }
+}
+
+TEST(Options, OtherRangesAreEnforced) {
+  const std::vector<std::vector<std::string>> bad{
+      {"--rcvbuf", "1000"},         {"--rcvbuf", "2147483647"},
+      {"--rx-cpu", "-2"},           {"--proc-cpu", "4096"},
+      {"--rx-batch", "0"},          {"--rx-batch", "1025"},
+      {"--stopafter", "-1"},        {"--stats-interval", "0"},
+      {"--stats-interval", "3601"}, {"--config", "/nonexistent/efu.json"},
+  };
+  for (const auto &pair : bad) {
+    EXPECT_NE(errorOf({"-d", "udp", pair[0], pair[1]}), "(accepted)") << pair[0] << " " << pair[1];
+  }
+}
+
+TEST(Options, UnknownOptionIsRefused) {
+  EXPECT_THROW(parse({"-d", "udp", "--no-such-option"}), CLI::ParseError);
+}
+
+TEST(Options, HelpShowsTheRealDefaults) {
+  const std::string help = helpText();
+  for (const char *value : {"9000", "8888", "12582912", "2048", "0.0.0.0", "127.0.0.1", "info"}) {
+    EXPECT_NE(help.find(value), std::string::npos) << value << "\n" << help;
+  }
+  EXPECT_NE(helpLine("--port").find("9000"), std::string::npos) << helpLine("--port");
+  EXPECT_NE(helpLine("--cmdport").find("8888"), std::string::npos) << helpLine("--cmdport");
+  EXPECT_NE(helpLine("--rcvbuf").find(std::to_string(DaemonOptions{}.rcvbufBytes)),
+            std::string::npos)
+      << helpLine("--rcvbuf");
+  EXPECT_NE(helpLine("--ring-slots").find(std::to_string(DaemonOptions{}.ringSlots)),
+            std::string::npos)
+      << helpLine("--ring-slots");
+  EXPECT_NE(helpLine("--rx-batch").find("64"), std::string::npos) << helpLine("--rx-batch");
+  EXPECT_NE(helpLine("--dip").find("0.0.0.0"), std::string::npos) << helpLine("--dip");
+  EXPECT_NE(helpLine("--cmdaddr").find("127.0.0.1"), std::string::npos) << helpLine("--cmdaddr");
+}
+
+} // namespace
+} // namespace efu

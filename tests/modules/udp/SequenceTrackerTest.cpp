@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// SequenceTracker: loss, reordering, duplicates, restarts and the sliding window, exact counts.
+#include "modules/udp/SequenceTracker.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <initializer_list>
+
+namespace efu::udp {
+namespace {
+
+constexpr uint64_t kWindow = SequenceTracker::kWindow;
+
+/// Adds [from, to).
+void addRange(SequenceTracker &t, uint64_t from, uint64_t to) {
+  for (uint64_t n = from; n < to; ++n) {
+    t.add(n);
+  }
+}
+
+void addAll(SequenceTracker &t, std::initializer_list<uint64_t> seqs) {
+  for (uint64_t n : seqs) {
+    t.add(n);
+  }
+}
+
+struct Counts {
+  uint64_t lost, reordered, duplicates, restarts, expected;
+};
+
+void expectCounts(const SequenceTracker &t, Counts c) {
+  EXPECT_EQ(t.lost(), c.lost) << "lost";
+  EXPECT_EQ(t.reordered(), c.reordered) << "reordered";
+  EXPECT_EQ(t.duplicates(), c.duplicates) << "duplicates";
+  EXPECT_EQ(t.restarts(), c.restarts) << "restarts";
+  EXPECT_EQ(t.expected(), c.expected) << "expected";
+}
+
+TEST(SequenceTracker, NothingBeforeTheFirstPacket) {
+  SequenceTracker t;
+  expectCounts(t, {0, 0, 0, 0, 0});
+  EXPECT_EQ(t.per(), 0.0);
+}
+
+TEST(SequenceTracker, InOrderFromZero) {
+  SequenceTracker t;
+  addRange(t, 0, 1000);
+  expectCounts(t, {0, 0, 0, 0, 1000});
+  EXPECT_EQ(t.per(), 0.0);
+}
+
+TEST(SequenceTracker, InOrderFromANonZeroStart) {
+  SequenceTracker t;
+  addRange(t, 5000, 5100); // joined a running generator: nothing before 5000 is lost
+  expectCounts(t, {0, 0, 0, 0, 100});
+}
+
+TEST(SequenceTracker, SingleGap) {
+  SequenceTracker t;
+  addAll(t, {0, 1, 2, 3, 4, 6, 7, 8, 9});
+  expectCounts(t, {1, 0, 0, 0, 10});
+  EXPECT_DOUBLE_EQ(t.per(), 0.1);
+}
+
+TEST(SequenceTracker, MultiPacketGapCountsPacketsNotGaps) {
+  SequenceTracker t;
+  addAll(t, {0, 1, 10, 11});
+  expectCounts(t, {8, 0, 0, 0, 12});
+}
+
+TEST(SequenceTracker, GapFilledLateMovesLostToReordered) {
+  SequenceTracker t;
+  addAll(t, {0, 1, 3, 4});
+  EXPECT_EQ(t.lost(), 1U);
+  t.add(2);
+  expectCounts(t, {0, 1, 0, 0, 5});
+}
+
+TEST(SequenceTracker, SwappedPairsAreReorderedNotLost) {
+  SequenceTracker t;
+  addAll(t, {0, 2, 1, 4, 3, 6, 5, 7});
+  expectCounts(t, {0, 3, 0, 0, 8});
+}
+
+TEST(SequenceTracker, PartlyFilledGap) {
+  SequenceTracker t;
+  addAll(t, {0, 10, 3, 7});
+  expectCounts(t, {7, 2, 0, 0, 11});
+}
+
+TEST(SequenceTracker, Duplicates) {
+  SequenceTracker t;
+  addAll(t, {0, 1, 1, 2, 2, 2, 3});
+  expectCounts(t, {0, 0, 3, 0, 4});
+}
+
+TEST(SequenceTracker, DuplicateOfTheFirstPacket) {
+  SequenceTracker t;
+  addAll(t, {5, 5, 6, 5});
+  expectCounts(t, {0, 0, 2, 0, 2});
+}
+
+TEST(SequenceTracker, DuplicateOfALateArrival) {
+  SequenceTracker t;
+  addAll(t, {0, 2, 1, 1});
+  expectCounts(t, {0, 1, 1, 0, 3});
+}
+
+TEST(SequenceTracker, DuplicateOfTheHighest) {
+  SequenceTracker t;
+  addAll(t, {0, 1, 5, 5});
+  expectCounts(t, {3, 0, 1, 0, 6});
+}
+
+TEST(SequenceTracker, SeqBelowTheFirstExtendsTheRun) {
+  SequenceTracker t;
+  addAll(t, {10, 11});
+  t.add(7); // the run started earlier: 8 and 9 are now missing
+  expectCounts(t, {2, 1, 0, 0, 5});
+  t.add(9);
+  t.add(8);
+  expectCounts(t, {0, 3, 0, 0, 5});
+  t.add(7);
+  t.add(10);
+  expectCounts(t, {0, 3, 2, 0, 5});
+}
+
+TEST(SequenceTracker, SeqJustBelowTheFirst) {
+  SequenceTracker t;
+  addAll(t, {100, 101, 99});
+  expectCounts(t, {0, 1, 0, 0, 3});
+}
+
+TEST(SequenceTracker, RestartResetsWithoutLoss) {
+  SequenceTracker t;
+  addRange(t, 0, 100'000);
+  addRange(t, 0, 10); // the generator was restarted
+  expectCounts(t, {0, 0, 0, 1, 100'010});
+  t.add(5);
+  expectCounts(t, {0, 0, 1, 1, 100'010}); // the new run has its own window
+}
+
+TEST(SequenceTracker, RestartKeepsEarlierLossAndCountsNewLoss) {
+  SequenceTracker t;
+  addRange(t, 0, 50);
+  addRange(t, 51, 100'000);   // run 1: 0 .. 99'999 without 50
+  addAll(t, {0, 1, 2, 4, 5}); // run 2: 0 .. 5 without 3
+  expectCounts(t, {2, 0, 0, 1, 100'000 + 6});
+  EXPECT_DOUBLE_EQ(t.per(), 2.0 / 100'006.0);
+}
+
+TEST(SequenceTracker, BackwardsJumpWithinTheWindowIsNotARestart) {
+  SequenceTracker t;
+  addRange(t, 0, 100);
+  addRange(t, 0, 5); // behind by less than the window: duplicates, not a new run
+  expectCounts(t, {0, 0, 5, 0, 100});
+}
+
+TEST(SequenceTracker, TwoRestarts) {
+  SequenceTracker t;
+  addRange(t, 0, 70'000);
+  addRange(t, 0, 80'000);
+  addRange(t, 0, 3);
+  expectCounts(t, {0, 0, 0, 2, 150'003});
+}
+
+TEST(SequenceTracker, LateArrivalJustInsideTheWindowAfterItWrapped) {
+  SequenceTracker t;
+  addRange(t, 0, 100'000);
+  addRange(t, 100'001, 100'000 + kWindow); // 100'000 lost; highest = 100'000 + 65535
+  ASSERT_EQ(t.lost(), 1U);
+  // 100'000 shares its bit with 34'464, which was received: the bit must have been cleared.
+  t.add(100'000);
+  expectCounts(t, {0, 1, 0, 0, 100'000 + kWindow});
+  t.add(100'000);
+  EXPECT_EQ(t.duplicates(), 1U);
+}
+
+TEST(SequenceTracker, DuplicateJustInsideTheWindowAfterItWrapped) {
+  SequenceTracker t;
+  addRange(t, 0, 100'000 + kWindow); // highest = 165'535
+  t.add(100'000);                    // behind by kWindow - 1: still known
+  expectCounts(t, {0, 0, 1, 0, 100'000 + kWindow});
+}
+
+TEST(SequenceTracker, JustOutsideTheWindowIsTreatedAsARestart) {
+  SequenceTracker t;
+  addRange(t, 0, 100'001 + kWindow); // highest = 165'536
+  t.add(100'000);                    // behind by exactly kWindow: beyond the window
+  EXPECT_EQ(t.restarts(), 1U);
+  EXPECT_EQ(t.duplicates(), 0U);
+  EXPECT_EQ(t.lost(), 0U) << "no loss is counted for the jump itself";
+  EXPECT_EQ(t.expected(), 100'001 + kWindow + 1);
+}
+
+// KNOWN BUG (modules/udp/SequenceTracker.cpp, add(): `behind >= kWindow` → startRun): a single
+// stale datagram only just beyond the window (here a duplicate delayed by kWindow packets) is
+// taken for a generator restart. The stream then continues at its old numbers, which the new
+// run sees as a forward jump: kWindow packets are counted lost although every number was
+// received (WIRE-FORMATS §1: lost = numbers never received; restarts are jumps *far* beyond
+// the window).
+TEST(SequenceTracker, StaleDatagramJustOutsideTheWindowDoesNotCauseFalseLoss) {
+  SequenceTracker t;
+  addRange(t, 0, 100'001 + kWindow); // 0 .. 165'536, nothing lost
+  t.add(100'000);                    // one stale duplicate, kWindow behind
+  addRange(t, 100'001 + kWindow, 100'001 + kWindow + 10);
+  EXPECT_EQ(t.lost(), 0U) << "KNOWN BUG: every number was received, yet loss is counted";
+}
+
+TEST(SequenceTracker, LargeForwardGapClearsTheWholeWindow) {
+  SequenceTracker t;
+  addRange(t, 0, 11);
+  const uint64_t far = 10 + kWindow + 5; // gap >= kWindow
+  t.add(far);
+  expectCounts(t, {kWindow + 4, 0, 0, 0, far + 1});
+  // 10 + kWindow shares its bit with 10 (received before the gap): it must read as not received.
+  t.add(10 + kWindow);
+  t.add(far - 1);
+  expectCounts(t, {kWindow + 2, 2, 0, 0, far + 1});
+  t.add(far - 1);
+  EXPECT_EQ(t.duplicates(), 1U);
+}
+
+TEST(SequenceTracker, ForwardGapJustBelowTheWindowClearsTheSkippedBits) {
+  SequenceTracker t;
+  addRange(t, 0, 11);
+  const uint64_t next = 10 + kWindow; // gap = kWindow - 1: the bit-by-bit path
+  t.add(next);
+  expectCounts(t, {kWindow - 1, 0, 0, 0, next + 1});
+  t.add(kWindow); // shares its bit with 0
+  t.add(11);      // the oldest number still in the window
+  expectCounts(t, {kWindow - 3, 2, 0, 0, next + 1});
+  t.add(10); // kWindow behind: beyond the window
+  EXPECT_EQ(t.restarts(), 1U);
+}
+
+TEST(SequenceTracker, HugeForwardGap) {
+  SequenceTracker t;
+  t.add(0);
+  t.add(1'000'000'000'000);
+  expectCounts(t, {999'999'999'999, 0, 0, 0, 1'000'000'000'001});
+  t.add(1'000'000'000'000 - 1);
+  expectCounts(t, {999'999'999'998, 1, 0, 0, 1'000'000'000'001});
+}
+
+TEST(SequenceTracker, PerIsLostOverExpected) {
+  SequenceTracker t;
+  addAll(t, {0, 1, 2, 4, 5, 6, 8, 9}); // 3 and 7 missing of 10
+  EXPECT_EQ(t.lost(), 2U);
+  EXPECT_EQ(t.expected(), 10U);
+  EXPECT_DOUBLE_EQ(t.per(), 0.2);
+  t.add(3);
+  EXPECT_DOUBLE_EQ(t.per(), 0.1);
+  addRange(t, 10, 40); // 1 of 40
+  EXPECT_DOUBLE_EQ(t.per(), 0.025);
+  t.add(7);
+  EXPECT_EQ(t.per(), 0.0);
+}
+
+TEST(SequenceTracker, PerAcrossARestartUsesAllRuns) {
+  SequenceTracker t;
+  addRange(t, 0, 99'999); // 0 .. 99'998
+  t.add(100'000);         // 99'999 lost; run 1 expects 100'001
+  addRange(t, 0, 10);     // restart
+  t.add(12);              // 10, 11 lost; run 2 expects 13
+  expectCounts(t, {3, 0, 0, 1, 100'014});
+  EXPECT_DOUBLE_EQ(t.per(), 3.0 / 100'014.0);
+}
+
+} // namespace
+} // namespace efu::udp
