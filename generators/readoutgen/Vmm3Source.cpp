@@ -28,12 +28,12 @@ constexpr Shape kShapes[] = {
 
 } // namespace
 
-Vmm3Source::Vmm3Source(const nlohmann::json &config, const std::string &configSource,
-                       uint64_t seed)
+Vmm3Source::Vmm3Source(const nlohmann::json &config, const std::string &configSource, uint64_t seed)
     : config_(vmm3::parseVmm3Config(config, configSource)), rng_(seed) {
   if (config_.adcThreshold >= kMaxUnit) {
     throw sdk::ConfigError(configSource + ": adc_threshold " +
-                           std::to_string(config_.adcThreshold) + " leaves readoutgen no room to "
+                           std::to_string(config_.adcThreshold) +
+                           " leaves readoutgen no room to "
                            "share a charge over 5 strips (it must be below " +
                            std::to_string(kMaxUnit) + ")");
   }
@@ -74,8 +74,8 @@ void Vmm3Source::writeHit(const StripAddress &a, const readout::EssTime &t, uint
 size_t Vmm3Source::writePlane(vmm3::Plane plane, uint32_t centre, const Neutron &n, uint8_t *out) {
   const auto &strips = strips_[static_cast<size_t>(plane)];
   const Shape &shape = kShapes[std::uniform_int_distribution<int>(0, 3)(rng_)];
-  const auto unit = static_cast<uint16_t>(std::uniform_int_distribution<int>(
-      config_.adcThreshold + 1, kMaxUnit)(rng_));
+  const auto unit = static_cast<uint16_t>(
+      std::uniform_int_distribution<int>(config_.adcThreshold + 1, kMaxUnit)(rng_));
   std::uniform_int_distribution<int64_t> spread(1, kMaxSpreadNs);
   size_t bytes = 0;
   for (int i = 0; i < shape.count; ++i) {
@@ -109,8 +109,8 @@ size_t Vmm3Source::encodeEvent(const Neutron &n, std::span<uint8_t> out, TruthSi
   if (config_.adcThreshold > 0) {
     const auto &[plane, strip] =
         covered_[std::uniform_int_distribution<size_t>(0, covered_.size() - 1)(rng_)];
-    const auto adc =
-        static_cast<uint16_t>(std::uniform_int_distribution<int>(0, config_.adcThreshold - 1)(rng_));
+    const auto adc = static_cast<uint16_t>(
+        std::uniform_int_distribution<int>(0, config_.adcThreshold - 1)(rng_));
     writeHit(strips_[static_cast<size_t>(plane)][strip], n.eventTime, adc, 0, out.data() + bytes);
     bytes += sizeof(vmm3::Vmm3Readout);
   }

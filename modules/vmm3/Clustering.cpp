@@ -29,12 +29,15 @@ void sortByStrip(Hit *first, size_t n) noexcept {
 }
 
 Cluster startCluster(const Hit &h) noexcept {
-  return Cluster{h.timeNs, h.timeNs, static_cast<uint64_t>(h.adc) * h.strip, h.adc, 1, h.strip,
-                 h.strip};
+  return Cluster{h.timeNs, h.timeNs,   static_cast<uint64_t>(h.adc) * h.strip, h.adc, 1, h.strip,
+                 h.strip,  h.pulseSlot};
 }
 
 void grow(Cluster &c, const Hit &h) noexcept {
-  c.timeNs = std::min(c.timeNs, h.timeNs);
+  if (h.timeNs < c.timeNs) {
+    c.timeNs = h.timeNs;
+    c.pulseSlot = h.pulseSlot;
+  }
   c.endTimeNs = std::max(c.endTimeNs, h.timeNs);
   c.weightedStrips += static_cast<uint64_t>(h.adc) * h.strip;
   c.charge += h.adc;
@@ -45,7 +48,8 @@ void grow(Cluster &c, const Hit &h) noexcept {
 } // namespace
 
 PlaneClusterer::PlaneClusterer(Plane plane, const ClusterParams &params, ClusterSink &sink)
-    : plane_(plane), params_(params), sink_(sink), sort_(std::max<uint32_t>(params.sortCapacity, 2)),
+    : plane_(plane), params_(params), sink_(sink),
+      sort_(std::max<uint32_t>(params.sortCapacity, 2)),
       group_(std::max<uint32_t>(params.maxGroupHits, 1)) {}
 
 bool PlaneClusterer::add(const Hit &hit) noexcept {
@@ -123,14 +127,20 @@ void PlaneClusterer::flush() noexcept {
   closeGroup();
 }
 
+void PlaneClusterer::restart() noexcept {
+  flush();
+  newestNs_ = std::numeric_limits<int64_t>::min();
+  releasedNs_ = std::numeric_limits<int64_t>::min();
+}
+
 int64_t PlaneClusterer::watermarkNs() const noexcept {
   // The open group is in release (time) order; everything later is at least releasedNs_.
   return groupSize_ > 0 ? group_[0].timeNs : releasedNs_;
 }
 
 EventFormer::EventFormer(const Params &params, EventOutput &out)
-    : params_(params), out_(out),
-      planes_{{Plane::X, params.planes, *this}, {Plane::Y, params.planes, *this}} {
+    : params_(params),
+      out_(out), planes_{{Plane::X, params.planes, *this}, {Plane::Y, params.planes, *this}} {
   for (Waiting &w : waiting_) {
     w.items.resize(std::max<uint32_t>(params.matchCapacity, 2));
   }
@@ -209,6 +219,7 @@ bool EventFormer::decideEarliest(bool force) noexcept {
 void EventFormer::emit(const Cluster &x, const Cluster &y) noexcept {
   Event e;
   e.timeNs = std::min(x.timeNs, y.timeNs);
+  e.pulseSlot = x.timeNs <= y.timeNs ? x.pulseSlot : y.pulseSlot;
   e.x = x.centreStrip();
   e.y = y.centreStrip();
   // Strips are < nx / ny by construction (the config checks every hybrid's range).
@@ -232,6 +243,14 @@ void EventFormer::flush() noexcept {
   }
 }
 
+void EventFormer::restart() noexcept {
+  flush();
+  for (PlaneClusterer &p : planes_) {
+    p.restart();
+  }
+  ++restarts_;
+}
+
 bool EventFormer::idle() const noexcept {
   return planes_[0].idle() && planes_[1].idle() && waiting_[0].empty() && waiting_[1].empty();
 }
@@ -244,6 +263,7 @@ FormerStats EventFormer::stats() const noexcept {
   }
   s.events = events_;
   s.matchOverflows = matchOverflows_;
+  s.restarts = restarts_;
   return s;
 }
 

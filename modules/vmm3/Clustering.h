@@ -15,17 +15,19 @@ struct Hit {
   int64_t timeNs;
   uint16_t strip;
   uint16_t adc;
+  uint8_t pulseSlot = 0; ///< opaque tag of the pulse the hit's datagram referred to (see module)
 };
 
 /// A cluster of hits of one plane.
 struct Cluster {
-  int64_t timeNs;    ///< time of its earliest hit (the event time)
-  int64_t endTimeNs; ///< time of its latest hit
+  int64_t timeNs;          ///< time of its earliest hit (the event time)
+  int64_t endTimeNs;       ///< time of its latest hit
   uint64_t weightedStrips; ///< sum of adc * strip
-  uint32_t charge;   ///< sum of adc
+  uint32_t charge;         ///< sum of adc
   uint16_t hits;
   uint16_t stripMin;
   uint16_t stripMax;
+  uint8_t pulseSlot; ///< the pulse tag of its earliest hit
   /// Charge-weighted centre rounded to the nearest strip (ties up); the lowest strip for an
   /// all-zero charge.
   [[nodiscard]] uint32_t centreStrip() const noexcept {
@@ -52,10 +54,10 @@ struct ClusterParams {
 
 /// Per-plane counts (plain integers; the module copies them to its counters).
 struct PlaneStats {
-  int64_t late = 0;         ///< hits older than the last hit already released: dropped
+  int64_t late = 0; ///< hits older than the last hit already released: dropped
   int64_t clusters = 0;
-  int64_t forcedCloses = 0; ///< time groups closed because they held maxGroupHits
-  int64_t sortOverflows = 0;///< hits released early because the sort buffer was full
+  int64_t forcedCloses = 0;  ///< time groups closed because they held maxGroupHits
+  int64_t sortOverflows = 0; ///< hits released early because the sort buffer was full
 };
 
 /// Clusters the hits of one plane. Hits go into a bounded sort buffer (insertion from the back,
@@ -75,6 +77,10 @@ public:
   bool add(const Hit &hit) noexcept;
   /// Releases every buffered hit and closes the open group.
   void flush() noexcept;
+  /// flush(), then forget the time: the next hit may have any time (a sender restarted).
+  void restart() noexcept;
+  /// Time of the last hit released to clustering (hits older than this are late).
+  [[nodiscard]] int64_t releasedNs() const noexcept { return releasedNs_; }
   /// No cluster still to come from this plane can start before this time (hits arriving later
   /// than it are refused as late). INT64_MIN before the first hit.
   [[nodiscard]] int64_t watermarkNs() const noexcept;
@@ -88,10 +94,10 @@ private:
   const Plane plane_;
   const ClusterParams params_;
   ClusterSink &sink_;
-  std::vector<Hit> sort_;   ///< [sortHead_, sortSize_) pending, ordered by time
+  std::vector<Hit> sort_; ///< [sortHead_, sortSize_) pending, ordered by time
   size_t sortHead_ = 0;
   size_t sortSize_ = 0;
-  std::vector<Hit> group_;  ///< the open time group (time order until closeGroup sorts it)
+  std::vector<Hit> group_; ///< the open time group (time order until closeGroup sorts it)
   size_t groupSize_ = 0;
   int64_t newestNs_ = std::numeric_limits<int64_t>::min();
   int64_t releasedNs_ = std::numeric_limits<int64_t>::min();
@@ -103,7 +109,8 @@ struct Event {
   int64_t timeNs; ///< the earlier of the two cluster times
   uint32_t x;
   uint32_t y;
-  int32_t pixelId; ///< y * nx + x + 1
+  int32_t pixelId;   ///< y * nx + x + 1
+  uint8_t pulseSlot; ///< the pulse tag of the earlier cluster (the event's first hit)
   Cluster cx;
   Cluster cy;
 };
@@ -122,6 +129,7 @@ struct FormerStats {
   int64_t events = 0;
   int64_t unmatched[kPlanes] = {0, 0};
   int64_t matchOverflows = 0; ///< clusters decided early because the match buffer was full
+  int64_t restarts = 0;       ///< hits far older than the released ones: everything flushed
 };
 
 /// Both planes plus matching. Clusters wait in a per-plane buffer ordered by time; the earliest
@@ -143,9 +151,18 @@ public:
   /// The parameters of a configuration.
   static Params paramsFrom(const Vmm3Config &c);
 
+  /// A hit this much older than the hits already released means the sender restarted (or the
+  /// clock jumped): everything open is flushed and time starts over instead of counting every
+  /// following hit late.
+  static constexpr int64_t kRestartJumpNs = 1'000'000'000;
+
   /// False when the hit was late (counted).
   bool addHit(Plane plane, const Hit &hit) noexcept {
-    return planes_[static_cast<size_t>(plane)].add(hit);
+    PlaneClusterer &p = planes_[static_cast<size_t>(plane)];
+    if (hit.timeNs < p.releasedNs() && p.releasedNs() - hit.timeNs > kRestartJumpNs) [[unlikely]] {
+      restart();
+    }
+    return p.add(hit);
   }
   /// Matches what can be decided now.
   void advance() noexcept;
@@ -165,6 +182,7 @@ private:
   };
 
   void cluster(Plane plane, const Cluster &c) noexcept override;
+  void restart() noexcept;
   /// Decides the earliest waiting cluster (match or unmatched); false when there is none or
   /// (unless `force`) the other plane may still send a partner.
   bool decideEarliest(bool force = true) noexcept;
@@ -178,6 +196,7 @@ private:
   int64_t events_ = 0;
   int64_t unmatched_[kPlanes] = {0, 0};
   int64_t matchOverflows_ = 0;
+  int64_t restarts_ = 0;
 };
 
 } // namespace efu::vmm3

@@ -12,11 +12,9 @@ using sdk::ConfigError;
 using sdk::ConfigType;
 
 const EfuConfigKey kVmm3ConfigKeys[] = {
-    {"instrument", ConfigType::String, "\"\"", "Instrument name (free text, shown in logs)", 1,
-     0},
+    {"instrument", ConfigType::String, "\"\"", "Instrument name (free text, shown in logs)", 1, 0},
     {"detector_type", ConfigType::Integer, "72",
-     "ESS header detector type accepted (0x44 NMX = 68, 0x48 FREIA = 72, 0x4C ESTIA = 76)", 0,
-     255},
+     "ESS header detector type accepted (0x44 NMX = 68, 0x48 FREIA = 72, 0x4C ESTIA = 76)", 0, 255},
     {"nx", ConfigType::Integer, nullptr, "Strips along x = image width in pixels", 1, 65535},
     {"ny", ConfigType::Integer, nullptr, "Strips along y = image height in pixels", 1, 65535},
     {"hybrids", ConfigType::Array, nullptr,
@@ -52,24 +50,36 @@ namespace {
 
 const char *typeName(ConfigType type) {
   switch (type) {
-  case ConfigType::Integer: return "integer";
-  case ConfigType::Number: return "number";
-  case ConfigType::Boolean: return "boolean";
-  case ConfigType::String: return "string";
-  case ConfigType::Array: return "array";
-  case ConfigType::Object: return "object";
+  case ConfigType::Integer:
+    return "integer";
+  case ConfigType::Number:
+    return "number";
+  case ConfigType::Boolean:
+    return "boolean";
+  case ConfigType::String:
+    return "string";
+  case ConfigType::Array:
+    return "array";
+  case ConfigType::Object:
+    return "object";
   }
   return "?";
 }
 
 bool hasType(const nlohmann::json &value, ConfigType type) {
   switch (type) {
-  case ConfigType::Integer: return value.is_number_integer();
-  case ConfigType::Number: return value.is_number();
-  case ConfigType::Boolean: return value.is_boolean();
-  case ConfigType::String: return value.is_string();
-  case ConfigType::Array: return value.is_array();
-  case ConfigType::Object: return value.is_object();
+  case ConfigType::Integer:
+    return value.is_number_integer();
+  case ConfigType::Number:
+    return value.is_number();
+  case ConfigType::Boolean:
+    return value.is_boolean();
+  case ConfigType::String:
+    return value.is_string();
+  case ConfigType::Array:
+    return value.is_array();
+  case ConfigType::Object:
+    return value.is_object();
   }
   return false;
 }
@@ -153,8 +163,8 @@ Hybrid parseHybrid(const nlohmann::json &h, size_t index, const Vmm3Config &c,
   if (plane == "x" || plane == "y") {
     out.plane = plane == "x" ? Plane::X : Plane::Y;
   } else {
-    throw ConfigError(fmt::format("{}: key 'hybrids[{}].plane' = {} must be \"x\" or \"y\"",
-                                  source, index, plane.dump()));
+    throw ConfigError(fmt::format("{}: key 'hybrids[{}].plane' = {} must be \"x\" or \"y\"", source,
+                                  index, plane.dump()));
   }
   const int64_t strips = c.strips(out.plane);
   const int64_t maxOffset = strips - 2 * kChannelsPerVmm;

@@ -19,7 +19,9 @@ namespace efu::vmm3 {
 /// A detector plane: strips along x or along y.
 enum class Plane : uint8_t { X = 0, Y = 1 };
 constexpr size_t kPlanes = 2;
-constexpr const char *planeName(Plane p) noexcept { return p == Plane::X ? "x" : "y"; }
+constexpr const char *planeName(Plane p) noexcept {
+  return p == Plane::X ? "x" : "y";
+}
 
 /// One hybrid (fiber, FEN, VMM pair) of the config: its plane and first strip.
 /// Strip of a hit = stripOffset + (vmm % 2) * 64 + channel.
@@ -40,20 +42,20 @@ struct HybridSlot {
 
 /// The parsed and cross-checked configuration, shared by the module and readoutgen.
 struct Vmm3Config {
-  std::string instrument;      ///< free text, e.g. "freia"
-  uint8_t detectorType = 0;    ///< ESS header detector type accepted (0x48 FREIA, ...)
-  uint32_t nx = 0;             ///< strips (pixels) along x; image width
-  uint32_t ny = 0;             ///< strips (pixels) along y; image height
-  uint16_t adcThreshold = 0;   ///< hits with ADC < threshold are counted and ignored
-  bool fineTime = false;       ///< add BC/TDC fine time to time high/low
-  int64_t bcClockHz = 0;       ///< BC clock; one BC = 1e9 / bcClockHz ns, one TDC LSB 1/256 BC
-  int64_t timeGapNs = 0;       ///< max time between consecutive hits of a cluster
-  uint32_t stripGap = 0;       ///< max missing strips between neighbouring hits of a cluster
-  int64_t matchWindowNs = 0;   ///< max |t_x - t_y| for an x and a y cluster to form an event
-  int64_t sortWindowNs = 0;    ///< hits may arrive up to this much out of time order per plane
-  int64_t clusterTimeoutNs = 0;///< wall time without hits after which everything open is closed
-  int64_t maxTofNs = 0;        ///< events with a larger time of flight are rejected
-  uint32_t maxClusterHits = 0; ///< capacity of one time group; a full group is closed early
+  std::string instrument;       ///< free text, e.g. "freia"
+  uint8_t detectorType = 0;     ///< ESS header detector type accepted (0x48 FREIA, ...)
+  uint32_t nx = 0;              ///< strips (pixels) along x; image width
+  uint32_t ny = 0;              ///< strips (pixels) along y; image height
+  uint16_t adcThreshold = 0;    ///< hits with ADC < threshold are counted and ignored
+  bool fineTime = false;        ///< add BC/TDC fine time to time high/low
+  int64_t bcClockHz = 0;        ///< BC clock; one BC = 1e9 / bcClockHz ns, one TDC LSB 1/256 BC
+  int64_t timeGapNs = 0;        ///< max time between consecutive hits of a cluster
+  uint32_t stripGap = 0;        ///< max missing strips between neighbouring hits of a cluster
+  int64_t matchWindowNs = 0;    ///< max |t_x - t_y| for an x and a y cluster to form an event
+  int64_t sortWindowNs = 0;     ///< hits may arrive up to this much out of time order per plane
+  int64_t clusterTimeoutNs = 0; ///< wall time without hits after which everything open is closed
+  int64_t maxTofNs = 0;         ///< events with a larger time of flight are rejected
+  uint32_t maxClusterHits = 0;  ///< capacity of one time group; a full group is closed early
   std::vector<Hybrid> hybrids;
   std::array<HybridSlot, (readout::kMaxFiber + 1) * (readout::kMaxFen + 1) * kVmmPairs> slots{};
 

@@ -15,22 +15,21 @@ namespace {
 class Vmm3Module final : public sdk::Module, private EventOutput {
 public:
   explicit Vmm3Module(sdk::ModuleContext &ctx)
-      : ctx_(ctx), config_(parseVmm3Config(ctx.config(), ctx.configSource())),
-        headerCounters_(ctx), parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}),
-        tofCounters_(ctx), tof_(tofCounters_, config_.maxTofNs),
-        former_(EventFormer::paramsFrom(config_), *this),
+      : ctx_(ctx), config_(parseVmm3Config(ctx.config(), ctx.configSource())), headerCounters_(ctx),
+        parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}), tofCounters_(ctx),
+        tof_(tofCounters_, config_.maxTofNs), former_(EventFormer::paramsFrom(config_), *this),
         readoutsOk_(ctx.counter("vmm3.readouts")),
-        unknownHybrid_(ctx.counter("vmm3.readouts.errors.hybrid")),
-        hits_(ctx.counter("vmm3.hits")), belowThreshold_(ctx.counter("vmm3.hits.below_threshold")),
-        late_(ctx.counter("vmm3.hits.late")),
-        clusters_{&ctx.counter("vmm3.clusters.x"), &ctx.counter("vmm3.clusters.y")},
+        unknownHybrid_(ctx.counter("vmm3.readouts.errors.hybrid")), hits_(ctx.counter("vmm3.hits")),
+        belowThreshold_(ctx.counter("vmm3.hits.below_threshold")),
+        late_(ctx.counter("vmm3.hits.late")), clusters_{&ctx.counter("vmm3.clusters.x"),
+                                                        &ctx.counter("vmm3.clusters.y")},
         unmatched_{&ctx.counter("vmm3.clusters.x.unmatched"),
                    &ctx.counter("vmm3.clusters.y.unmatched")},
         forcedCloses_(ctx.counter("vmm3.clusters.forced_close")),
         sortOverflows_(ctx.counter("vmm3.sort.overflows")),
-        matchOverflows_(ctx.counter("vmm3.match.overflows")),
-        events_(ctx.counter("vmm3.events")),
-        timeoutFlushes_(ctx.counter("vmm3.flushes.timeout")) {
+        matchOverflows_(ctx.counter("vmm3.match.overflows")), events_(ctx.counter("vmm3.events")),
+        timeoutFlushes_(ctx.counter("vmm3.flushes.timeout")),
+        restarts_(ctx.counter("vmm3.restarts")) {
     for (size_t i = 1; i < readoutErrors_.size(); ++i) {
       readoutErrors_[i] = &ctx.counter(std::string("vmm3.readouts.errors.") +
                                        readoutErrorName(static_cast<ReadoutError>(i)));
@@ -48,7 +47,11 @@ public:
     if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) {
       return;
     }
-    header_ = h;
+    if (h.pulseTimeNs != pulses_[pulseSlot_].pulseTimeNs ||
+        h.prevPulseTimeNs != pulses_[pulseSlot_].prevPulseTimeNs) {
+      ++pulseSlot_; // wraps at 256: far more pulses than hits can wait for
+      pulses_[pulseSlot_] = h;
+    }
     lastDataRxNs_ = packet.rxTimeNs;
     const uint8_t *p = h.payload;
     size_t left = h.payloadBytes;
@@ -82,11 +85,11 @@ public:
         ++below;
         continue;
       }
-      const auto strip = static_cast<uint16_t>(slot.stripOffset + (r.vmm % 2) * kChannelsPerVmm +
-                                               r.channel);
+      const auto strip =
+          static_cast<uint16_t>(slot.stripOffset + (r.vmm % 2) * kChannelsPerVmm + r.channel);
       const int64_t timeNs =
           readout::ticksToNs(r.timeHigh, r.timeLow) + config_.fineTimeNs(r.bc, r.tdc);
-      hits += former_.addHit(slot.plane, Hit{timeNs, strip, adc}) ? 1 : 0;
+      hits += former_.addHit(slot.plane, Hit{timeNs, strip, adc, pulseSlot_}) ? 1 : 0;
     }
     for (size_t i = 1; i < errors.size(); ++i) {
       if (errors[i] != 0) {
@@ -117,7 +120,9 @@ public:
 private:
   void event(const Event &e) noexcept override {
     readout::Tof t;
-    if (tof_.compute(e.timeNs, header_, t)) {
+    // Against the pulse (or previous pulse) of the datagram that carried the event's first
+    // hit: clusters close one or more datagrams later, maybe after the pulse changed.
+    if (tof_.compute(e.timeNs, pulses_[e.pulseSlot], t)) {
       ctx_.events().add(t.pulseTimeNs, t.tofNs, e.pixelId);
     }
   }
@@ -140,6 +145,7 @@ private:
     sortOverflows_.set(overflows);
     matchOverflows_.set(s.matchOverflows);
     events_.set(s.events);
+    restarts_.set(s.restarts);
   }
 
   sdk::ModuleContext &ctx_;
@@ -149,7 +155,10 @@ private:
   readout::TofCounters tofCounters_;
   readout::TofCalculator tof_;
   EventFormer former_;
-  readout::EssHeader header_; ///< the latest data datagram's header: pulse times for TOF
+  /// Pulse and previous pulse of recent datagrams, tagged by a wrapping slot number that hits
+  /// carry; a new slot when the pulse changes.
+  std::array<readout::EssHeader, 256> pulses_{};
+  uint8_t pulseSlot_ = 0;
   int64_t lastDataRxNs_ = 0;
   Counter &readoutsOk_;
   Counter &unknownHybrid_;
@@ -163,6 +172,7 @@ private:
   Counter &matchOverflows_;
   Counter &events_;
   Counter &timeoutFlushes_;
+  Counter &restarts_;
   std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> readoutErrors_{};
 };
 

@@ -55,17 +55,28 @@ enum class ReadoutError : uint8_t {
 /// Stable lowercase name of an error kind (the last part of its counter name).
 constexpr const char *readoutErrorName(ReadoutError e) noexcept {
   switch (e) {
-  case ReadoutError::Ok: return "ok";
-  case ReadoutError::Truncated: return "truncated";
-  case ReadoutError::Length: return "length";
-  case ReadoutError::Fiber: return "fiber";
-  case ReadoutError::Fen: return "fen";
-  case ReadoutError::TimeLow: return "time_low";
-  case ReadoutError::Bc: return "bc";
-  case ReadoutError::Adc: return "adc";
-  case ReadoutError::Vmm: return "vmm";
-  case ReadoutError::Channel: return "channel";
-  case ReadoutError::Count_: break;
+  case ReadoutError::Ok:
+    return "ok";
+  case ReadoutError::Truncated:
+    return "truncated";
+  case ReadoutError::Length:
+    return "length";
+  case ReadoutError::Fiber:
+    return "fiber";
+  case ReadoutError::Fen:
+    return "fen";
+  case ReadoutError::TimeLow:
+    return "time_low";
+  case ReadoutError::Bc:
+    return "bc";
+  case ReadoutError::Adc:
+    return "adc";
+  case ReadoutError::Vmm:
+    return "vmm";
+  case ReadoutError::Channel:
+    return "channel";
+  case ReadoutError::Count_:
+    break;
   }
   return "?";
 }
@@ -110,6 +121,8 @@ inline ReadoutError parseReadout(const uint8_t *data, size_t remaining, Vmm3Read
 }
 
 /// The ADC value (bits 0-9) of a validated readout.
-constexpr uint16_t adcOf(const Vmm3Readout &r) noexcept { return r.otadc & kMaxAdc; }
+constexpr uint16_t adcOf(const Vmm3Readout &r) noexcept {
+  return r.otadc & kMaxAdc;
+}
 
 } // namespace efu::vmm3

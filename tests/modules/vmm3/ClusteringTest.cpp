@@ -200,7 +200,7 @@ TEST_F(Clustering, SmallDisorderIsSortedLateHitsAreCounted) {
   x(500, 11);
   x(0, 10); // 500 ns out of order: inside the 1000 ns sort window
   y(0, 20);
-  x(3000, 90); // releases hits up to 2000
+  x(3000, 90);                                                      // releases hits up to 2000
   EXPECT_FALSE(former_->addHit(Plane::X, Hit{kT0 + 400, 12, 100})); // older than released ones
   former_->flush();
   const FormerStats s = former_->stats();
@@ -210,6 +210,29 @@ TEST_F(Clustering, SmallDisorderIsSortedLateHitsAreCounted) {
   EXPECT_EQ(s.planes[0].clusters, 3);
   ASSERT_EQ(out_.events.size(), 1U);
   EXPECT_EQ(out_.events[0].x, 10U);
+}
+
+TEST_F(Clustering, ABigJumpBackInTimeIsARestartNotLateHits) {
+  make(params(100, 1, 200, 1000));
+  x(5'000'000'000, 10);
+  y(5'000'000'000, 20);
+  x(5'000'010'000, 10); // releases the first hits
+  y(5'000'010'000, 20);
+  // A sender restarted: 5 s earlier. Everything open is flushed, then time starts over.
+  x(0, 30);
+  y(0, 40);
+  former_->flush();
+  const FormerStats s = former_->stats();
+  EXPECT_EQ(s.restarts, 1);
+  EXPECT_EQ(s.planes[0].late, 0);
+  ASSERT_EQ(out_.events.size(), 3U);
+  EXPECT_EQ(out_.events[2].x, 30U);
+  // A jump back within a second is still late.
+  make(params(100, 1, 200, 1000));
+  x(5'000'000'000, 10);
+  x(5'000'010'000, 10);
+  EXPECT_FALSE(former_->addHit(Plane::X, Hit{kT0 + 4'500'000'000, 1, 100}));
+  EXPECT_EQ(former_->stats().restarts, 0);
 }
 
 TEST_F(Clustering, TwoNeutronsAtOnceSeparateByStrip) {

@@ -49,12 +49,13 @@ const int64_t kPulseNs = readout::ticksToNs(kPulseSec, kPulseTicks);
 
 class Datagram {
 public:
-  explicit Datagram(uint32_t seq = 0, uint8_t type = readout::kTypeFreia) {
+  explicit Datagram(uint32_t seq = 0, uint8_t type = readout::kTypeFreia,
+                    uint32_t pulseSec = kPulseSec) {
     bytes_.resize(sizeof(readout::EssHeaderV0));
     readout::HeaderFields f;
     f.detectorType = type;
-    f.pulse = {kPulseSec, kPulseTicks};
-    f.prevPulse = {kPulseSec - 1, 82'763'036}; // 71.4 ms before the pulse
+    f.pulse = {pulseSec, kPulseTicks};
+    f.prevPulse = {pulseSec - 1, 82'763'036}; // 71.4 ms before the pulse
     f.seqNum = seq;
     readout::writeHeader(bytes_, f);
   }
@@ -88,8 +89,8 @@ protected:
   void create(const nlohmann::json &config) {
     lib_ = dlopen(VMM3_MODULE_PATH, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(lib_, nullptr) << dlerror();
-    auto entry = reinterpret_cast<const EfuModuleDescriptor *(*)()>(
-        dlsym(lib_, EFU_MODULE_ENTRY_SYMBOL));
+    auto entry =
+        reinterpret_cast<const EfuModuleDescriptor *(*)()>(dlsym(lib_, EFU_MODULE_ENTRY_SYMBOL));
     ASSERT_NE(entry, nullptr);
     descriptor_ = entry();
     ctx_ = std::make_unique<readout::FakeModuleContext>(config, "freia.json");
@@ -174,6 +175,42 @@ TEST_F(Vmm3Module, ClusterAcrossTwoDatagrams) {
   EXPECT_EQ(stat("readouts.seq.lost"), 0);
 }
 
+TEST_F(Vmm3Module, TofUsesThePulseOfTheDatagramThatCarriedTheHits) {
+  // Each event's clusters close only when a later datagram (with a later pulse) arrives.
+  for (uint32_t k = 0; k < 4; ++k) {
+    Vmm3Readout x = hit('x', 10 + k, 100);
+    Vmm3Readout y = hit('y', 20 + k, 100);
+    x.timeHigh += k;
+    y.timeHigh += k;
+    Datagram d(k, readout::kTypeFreia, kPulseSec + k);
+    d.add(x).add(y);
+    module_->process(d.packet());
+  }
+  module_->flush();
+  ASSERT_EQ(events().size(), 4U);
+  for (uint32_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(events()[k].pulseTimeNs, kPulseNs + int64_t{k} * 1'000'000'000) << k;
+    EXPECT_EQ(events()[k].tofNs, kHitNs - kPulseNs) << k;
+  }
+  EXPECT_EQ(stat("readouts.tof.ok"), 4);
+  EXPECT_EQ(stat("readouts.tof.prev_pulse"), 0);
+}
+
+TEST_F(Vmm3Module, HitsBeforeThePulseUseThePreviousPulse) {
+  Vmm3Readout x = hit('x', 10, 100);
+  Vmm3Readout y = hit('y', 20, 100);
+  x.timeLow = y.timeLow = kPulseTicks - 1000; // 11.4 us before the pulse
+  Datagram d;
+  d.add(x).add(y);
+  module_->process(d.packet());
+  module_->flush();
+  ASSERT_EQ(events().size(), 1U);
+  const int64_t prevNs = readout::ticksToNs(kPulseSec - 1, 82'763'036);
+  EXPECT_EQ(events()[0].pulseTimeNs, prevNs);
+  EXPECT_EQ(events()[0].tofNs, readout::ticksToNs(kPulseSec, kPulseTicks - 1000) - prevNs);
+  EXPECT_EQ(stat("readouts.tof.prev_pulse"), 1);
+}
+
 TEST_F(Vmm3Module, TickClosesOpenClustersAfterTheTimeout) {
   const int64_t rx = 1'800'000'000'000'000'000;
   Datagram d;
@@ -255,8 +292,8 @@ TEST_F(Vmm3Module, BadNestedConfigNamesTheKey) {
   config["hybrids"][0]["plane"] = "q";
   lib_ = dlopen(VMM3_MODULE_PATH, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib_, nullptr);
-  auto entry = reinterpret_cast<const EfuModuleDescriptor *(*)()>(
-      dlsym(lib_, EFU_MODULE_ENTRY_SYMBOL));
+  auto entry =
+      reinterpret_cast<const EfuModuleDescriptor *(*)()>(dlsym(lib_, EFU_MODULE_ENTRY_SYMBOL));
   readout::FakeModuleContext ctx(config, "freia.json");
   EXPECT_EQ(entry()->create(&ctx), nullptr);
   EXPECT_NE(ctx.error.find("freia.json"), std::string::npos) << ctx.error;

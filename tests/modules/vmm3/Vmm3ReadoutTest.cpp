@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // VMM3 readout parser boundaries (WIRE-FORMATS §3) and configuration validation.
-#include "modules/vmm3/Vmm3Config.h"
 #include "modules/vmm3/Vmm3Readout.h"
+#include "modules/vmm3/Vmm3Config.h"
 
 #include <gtest/gtest.h>
 
@@ -127,10 +127,10 @@ TEST(Vmm3Config, FineTimeIsExactIntegerArithmetic) {
   j["fine_time"] = true;
   const Vmm3Config c = parseVmm3Config(j, "t.json");
   EXPECT_EQ(c.fineTimeNs(0, 0), 0);
-  EXPECT_EQ(c.fineTimeNs(1, 0), 22);        // 22.713 ns per BC
-  EXPECT_EQ(c.fineTimeNs(0, 255), 22);      // 255/256 of a BC
-  EXPECT_EQ(c.fineTimeNs(4095, 0), 93012);  // 4095 * 22.7137
-  EXPECT_EQ(c.fineTimeNs(100, 128), 2282);  // 100.5 BC
+  EXPECT_EQ(c.fineTimeNs(1, 0), 22);       // 22.713 ns per BC
+  EXPECT_EQ(c.fineTimeNs(0, 255), 22);     // 255/256 of a BC
+  EXPECT_EQ(c.fineTimeNs(4095, 0), 93012); // 4095 * 22.7137
+  EXPECT_EQ(c.fineTimeNs(100, 128), 2282); // 100.5 BC
   j["fine_time"] = false;
   EXPECT_EQ(parseVmm3Config(j, "t.json").fineTimeNs(100, 128), 0);
 }
