@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// readoutgen in-process: generator → caen module gives back exactly the truth; patterns, PGM,
+// TOF specs, sequences per queue, and each injected defect moves exactly its counter.
+#include "common/readout/FakeModuleContext.h"
+#include "generators/readoutgen/Generator.h"
+#include "generators/readoutgen/Sources.h"
+#include "modules/caen/CaenConfig.h"
+#include "modules/caen/CaenModule.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+namespace efu::readoutgen {
+namespace {
+
+nlohmann::json instrument(const char *name) {
+  std::ifstream in(std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/" + name);
+  return nlohmann::json::parse(in);
+}
+
+/// Keeps every datagram.
+class VectorSink final : public DatagramSink {
+public:
+  bool send(std::span<const uint8_t> d) override {
+    datagrams.emplace_back(d.begin(), d.end());
+    return true;
+  }
+  std::vector<std::vector<uint8_t>> datagrams;
+};
+
+struct GenRun {
+  VectorSink sink;
+  std::vector<TruthEvent> truth;
+  GeneratorSummary summary;
+};
+
+GenRun generate(const char *config, GeneratorOptions o) {
+  GenRun r;
+  const auto json = instrument(config);
+  auto source = makeSource("caen", json, config, o.seed);
+  Pattern pattern(o.pattern, source->imageWidth(), source->imageHeight());
+  Generator g(o, std::move(source), std::move(pattern), r.sink);
+  g.onTruth([&r](const TruthEvent &e) { r.truth.push_back(e); });
+  std::atomic<bool> stop{false};
+  r.summary = g.run(stop);
+  return r;
+}
+
+/// Runs the module over the datagrams with the config validated as the daemon does.
+std::unique_ptr<readout::FakeModuleContext> moduleOver(const char *config, const GenRun &r) {
+  const auto json =
+      applyKeyTable("caen", caen::kCaenKeys, caen::kCaenKeyCount, instrument(config), config);
+  auto ctx = std::make_unique<readout::FakeModuleContext>(json, config);
+  caen::CaenModule m(*ctx);
+  for (const auto &d : r.sink.datagrams) {
+    m.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0});
+  }
+  return ctx;
+}
+
+TEST(ReadoutGen, ModuleReproducesTheTruthExactly) {
+  for (const char *config : {"loki.json", "bifrost.json"}) {
+    GeneratorOptions o;
+    o.count = 50'000;
+    o.eventsPerPulse = 7'000;
+    o.pattern = "letters";
+    o.queues = 3;
+    GenRun r = generate(config, o);
+    EXPECT_EQ(r.summary.events, 50'000U);
+    EXPECT_EQ(r.truth.size(), 50'000U);
+    EXPECT_EQ(r.summary.pulses, 8U);
+    for (const auto &d : r.sink.datagrams) {
+      ASSERT_LE(d.size(), 8972U);
+    }
+    auto ctx = moduleOver(config, r);
+    EXPECT_EQ(ctx->value("events.formed"), 50'000);
+    EXPECT_EQ(ctx->value("readouts.seq.lost"), 0);
+    EXPECT_EQ(ctx->value("readouts.seq.expected"), static_cast<int64_t>(r.summary.datagrams));
+    std::vector<TruthEvent> got;
+    for (const auto &e : ctx->sink.events) {
+      got.push_back(TruthEvent{e.pulseTimeNs, e.tofNs, e.pixelId});
+    }
+    auto want = r.truth;
+    std::sort(got.begin(), got.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_TRUE(got == want) << config;
+  }
+}
+
+TEST(ReadoutGen, DatagramsAreFullAndPulsesCorrect) {
+  GeneratorOptions o;
+  o.count = 10'000;
+  o.eventsPerPulse = 5'000;
+  o.pulseHz = 14;
+  GenRun r = generate("loki.json", o);
+  // 5000 events per pulse = 13 full datagrams of 372 readouts (30 + 372 * 24 = 8958) + a rest
+  size_t full = 0;
+  int64_t lastPulse = 0;
+  int64_t pulses = 0;
+  for (const auto &d : r.sink.datagrams) {
+    readout::EssHeader h;
+    ASSERT_EQ(readout::validateHeader(d.data(), d.size(), readout::DetectorTypes{0x30}, h),
+              readout::HeaderError::Ok);
+    full += d.size() == 30 + 372 * 24 ? 1 : 0;
+    if (h.pulseTimeNs != lastPulse) {
+      if (lastPulse != 0) {
+        EXPECT_EQ(h.prevPulseTimeNs, lastPulse);
+        EXPECT_NEAR(static_cast<double>(h.pulseTimeNs - lastPulse), 1e9 / 14, 12.0);
+      }
+      lastPulse = h.pulseTimeNs;
+      ++pulses;
+    }
+  }
+  EXPECT_EQ(pulses, 2);
+  EXPECT_EQ(full, 26U);
+}
+
+TEST(ReadoutGen, InjectedDefectsMoveExactlyTheirCounter) {
+  for (Injection kind : allInjections()) {
+    GeneratorOptions o;
+    o.count = 2'000;
+    o.inject = {std::string(injectionName(kind)) + ":3"};
+    GenRun r = generate("loki.json", o);
+    EXPECT_EQ(r.summary.injected, 3U) << injectionName(kind);
+    GeneratorOptions clean;
+    clean.count = 2'000;
+    GenRun c = generate("loki.json", clean);
+    auto withErrors = moduleOver("loki.json", r)->snapshot();
+    const auto without = moduleOver("loki.json", c)->snapshot();
+    const std::string counter = injectionCounter(kind);
+    EXPECT_EQ(withErrors[counter], 3) << counter;
+    withErrors[counter] -= 3;
+    EXPECT_EQ(withErrors, without) << injectionName(kind) << ": only " << counter << " may move";
+  }
+}
+
+TEST(ReadoutGen, ParsesInjectionAndTofSpecs) {
+  EXPECT_EQ(parseInjection("cookie:5"), std::make_pair(Injection::Cookie, uint64_t{5}));
+  EXPECT_THROW(parseInjection("cookie"), std::invalid_argument);
+  EXPECT_THROW(parseInjection("cookie:-1"), std::invalid_argument);
+  EXPECT_THROW(parseInjection("bogus:1"), std::invalid_argument);
+  EXPECT_THROW(TofDistribution("uniform:5:1"), std::invalid_argument);
+  EXPECT_THROW(TofDistribution("flat:0:1"), std::invalid_argument);
+  EXPECT_THROW(TofDistribution("gauss:1"), std::invalid_argument);
+  std::mt19937_64 rng(1);
+  TofDistribution u("uniform:1:2");
+  TofDistribution g("gauss:0:1");
+  for (int i = 0; i < 1000; ++i) {
+    const int64_t t = u.draw(rng);
+    ASSERT_GE(t, 1'000'000);
+    ASSERT_LE(t, 2'000'000);
+    ASSERT_GE(g.draw(rng), 0);
+  }
+}
+
+TEST(ReadoutGen, RejectsBadOptions) {
+  auto make = [](GeneratorOptions o) {
+    VectorSink sink;
+    auto source = makeSource("caen", instrument("loki.json"), "loki.json", 1);
+    Pattern p("ring", source->imageWidth(), source->imageHeight());
+    Generator g(o, std::move(source), std::move(p), sink);
+  };
+  GeneratorOptions o;
+  o.sizeBytes = 53; // 30 + 24 needed
+  EXPECT_THROW(make(o), std::invalid_argument);
+  o.sizeBytes = 54;
+  EXPECT_NO_THROW(make(o));
+  o.queues = 13;
+  EXPECT_THROW(make(o), std::invalid_argument);
+  EXPECT_THROW(makeSource("nope", instrument("loki.json"), "x", 1), std::invalid_argument);
+  auto bad = instrument("loki.json");
+  bad["pixels_per_tube"] = 0;
+  try {
+    makeSource("caen", bad, "bad.json", 1);
+    FAIL();
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pixels_per_tube"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Pattern, BuiltinsAndPgm) {
+  for (const char *name : {"ring", "letters", "uniform"}) {
+    Pattern p(name, 512, 224);
+    EXPECT_FALSE(p.points().empty()) << name;
+    for (const auto &pt : p.points()) {
+      ASSERT_LT(pt.x, 512U);
+      ASSERT_LT(pt.y, 224U);
+    }
+  }
+  EXPECT_EQ(Pattern("uniform", 10, 3).points().size(), 30U);
+  EXPECT_THROW(Pattern("square", 10, 10), std::invalid_argument);
+  // P2: 2x2, top-left and bottom-right bright
+  const PgmImage p2 = parsePgm("P2\n# c\n2 2\n255\n255 0\n0 200\n", "a.pgm");
+  EXPECT_EQ(p2.pixels, (std::vector<uint16_t>{255, 0, 0, 200}));
+  Pattern m(p2, 4, 4);
+  EXPECT_EQ(m.points().size(), 8U);
+  EXPECT_EQ(m.points().front().x, 0U);
+  // P5 8-bit and 16-bit
+  const std::string p5 = std::string("P5 3 1 255\n") + '\x00' + '\x80' + '\xff';
+  EXPECT_EQ(parsePgm(p5, "b.pgm").pixels, (std::vector<uint16_t>{0, 128, 255}));
+  const std::string p16 = std::string("P5\n1 1\n65535\n") + '\x12' + '\x34';
+  EXPECT_EQ(parsePgm(p16, "c.pgm").pixels, (std::vector<uint16_t>{0x1234}));
+  EXPECT_THROW(parsePgm("P6 1 1 255\n\x01\x02\x03", "d.pgm"), std::runtime_error);
+  EXPECT_THROW(parsePgm("P5 2 2 255\n\x01", "e.pgm"), std::runtime_error);
+  EXPECT_THROW(parsePgm("P2 1 1 10\n11\n", "f.pgm"), std::runtime_error);
+  EXPECT_THROW(Pattern(parsePgm("P2 1 1 10\n0\n", "g.pgm"), 4, 4), std::invalid_argument);
+}
+
+} // namespace
+} // namespace efu::readoutgen
