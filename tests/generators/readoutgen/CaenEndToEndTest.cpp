@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// End to end: readoutgen --truth → efu -d caen → efu-broker → efu-dump; then malformed datagrams
+// mixed in move exactly their error counters. Real binaries on loopback; counters are polled.
+#include "tests/integration/TestKit.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <unistd.h>
+
+namespace efu::testkit {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Event = std::tuple<int64_t, int64_t, int64_t>; // pulse ns, tof ns, pixel
+
+std::string readFile(const fs::path &p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines(const std::string &text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    out.push_back(l);
+  }
+  return out;
+}
+
+std::map<Event, int64_t> readTruth(const fs::path &p) {
+  std::map<Event, int64_t> out;
+  const auto ls = lines(readFile(p));
+  EXPECT_FALSE(ls.empty());
+  EXPECT_EQ(ls.at(0), "pulse_time_ns,tof_ns,pixel_id");
+  for (size_t i = 1; i < ls.size(); ++i) {
+    long long pulse = 0, tof = 0, pixel = 0;
+    EXPECT_EQ(std::sscanf(ls[i].c_str(), "%lld,%lld,%lld", &pulse, &tof, &pixel), 3) << ls[i];
+    ++out[{pulse, tof, pixel}];
+  }
+  return out;
+}
+
+/// Events of efu-dump's JSON lines (ev44 only), expanded with their reference times.
+std::map<Event, int64_t> dumpedEvents(const std::string &output, int64_t &total) {
+  std::map<Event, int64_t> out;
+  total = 0;
+  for (const auto &l : lines(output)) {
+    if (l.empty() || l[0] != '{') {
+      continue;
+    }
+    const auto j = nlohmann::json::parse(l, nullptr, false);
+    if (j.is_discarded() || !j.contains("time_of_flight") || !j.contains("pixel_id")) {
+      continue;
+    }
+    const auto &ref = j.at("reference_time");
+    const auto &idx = j.at("reference_time_index");
+    const auto &tof = j.at("time_of_flight");
+    const auto &pix = j.at("pixel_id");
+    size_t r = 0;
+    for (size_t i = 0; i < tof.size(); ++i) {
+      while (r + 1 < idx.size() && idx[r + 1].get<size_t>() <= i) {
+        ++r;
+      }
+      ++out[{ref[r].get<int64_t>(), tof[i].get<int64_t>(), pix[i].get<int64_t>()}];
+      ++total;
+    }
+  }
+  return out;
+}
+
+/// All counters of the daemon, by name (STAT_GET_COUNT / STAT_GET i).
+std::map<std::string, int64_t> allCounters(uint16_t cmd) {
+  std::map<std::string, int64_t> out;
+  const std::string count = control(cmd, "STAT_GET_COUNT");
+  const int n = std::atoi(count.substr(count.rfind(' ') + 1).c_str());
+  for (int i = 1; i <= n; ++i) {
+    std::istringstream reply(control(cmd, "STAT_GET " + std::to_string(i)));
+    std::string verb, name;
+    int64_t value = 0;
+    reply >> verb >> name >> value;
+    out[name] = value;
+  }
+  return out;
+}
+
+/// Counters of the module (deterministic for a given input), not rx/kafka/process ones.
+std::map<std::string, int64_t> moduleCounters(uint16_t cmd) {
+  std::map<std::string, int64_t> out;
+  for (const auto &[k, v] : allCounters(cmd)) {
+    if (k.find("readouts.") != std::string::npos || k.find("events.formed") != std::string::npos) {
+      out[k.substr(k.find(k.find("readouts.") != std::string::npos ? "readouts." : "events."))] =
+          v;
+    }
+  }
+  return out;
+}
+
+std::map<std::string, int64_t> delta(const std::map<std::string, int64_t> &after,
+                                     const std::map<std::string, int64_t> &before) {
+  std::map<std::string, int64_t> out;
+  for (const auto &[k, v] : after) {
+    const auto it = before.find(k);
+    out[k] = v - (it == before.end() ? 0 : it->second);
+  }
+  return out;
+}
+
+class CaenEndToEnd : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("caen-e2e-" + std::to_string(getpid()));
+    fs::create_directories(dir_);
+    broker_ = std::make_unique<Process>(std::vector<std::string>{
+        EFU_BROKER, "--bootstrap-file", (dir_ / "bootstrap").string(), "--log-level", "warn"});
+    ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / "bootstrap") || !broker_->running(); }))
+        << broker_->output();
+    bootstrap_ = lines(readFile(dir_ / "bootstrap")).at(0);
+    udp_ = freeUdpPort();
+    cmd_ = freeTcpPort();
+    efu_ = std::make_unique<Process>(std::vector<std::string>{
+        EFU_BINARY, "-d", "caen", "--config", config_, "-p", std::to_string(udp_), "-m",
+        std::to_string(cmd_), "-b", bootstrap_, "--stats-interval", "0.2"});
+    ASSERT_TRUE(eventually([&] {
+      return counter(cmd_, "caen.readouts.header.ok").has_value() ||
+             counter(cmd_, "readouts.header.ok").has_value() || !efu_->running();
+    })) << efu_->output();
+    ASSERT_TRUE(efu_->running()) << efu_->output();
+  }
+
+  void TearDown() override {
+    if (efu_) {
+      efu_->signal(SIGTERM);
+      EXPECT_EQ(efu_->wait(20s), std::optional<int>(0)) << efu_->output();
+    }
+    if (broker_) {
+      broker_->signal(SIGTERM);
+      broker_->wait(10s);
+    }
+    fs::remove_all(dir_);
+  }
+
+  /// Runs readoutgen to completion; returns its --json summary.
+  nlohmann::json readoutgen(std::vector<std::string> extra) {
+    std::vector<std::string> argv{READOUTGEN, "-c", config_, "-p", std::to_string(udp_), "-q",
+                                  "--json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    Process gen(argv);
+    EXPECT_EQ(gen.wait(120s), std::optional<int>(0)) << gen.output();
+    for (const auto &l : lines(gen.output())) {
+      if (l.rfind("{\"events\"", 0) == 0) {
+        return nlohmann::json::parse(l);
+      }
+    }
+    ADD_FAILURE() << "no summary: " << gen.output();
+    return {};
+  }
+
+  int64_t value(const std::string &name) {
+    auto v = counter(cmd_, name);
+    return v ? *v : -1;
+  }
+
+  /// Waits until the module has looked at `datagrams` headers in total (valid + refused).
+  bool processed(int64_t datagrams) {
+    return eventually([&] {
+      int64_t seen = 0;
+      for (const auto &[k, v] : moduleCounters(cmd_)) {
+        if (k == "readouts.header.ok" || k.rfind("readouts.header.errors.", 0) == 0) {
+          seen += v;
+        }
+      }
+      return seen == datagrams;
+    });
+  }
+
+  std::string config_ = std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/loki.json";
+  fs::path dir_;
+  std::string bootstrap_;
+  uint16_t udp_ = 0;
+  uint16_t cmd_ = 0;
+  std::unique_ptr<Process> broker_;
+  std::unique_ptr<Process> efu_;
+};
+
+TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
+  // 1. Ground truth through the whole chain.
+  const auto truthPath = dir_ / "truth.csv";
+  const auto s1 = readoutgen({"-n", "20000", "-r", "100000", "--events-per-pulse", "2500",
+                              "--pattern", "letters", "--truth", truthPath.string()});
+  ASSERT_EQ(s1.at("events").get<int64_t>(), 20000);
+  ASSERT_TRUE(processed(s1.at("datagrams").get<int64_t>()));
+  const auto truth = readTruth(truthPath);
+  std::map<Event, int64_t> got;
+  int64_t dumped = 0;
+  int64_t matched = 0;
+  // efu publishes ev44 in batches; consume from the beginning until (almost) all have arrived.
+  eventually(
+      [&] {
+        Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "caen_detector", "--from", "beginning",
+                      "--timeout", "2", "--log-level", "warn"});
+        dump.wait(60s);
+        got = dumpedEvents(dump.output(), dumped);
+        matched = 0;
+        for (const auto &[e, n] : truth) {
+          const auto it = got.find(e);
+          matched += it == got.end() ? 0 : std::min(n, it->second);
+        }
+        return matched >= 20000;
+      },
+      60s);
+  EXPECT_GE(matched * 100, 20000 * 99) << "matched " << matched << " of 20000; dumped " << dumped;
+  RecordProperty("matched", static_cast<int>(matched));
+  RecordProperty("dumped", static_cast<int>(dumped));
+  EXPECT_EQ(value("readouts.seq.lost"), 0);
+
+  // 2. The same run without and with malformed datagrams: module counters differ by exactly the
+  //    injected ones.
+  const std::vector<std::pair<std::string, std::string>> injected = {
+      {"cookie", "cookie"},         {"version", "version"},       {"padding", "padding"},
+      {"length", "length"},         {"truncated", "length"},      {"short", "short"},
+      {"queue", "queue"},           {"type", "type"},             {"pulse_fraction", "pulse_fraction"},
+      {"prev_pulse_fraction", "prev_pulse_fraction"},             {"prev_after_pulse", "prev_after_pulse"}};
+  std::string spec;
+  std::map<std::string, int64_t> expected;
+  int n = 1;
+  for (const auto &[kind, counterName] : injected) {
+    spec += (spec.empty() ? "" : ",") + kind + ":" + std::to_string(n);
+    expected["readouts.header.errors." + counterName] += n;
+    n = n % 3 + 1;
+  }
+  int64_t total = s1.at("datagrams").get<int64_t>();
+  const auto c0 = moduleCounters(cmd_);
+  const auto clean = readoutgen({"-n", "5000", "-r", "100000", "--seed", "7"});
+  total += clean.at("datagrams").get<int64_t>();
+  ASSERT_TRUE(processed(total));
+  const auto c1 = moduleCounters(cmd_);
+  const auto dirty = readoutgen({"-n", "5000", "-r", "100000", "--seed", "7", "--inject-errors",
+                                 spec});
+  int64_t injectedTotal = 0;
+  for (const auto &[k, v] : expected) {
+    injectedTotal += v;
+  }
+  ASSERT_EQ(dirty.at("injected").get<int64_t>(), injectedTotal);
+  total += dirty.at("datagrams").get<int64_t>() + injectedTotal;
+  ASSERT_TRUE(processed(total));
+  const auto c2 = moduleCounters(cmd_);
+  auto cleanDelta = delta(c1, c0);
+  auto dirtyDelta = delta(c2, c1);
+  for (const auto &[k, v] : expected) {
+    EXPECT_EQ(dirtyDelta[k] - cleanDelta[k], v) << k;
+    dirtyDelta[k] -= v;
+  }
+  EXPECT_EQ(dirtyDelta, cleanDelta) << "only the injected error counters may differ";
+  EXPECT_EQ(value("readouts.seq.lost"), 0);
+  EXPECT_TRUE(efu_->running());
+}
+
+} // namespace
+} // namespace efu::testkit
