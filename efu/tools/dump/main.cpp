@@ -4,6 +4,8 @@
 #include "common/time/Time.h"
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
+#include "efu/tools/dump/Image.h"
+#include "efu/tools/dump/TofHistogram.h"
 
 #include <CLI/CLI.hpp>
 #include <librdkafka/rdkafka.h>
@@ -15,6 +17,7 @@
 #include <csignal>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,6 +46,14 @@ struct Options {
   bool summary = false;
   std::vector<std::string> settings;
   std::string logLevel = "info";
+  std::string geometryPath;
+  std::string imagePath;
+  uint32_t imageScale = 1;
+  bool logScale = false;
+  double imageEveryS = 0.0;
+  std::string tofPath;
+  uint32_t tofBins = 200;
+  std::optional<int64_t> tofMaxNs;
 };
 
 struct KafkaDeleter {
@@ -134,10 +145,104 @@ int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &o
   return 0;
 }
 
-/// Prints decoded messages and counts everything; the place to hook later outputs into.
+/// The --image and --tof-histogram pictures: accumulated from ev44 messages, written on
+/// request (atomically) and at the end of the run.
+class Pictures {
+public:
+  /// Loads --geometry and checks the histogram options; throws with the option named.
+  explicit Pictures(const Options &options)
+      : imagePath_(options.imagePath),
+        tofPath_(options.tofPath), style_{options.imageScale, options.logScale} {
+    if (!imagePath_.empty()) {
+      auto geometry = efu::tools::loadGeometry(options.geometryPath);
+      efu::tools::checkImageStyle(geometry, style_);
+      image_.emplace(std::move(geometry));
+      const auto &g = image_->geometry();
+      spdlog::info("--image {}: {} geometry {} x {} pixels from {}{}", imagePath_, g.kind, g.width,
+                   g.height, options.geometryPath,
+                   g.instrument.empty() ? "" : " (" + g.instrument + ")");
+    }
+    if (!tofPath_.empty()) {
+      tof_.emplace(options.tofBins, options.tofMaxNs);
+    }
+  }
+
+  [[nodiscard]] bool active() const { return image_ || tof_; }
+
+  void add(const nlohmann::json &ev44) {
+    if (image_) {
+      for (const auto &pixel : ev44.at("pixel_id")) {
+        image_->add(pixel.get<int64_t>());
+      }
+    }
+    if (tof_) {
+      for (const auto &tof : ev44.at("time_of_flight")) {
+        tof_->add(tof.get<int64_t>());
+      }
+    }
+    changed_ = true;
+  }
+
+  /// Writes the pictures if anything arrived since the last write (or `always`); throws
+  /// efu::tools::ImageError.
+  void write(bool always) {
+    if (!changed_ && !always) {
+      return;
+    }
+    if (image_) {
+      efu::tools::writePng(efu::tools::renderCounts(*image_, style_), imagePath_);
+    }
+    if (tof_) {
+      efu::tools::writePng(efu::tools::renderTofChart(tof_->result()), tofPath_);
+    }
+    changed_ = false;
+  }
+
+  /// The end-of-run lines on stderr: what each picture shows.
+  void report() const {
+    if (image_) {
+      const auto &g = image_->geometry();
+      std::fprintf(stderr,
+                   "image: %s, %u x %u pixels (%s), %llu events, max %llu per pixel%s, "
+                   "%llu pixel ids outside 1..%llu\n",
+                   imagePath_.c_str(), g.width, g.height, g.kind.c_str(),
+                   static_cast<unsigned long long>(image_->inRange()),
+                   static_cast<unsigned long long>(image_->maxCount()),
+                   style_.logScale ? " (log colour scale)" : "",
+                   static_cast<unsigned long long>(image_->outOfRange()),
+                   static_cast<unsigned long long>(g.pixels()));
+    }
+    if (tof_) {
+      const auto bins = tof_->result();
+      uint64_t maxBin = 0;
+      for (const auto count : bins.bins) {
+        maxBin = std::max(maxBin, count);
+      }
+      std::fprintf(
+          stderr,
+          "tof histogram: %s, %zu bins over [0, %llu) ns, max %llu per bin, %llu events "
+          "binned, %llu negative, %llu at or above --tof-max-ns\n",
+          tofPath_.c_str(), bins.bins.size(), static_cast<unsigned long long>(bins.rangeNs),
+          static_cast<unsigned long long>(maxBin), static_cast<unsigned long long>(tof_->binned()),
+          static_cast<unsigned long long>(tof_->negative()),
+          static_cast<unsigned long long>(tof_->aboveRange()));
+    }
+  }
+
+private:
+  std::string imagePath_;
+  std::string tofPath_;
+  efu::tools::ImageStyle style_;
+  std::optional<efu::tools::PixelCounts> image_;
+  std::optional<efu::tools::TofHistogram> tof_;
+  bool changed_ = false;
+};
+
+/// Prints decoded messages and counts everything; ev44 events also go to the pictures.
 class Printer {
 public:
-  explicit Printer(const Options &options) : text_(options.format == "text") {}
+  Printer(const Options &options, Pictures &pictures)
+      : text_(options.format == "text"), pictures_(pictures) {}
 
   void handle(const rd_kafka_message_t &msg) {
     const auto *payload = static_cast<const uint8_t *>(msg.payload);
@@ -158,6 +263,9 @@ public:
     }
     ++counts_.decoded;
     counts_.events += decoded->value("event_count", uint64_t{0});
+    if (pictures_.active() && decoded->at("kind") == "ev44") {
+      pictures_.add(*decoded);
+    }
     (*decoded)["topic"] = topic;
     (*decoded)["partition"] = msg.partition;
     (*decoded)["offset"] = msg.offset;
@@ -172,10 +280,11 @@ public:
 
 private:
   bool text_;
+  Pictures &pictures_;
   efu::tools::DumpCounts counts_;
 };
 
-int run(const Options &options) {
+int run(const Options &options, Pictures &pictures) {
   auto rk = createConsumer(options);
   KafkaPtr<rd_kafka_topic_partition_list_t> assignment(
       rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size())));
@@ -197,8 +306,10 @@ int run(const Options &options) {
     return kExitError;
   }
 
-  Printer printer(options);
+  Printer printer(options, pictures);
   const auto idleLimitNs = static_cast<int64_t>(options.timeoutS * efu::kNsPerSec);
+  const auto pictureEveryNs = static_cast<int64_t>(options.imageEveryS * efu::kNsPerSec);
+  int64_t lastPictureNs = efu::monotonicNs();
   int64_t lastMessageNs = efu::monotonicNs();
   int64_t firstMessageNs = 0;
   bool idleTimeout = false;
@@ -206,6 +317,14 @@ int run(const Options &options) {
   while (gStopSignal == 0) {
     KafkaPtr<rd_kafka_message_t> msg(rd_kafka_consumer_poll(rk.get(), kPollMs));
     const int64_t nowNs = efu::monotonicNs();
+    if (pictureEveryNs > 0 && nowNs - lastPictureNs >= pictureEveryNs) {
+      lastPictureNs = nowNs;
+      try {
+        pictures.write(false);
+      } catch (const efu::tools::ImageError &e) {
+        spdlog::warn("--image-every: {}", e.what());
+      }
+    }
     if (!msg || msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (msg) {
         std::string error = rd_kafka_message_errstr(msg.get());
@@ -291,6 +410,48 @@ int main(int argc, char **argv) {
       ->type_name("KEY=VALUE");
   app.add_option("--log-level", options.logLevel, std::string("One of: ") + efu::kLogLevels)
       ->capture_default_str();
+  auto *geometry = app.add_option("--geometry", options.geometryPath,
+                                  "Instrument config (modules/*/configs/*.json) giving the image "
+                                  "geometry for --image")
+                       ->type_name("CONFIG.json")
+                       ->group("Pictures");
+  auto *image = app.add_option("--image", options.imagePath,
+                               "Write a PNG of the counts per ev44 pixel id (at the end, and with "
+                               "--image-every also while running)")
+                    ->type_name("FILE.png")
+                    ->needs(geometry)
+                    ->group("Pictures");
+  geometry->needs(image);
+  app.add_option("--image-scale", options.imageScale,
+                 "Draw each detector pixel as N x N picture pixels")
+      ->check(CLI::Range(1U, efu::tools::kMaxImageScale))
+      ->capture_default_str()
+      ->needs(image)
+      ->group("Pictures");
+  app.add_flag("--log-scale", options.logScale, "Colour --image by log(1 + count)")
+      ->needs(image)
+      ->group("Pictures");
+  auto *tof = app.add_option("--tof-histogram", options.tofPath,
+                             "Write a PNG bar chart of the ev44 time of flight")
+                  ->type_name("FILE.png")
+                  ->group("Pictures");
+  app.add_option("--tof-bins", options.tofBins, "Bins of --tof-histogram")
+      ->check(CLI::Range(1U, efu::tools::TofHistogram::kMaxBins))
+      ->capture_default_str()
+      ->needs(tof)
+      ->group("Pictures");
+  app.add_option("--tof-max-ns", options.tofMaxNs,
+                 "Range of --tof-histogram is [0, NS) (default: the largest tof seen, rounded "
+                 "up to whole bins)")
+      ->check(CLI::Range(int64_t{1}, efu::tools::TofHistogram::kMaxRangeNs))
+      ->needs(tof)
+      ->group("Pictures");
+  app.add_option("--image-every", options.imageEveryS,
+                 "Also rewrite --image and --tof-histogram every S seconds when new events "
+                 "arrived (0 = only at the end)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group("Pictures");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -302,7 +463,18 @@ int main(int argc, char **argv) {
     action.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
-    return run(options);
+    Pictures pictures(options);
+    int code = run(options, pictures);
+    if (pictures.active()) {
+      try {
+        pictures.write(true);
+        pictures.report();
+      } catch (const efu::tools::ImageError &e) {
+        std::fprintf(stderr, "efu-dump: %s\n", e.what());
+        code = kExitError;
+      }
+    }
+    return code;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "efu-dump: %s\n", e.what());
     return kExitError;

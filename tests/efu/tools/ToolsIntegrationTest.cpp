@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 #include <nlohmann/json.hpp>
+#include <png.h>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -341,6 +342,114 @@ TEST_F(ToolsIntegration, DumpReportsWhenCountIsNotReached) {
              dir_ / "dump.out", dir_ / "dump.err");
   EXPECT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(2)) << dump.err();
   EXPECT_TRUE(dump.out().empty());
+}
+
+/// Width, height and 8-bit RGB of a PNG read with libpng; nullopt when it does not decode.
+struct Png {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  std::vector<uint8_t> rgb;
+  int luminance(uint32_t x, uint32_t y) const {
+    const size_t i = (size_t{y} * width + x) * 3;
+    return rgb[i] + rgb[i + 1] + rgb[i + 2];
+  }
+};
+
+std::optional<Png> readPng(const fs::path &path) {
+  png_image png{};
+  png.version = PNG_IMAGE_VERSION;
+  if (png_image_begin_read_from_file(&png, path.c_str()) == 0) {
+    return std::nullopt;
+  }
+  png.format = PNG_FORMAT_RGB;
+  Png out{png.width, png.height, std::vector<uint8_t>(PNG_IMAGE_SIZE(png))};
+  const bool ok = png_image_finish_read(&png, nullptr, out.rgb.data(), 0, nullptr) != 0;
+  png_image_free(&png);
+  return ok ? std::optional<Png>(std::move(out)) : std::nullopt;
+}
+
+TEST_F(ToolsIntegration, DumpDrawsImageAndTofHistogram) {
+  // A 4 x 3 vmm3 geometry: pixel = y * 4 + x + 1. Pixel 1 (0,0) is hot, 12 (3,2) has one count;
+  // 0 and 13 are outside.
+  std::ofstream(dir_ / "tiny.json") << R"({"instrument": "tiny", "nx": 4, "ny": 3})";
+  {
+    TestProducer producer(bootstrap_);
+    producer.produce("t_detector",
+                     efu::test::makeEv44("tiny", 1, {1000}, {0}, {10, 20, 30, 40}, {1, 1, 1, 12}));
+    producer.produce("t_detector",
+                     efu::test::makeEv44("tiny", 2, {2000}, {0}, {50, 990, 5}, {1, 0, 13}));
+    ASSERT_TRUE(producer.flushAll());
+  }
+  const std::string image = dir_ / "image.png";
+  const std::string config = dir_ / "tiny.json";
+  const std::string tof = dir_ / "tof.png";
+  const std::vector<std::string> pictures = {"--image",       image, "--geometry",      config,
+                                             "--image-scale", "2",   "--tof-histogram", tof,
+                                             "--tof-bins",    "10"};
+  std::vector<std::string> args = {EFU_DUMP_BIN, "-b",        bootstrap_, "-t",
+                                   "t_detector", "-c",        "2",        "--from",
+                                   "beginning",  "--timeout", "10"};
+  args.insert(args.end(), pictures.begin(), pictures.end());
+  Child dump(args, dir_ / "dump.out", dir_ / "dump.err");
+  ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
+  const std::string err = dump.err();
+  EXPECT_NE(err.find("4 x 3 pixels (vmm3), 5 events, max 4 per pixel, 2 pixel ids outside 1..12"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("10 bins over [0, 1000) ns, max 6 per bin, 7 events binned"),
+            std::string::npos)
+      << err;
+
+  const auto imagePng = readPng(image);
+  ASSERT_TRUE(imagePng) << "image.png does not decode";
+  EXPECT_EQ(imagePng->width, 8u);
+  EXPECT_EQ(imagePng->height, 6u);
+  // hot (0,0) vs one count at (3,2) vs none at (1,0)
+  EXPECT_GT(imagePng->luminance(1, 1), imagePng->luminance(7, 5));
+  EXPECT_GT(imagePng->luminance(7, 5), imagePng->luminance(2, 0));
+  const auto tofPng = readPng(tof);
+  ASSERT_TRUE(tofPng) << "tof.png does not decode";
+  EXPECT_GT(tofPng->width, 800u);
+  EXPECT_GT(tofPng->height, 300u);
+}
+
+TEST_F(ToolsIntegration, DumpRewritesImageWhileRunning) {
+  std::ofstream(dir_ / "tiny.json") << R"({"tubes_per_bank": 2, "pixels_per_tube": 5})";
+  {
+    TestProducer producer(bootstrap_);
+    producer.produce("t_detector", efu::test::makeEv44("tiny", 1, {1000}, {0}, {1}, {10}));
+    ASSERT_TRUE(producer.flushAll());
+  }
+  const std::string path = dir_ / "live.png";
+  const std::string config = dir_ / "tiny.json";
+  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "--from", "beginning", "--image",
+              path, "--geometry", config, "--image-every", "0.2"},
+             dir_ / "dump.out", dir_ / "dump.err");
+  ASSERT_TRUE(pollUntil([&] { return fs::exists(path) || !dump.running(); }, kStartDeadline))
+      << dump.err();
+  EXPECT_TRUE(dump.running()) << "the picture must appear before the run ends";
+  const auto live = readPng(path);
+  ASSERT_TRUE(live);
+  EXPECT_EQ(live->width, 5u);
+  EXPECT_EQ(live->height, 2u);
+  dump.signal(SIGINT);
+  ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
+  EXPECT_NE(dump.err().find("1 events, max 1 per pixel, 0 pixel ids outside 1..10"),
+            std::string::npos)
+      << dump.err();
+  EXPECT_TRUE(readPng(path));
+}
+
+TEST_F(ToolsIntegration, DumpRejectsConfigWithoutGeometry) {
+  std::ofstream(dir_ / "nogeo.json") << R"({"instrument": "x"})";
+  const std::string image = dir_ / "x.png";
+  const std::string config = dir_ / "nogeo.json";
+  Child dump(
+      {EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "--image", image, "--geometry", config},
+      dir_ / "dump.out", dir_ / "dump.err");
+  EXPECT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(1));
+  EXPECT_NE(dump.err().find(config + ": no detector geometry"), std::string::npos) << dump.err();
+  EXPECT_FALSE(fs::exists(image));
 }
 
 TEST_F(ToolsIntegration, KcatReadsTheSameMessages) {

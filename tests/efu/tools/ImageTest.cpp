@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// efu-dump pictures: geometry from instrument configs, pixel mapping, PNGs read back with libpng.
+#include "efu/tools/dump/Image.h"
+#include "efu/tools/dump/TofHistogram.h"
+#include "modules/caen/CaenConfig.h"
+#include "modules/vmm3/Vmm3Config.h"
+
+#include <gtest/gtest.h>
+#include <png.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using efu::tools::GeometryError;
+using efu::tools::ImageGeometry;
+using efu::tools::PixelCounts;
+using efu::tools::PixelPosition;
+using efu::tools::RgbImage;
+using Json = nlohmann::json;
+
+const fs::path kSourceDir = EFU_SOURCE_DIR;
+
+/// A PNG read back with libpng's simplified API as 8-bit RGB.
+struct DecodedPng {
+  uint32_t width = 0;
+  uint32_t height = 0;
+  std::vector<uint8_t> rgb;
+  [[nodiscard]] double luminance(uint32_t x, uint32_t y) const {
+    const size_t i = (size_t{y} * width + x) * 3;
+    return 0.2126 * rgb[i] + 0.7152 * rgb[i + 1] + 0.0722 * rgb[i + 2];
+  }
+};
+
+DecodedPng readPng(const fs::path &path) {
+  png_image png{};
+  png.version = PNG_IMAGE_VERSION;
+  DecodedPng out;
+  if (png_image_begin_read_from_file(&png, path.c_str()) == 0) {
+    ADD_FAILURE() << path << ": " << png.message;
+    return out;
+  }
+  png.format = PNG_FORMAT_RGB;
+  out.width = png.width;
+  out.height = png.height;
+  out.rgb.resize(PNG_IMAGE_SIZE(png));
+  if (png_image_finish_read(&png, nullptr, out.rgb.data(), 0, nullptr) == 0) {
+    ADD_FAILURE() << path << ": " << png.message;
+  }
+  png_image_free(&png);
+  return out;
+}
+
+/// A scratch directory removed at the end of the test.
+class ScratchDir {
+public:
+  ScratchDir() {
+    char pattern[] = "/tmp/efu-image-test-XXXXXX";
+    EXPECT_NE(mkdtemp(pattern), nullptr);
+    path_ = pattern;
+  }
+  ScratchDir(const ScratchDir &) = delete;
+  ScratchDir &operator=(const ScratchDir &) = delete;
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  [[nodiscard]] const fs::path &path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+std::string geometryError(const Json &config) {
+  try {
+    efu::tools::geometryFromJson(config, "inst.json");
+  } catch (const GeometryError &e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::vector<fs::path> configsOf(const std::string &module) {
+  std::vector<fs::path> out;
+  for (const auto &entry : fs::directory_iterator(kSourceDir / "modules" / module / "configs")) {
+    if (entry.path().extension() == ".json") {
+      out.push_back(entry.path());
+    }
+  }
+  return out;
+}
+
+TEST(ImageGeometry, CaenConfigsGiveTubesByPositions) {
+  const auto loki = efu::tools::loadGeometry(kSourceDir / "modules/caen/configs/loki.json");
+  EXPECT_EQ(loki.kind, "caen");
+  EXPECT_EQ(loki.instrument, "LoKI");
+  EXPECT_EQ(loki.width, 512u);      // pixels_per_tube
+  EXPECT_EQ(loki.height, 4u * 56u); // banks * tubes_per_bank
+  const auto bifrost = efu::tools::loadGeometry(kSourceDir / "modules/caen/configs/bifrost.json");
+  EXPECT_EQ(bifrost.kind, "caen");
+  EXPECT_EQ(bifrost.width, 100u);
+  EXPECT_EQ(bifrost.height, 3u * 45u);
+}
+
+TEST(ImageGeometry, Vmm3ConfigsGiveNxByNy) {
+  const auto freia = efu::tools::loadGeometry(kSourceDir / "modules/vmm3/configs/freia.json");
+  EXPECT_EQ(freia.kind, "vmm3");
+  EXPECT_EQ(freia.instrument, "freia");
+  EXPECT_EQ(freia.width, 128u);
+  EXPECT_EQ(freia.height, 256u);
+  const auto nmx = efu::tools::loadGeometry(kSourceDir / "modules/vmm3/configs/nmx.json");
+  EXPECT_EQ(nmx.width, 512u);
+  EXPECT_EQ(nmx.height, 512u);
+}
+
+// Every shipped config: the same image and pixel rule as the module's own parser.
+TEST(ImageGeometry, AgreesWithTheCaenModuleOnEveryShippedConfig) {
+  for (const auto &path : configsOf("caen")) {
+    std::ifstream in(path);
+    const efu::caen::CaenConfig module(Json::parse(in), path.string());
+    const auto geometry = efu::tools::loadGeometry(path);
+    EXPECT_EQ(geometry.width, module.imageWidth()) << path;
+    EXPECT_EQ(geometry.height, module.imageHeight()) << path;
+    for (const uint32_t tube : {0U, module.tubes() - 1}) {
+      for (const uint32_t pos : {0U, module.pixelsPerTube - 1}) {
+        const auto at = geometry.locate(module.pixel(tube, pos));
+        ASSERT_TRUE(at) << path;
+        EXPECT_EQ(at->x, pos) << path;
+        EXPECT_EQ(at->y, tube) << path;
+      }
+    }
+  }
+}
+
+TEST(ImageGeometry, AgreesWithTheVmm3ModuleOnEveryShippedConfig) {
+  for (const auto &path : configsOf("vmm3")) {
+    const auto module = efu::vmm3::loadVmm3Config(path.string());
+    const auto geometry = efu::tools::loadGeometry(path);
+    EXPECT_EQ(geometry.width, module.nx) << path;
+    EXPECT_EQ(geometry.height, module.ny) << path;
+  }
+}
+
+// geometryFromJson() fills in the caen module's defaults for banks and pixels_per_tube.
+TEST(ImageGeometry, CaenDefaultsMatchTheModulesKeyTable) {
+  const auto geometry = efu::tools::geometryFromJson(Json{{"tubes_per_bank", 8}}, "inst.json");
+  for (size_t i = 0; i < efu::caen::kCaenKeyCount; ++i) {
+    const auto &key = efu::caen::kCaenKeys[i];
+    const std::string name = key.key;
+    if (name == "banks") {
+      ASSERT_NE(key.defaultJson, nullptr);
+      EXPECT_EQ(geometry.height, 8 * Json::parse(key.defaultJson).get<uint32_t>());
+    } else if (name == "pixels_per_tube") {
+      ASSERT_NE(key.defaultJson, nullptr);
+      EXPECT_EQ(geometry.width, Json::parse(key.defaultJson).get<uint32_t>());
+    }
+  }
+}
+
+TEST(ImageGeometry, ErrorsNameTheFileAndTheKeys) {
+  EXPECT_EQ(geometryError(Json{{"instrument", "x"}, {"mapping", Json::array()}}),
+            "inst.json: no detector geometry: missing the caen keys banks, tubes_per_bank, "
+            "pixels_per_tube or the vmm3 keys nx, ny");
+  EXPECT_EQ(geometryError(Json{{"nx", 4}}),
+            "inst.json: vmm3 geometry (found nx) is missing the key ny");
+  EXPECT_EQ(geometryError(Json{{"banks", 2}, {"pixels_per_tube", 4}}),
+            "inst.json: caen geometry (found banks, pixels_per_tube) is missing the key "
+            "tubes_per_bank");
+  EXPECT_EQ(geometryError(Json{{"banks", 2}, {"tubes_per_bank", 3}, {"nx", 4}, {"ny", 4}}),
+            "inst.json: has caen keys (banks, tubes_per_bank) and vmm3 keys (nx, ny); cannot "
+            "tell which geometry to use");
+  EXPECT_EQ(geometryError(Json{{"nx", 0}, {"ny", 4}}),
+            "inst.json: nx = 0: must be an integer 1..65535");
+  EXPECT_EQ(geometryError(Json{{"nx", "128"}, {"ny", 4}}),
+            "inst.json: nx = \"128\": must be an integer 1..65535");
+  EXPECT_NE(geometryError(Json{{"nx", 65535}, {"ny", 65535}}).find("larger than"),
+            std::string::npos);
+  EXPECT_EQ(geometryError(Json::array()), "inst.json: an instrument config must be a JSON object");
+}
+
+TEST(ImageGeometry, FileErrorsNameTheOptionAndPath) {
+  ScratchDir dir;
+  try {
+    efu::tools::loadGeometry((dir.path() / "absent.json").string());
+    FAIL() << "no error";
+  } catch (const GeometryError &e) {
+    EXPECT_NE(std::string(e.what()).find("--geometry '" + (dir.path() / "absent.json").string() +
+                                         "': cannot open"),
+              std::string::npos)
+        << e.what();
+  }
+  std::ofstream(dir.path() / "bad.json") << "{ not json";
+  try {
+    efu::tools::loadGeometry((dir.path() / "bad.json").string());
+    FAIL() << "no error";
+  } catch (const GeometryError &e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json': not valid JSON"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ImageGeometry, LocatesCornersAndRejectsOutside) {
+  const ImageGeometry g{"vmm3", "", 5, 3};
+  auto expectAt = [&](int64_t pixel, uint32_t x, uint32_t y) {
+    const auto at = g.locate(pixel);
+    ASSERT_TRUE(at) << pixel;
+    EXPECT_EQ(at->x, x) << pixel;
+    EXPECT_EQ(at->y, y) << pixel;
+  };
+  expectAt(1, 0, 0);  // top left
+  expectAt(5, 4, 0);  // top right
+  expectAt(11, 0, 2); // bottom left
+  expectAt(15, 4, 2); // bottom right
+  expectAt(7, 1, 1);  // y * nx + x + 1
+  EXPECT_FALSE(g.locate(0));
+  EXPECT_FALSE(g.locate(-1));
+  EXPECT_FALSE(g.locate(16));
+  EXPECT_FALSE(g.locate(INT64_MAX));
+}
+
+TEST(PixelCounts, CountsInsideAndOutside) {
+  PixelCounts counts(ImageGeometry{"caen", "", 4, 2});
+  for (const int64_t pixel : {1, 1, 1, 8, 0, 9, -5, 100}) {
+    counts.add(pixel);
+  }
+  EXPECT_EQ(counts.at(0, 0), 3u);
+  EXPECT_EQ(counts.at(3, 1), 1u);
+  EXPECT_EQ(counts.at(1, 0), 0u);
+  EXPECT_EQ(counts.inRange(), 4u);
+  EXPECT_EQ(counts.outOfRange(), 4u);
+  EXPECT_EQ(counts.maxCount(), 3u);
+}
+
+TEST(Viridis, BrightnessRisesAlongTheMap) {
+  double previous = -1.0;
+  for (int i = 0; i <= 100; ++i) {
+    uint8_t c[3];
+    efu::tools::viridis(i / 100.0, c);
+    const double luminance = 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+    EXPECT_GT(luminance, previous) << i;
+    previous = luminance;
+  }
+  uint8_t low[3];
+  uint8_t high[3];
+  efu::tools::viridis(-3.0, low);
+  efu::tools::viridis(7.0, high);
+  EXPECT_EQ(low[0], 68);
+  EXPECT_EQ(high[2], 37);
+}
+
+TEST(RenderCounts, HotPixelIsBrighterAndScaleRepeatsPixels) {
+  PixelCounts counts(ImageGeometry{"vmm3", "", 6, 4});
+  for (int i = 0; i < 100; ++i) {
+    counts.add(1); // (0, 0), hot
+  }
+  counts.add(6 * 3 + 5 + 1); // (5, 3), one count
+  ScratchDir dir;
+  const auto path = dir.path() / "image.png";
+  for (const bool logScale : {false, true}) {
+    efu::tools::writePng(efu::tools::renderCounts(counts, {3, logScale}), path.string());
+    const auto png = readPng(path);
+    ASSERT_EQ(png.width, 18u);
+    ASSERT_EQ(png.height, 12u);
+    // Every picture pixel of a detector pixel has its colour.
+    EXPECT_EQ(png.luminance(0, 0), png.luminance(2, 2));
+    EXPECT_EQ(png.luminance(15, 9), png.luminance(17, 11));
+    EXPECT_GT(png.luminance(0, 0), png.luminance(15, 9)) << "log " << logScale;
+    EXPECT_GT(png.luminance(15, 9), png.luminance(3, 0)) << "one count beats none";
+    EXPECT_EQ(png.luminance(3, 0), 0.0) << "empty pixels are black";
+  }
+  EXPECT_FALSE(fs::exists(path.string() + ".tmp." + std::to_string(getpid())));
+}
+
+TEST(RenderCounts, RejectsScalesOutOfRange) {
+  PixelCounts counts(ImageGeometry{"vmm3", "", 2048, 2048});
+  EXPECT_THROW(efu::tools::renderCounts(counts, {0, false}), efu::tools::ImageError);
+  EXPECT_THROW(efu::tools::renderCounts(counts, {efu::tools::kMaxImageScale + 1, false}),
+               efu::tools::ImageError);
+  EXPECT_NO_THROW(efu::tools::checkImageStyle(counts.geometry(), {4, false}));
+  EXPECT_THROW(efu::tools::checkImageStyle(counts.geometry(), {5, false}), efu::tools::ImageError);
+}
+
+TEST(WritePng, ErrorNamesTheFile) {
+  RgbImage image(2, 2, 1, 2, 3);
+  try {
+    efu::tools::writePng(image, "/nonexistent-dir/x.png");
+    FAIL() << "no error";
+  } catch (const efu::tools::ImageError &e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.png"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TofHistogram, FixedRangeBinsByIntegerEdges) {
+  efu::tools::TofHistogram h(4, 100);
+  for (const int64_t tof : {0, 24, 25, 99, 100, 5000, -1}) {
+    h.add(tof);
+  }
+  const auto r = h.result();
+  EXPECT_EQ(r.rangeNs, 100u);
+  EXPECT_EQ(r.bins, (std::vector<uint64_t>{2, 1, 0, 1}));
+  EXPECT_EQ(h.binned(), 4u);
+  EXPECT_EQ(h.aboveRange(), 2u);
+  EXPECT_EQ(h.negative(), 1u);
+  EXPECT_EQ(h.maxSeenNs(), std::optional<int64_t>(5000));
+}
+
+TEST(TofHistogram, AutoRangeCoversTheMaximumWithExactBins) {
+  // Many values forcing several doublings; compare with bins computed from the final range.
+  efu::tools::TofHistogram h(10, std::nullopt);
+  std::vector<int64_t> values;
+  for (int64_t v = 0; v < 71'000'000; v += 9'973) {
+    values.push_back(v);
+  }
+  values.push_back(71'428'571);
+  for (const auto v : values) {
+    h.add(v);
+  }
+  const auto r = h.result();
+  ASSERT_EQ(r.bins.size(), 10u);
+  EXPECT_GT(r.rangeNs, 71'428'571u);
+  EXPECT_LT(r.rangeNs, 71'428'571u + 2 * 71'428'571u / efu::tools::TofHistogram::kFinePerBin);
+  std::vector<uint64_t> expected(10, 0);
+  for (const auto v : values) {
+    ++expected[static_cast<uint64_t>(v) * 10 / r.rangeNs];
+  }
+  EXPECT_EQ(r.bins, expected);
+  EXPECT_EQ(std::accumulate(r.bins.begin(), r.bins.end(), uint64_t{0}), values.size());
+}
+
+TEST(TofHistogram, SmallAndEmptyRanges) {
+  efu::tools::TofHistogram empty(200, std::nullopt);
+  EXPECT_EQ(empty.result().rangeNs, 200u);
+  efu::tools::TofHistogram small(4, std::nullopt);
+  small.add(3);
+  small.add(0);
+  EXPECT_EQ(small.result().rangeNs, 4u);
+  EXPECT_EQ(small.result().bins, (std::vector<uint64_t>{1, 0, 0, 1}));
+  EXPECT_THROW(efu::tools::TofHistogram(0, std::nullopt), std::invalid_argument);
+  EXPECT_THROW(efu::tools::TofHistogram(4, 0), std::invalid_argument);
+}
+
+TEST(NiceTickStep, OneTwoFive) {
+  EXPECT_EQ(efu::tools::niceTickStep(71'428'571, 8), 10'000'000u);
+  EXPECT_EQ(efu::tools::niceTickStep(100, 5), 20u);
+  EXPECT_EQ(efu::tools::niceTickStep(7, 5), 2u);
+  EXPECT_EQ(efu::tools::niceTickStep(0, 5), 1u);
+  EXPECT_EQ(efu::tools::niceTickStep(3000, 5), 1000u);
+}
+
+TEST(RenderTofChart, BarsFollowTheCounts) {
+  efu::tools::TofBins tof{{0, 10, 40, 20}, 4'000'000};
+  efu::tools::ChartLayout layout;
+  ScratchDir dir;
+  const auto path = dir.path() / "tof.png";
+  efu::tools::writePng(efu::tools::renderTofChart(tof, &layout), path.string());
+  const auto png = readPng(path);
+  ASSERT_EQ(png.width, layout.plotX0 + layout.plotWidth + 32);
+  ASSERT_EQ(png.height, layout.plotY0 + layout.plotHeight + 44);
+  EXPECT_EQ(layout.barWidth, 200u);
+  EXPECT_EQ(layout.yMax, 40u);
+  EXPECT_EQ(layout.xTickNs, 500'000u);
+  // Height of the bar of bin i, measured in the middle of the bar.
+  auto barHeight = [&](uint32_t bin) {
+    const uint32_t x = layout.plotX0 + bin * layout.barWidth + layout.barWidth / 2;
+    uint32_t rows = 0;
+    for (uint32_t y = layout.plotY0 + layout.plotHeight; y-- > layout.plotY0;) {
+      if (png.luminance(x, y) > 150.0) { // background or grid
+        break;
+      }
+      ++rows;
+    }
+    return rows;
+  };
+  EXPECT_EQ(barHeight(0), 0u);
+  EXPECT_EQ(barHeight(2), layout.plotHeight);
+  EXPECT_EQ(barHeight(1), layout.plotHeight / 4);
+  EXPECT_EQ(barHeight(3), layout.plotHeight / 2);
+}
+
+} // namespace
