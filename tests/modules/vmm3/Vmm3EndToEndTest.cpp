@@ -95,18 +95,49 @@ TEST_F(Vmm3EndToEnd, GroundTruthComesBackThroughKafka) {
   // One event per pulse at 1 kHz: event times increase from one event to the next, as VMM3
   // front ends deliver them (see modules/vmm3/README.md, "Time order").
   const fs::path truthPath = dir_ / "truth.csv";
-  Process gen({READOUTGEN_BINARY, "-d", "vmm3", "-c", config, "-p", std::to_string(udpPort), "-n",
-               std::to_string(kEvents), "--events-per-pulse", "1", "--pulse-hz", "1000", "--rate",
-               "50000", "--truth", truthPath.string(), "--json", "-q"});
+  Process gen({READOUTGEN_BINARY,
+               "-d",
+               "vmm3",
+               "-c",
+               config,
+               "-p",
+               std::to_string(udpPort),
+               "-n",
+               std::to_string(kEvents),
+               "--events-per-pulse",
+               "1",
+               "--pulse-hz",
+               "1000",
+               "--rate",
+               "50000",
+               "--truth",
+               truthPath.string(),
+               "--inject-errors",
+               "cookie:20",
+               "--inject-errors",
+               "length:20",
+               "--inject-errors",
+               "type:20",
+               "--inject-every",
+               "500",
+               "--json",
+               "-q"});
   ASSERT_EQ(gen.wait(120s).value_or(-1), 0) << gen.output();
   const nlohmann::json summary = nlohmann::json::parse(gen.output().substr(gen.output().find('{')));
-  const int64_t datagrams = summary.at("datagrams").get<int64_t>();
+  const int64_t datagrams =
+      summary.at("datagrams").get<int64_t>() + summary.at("injected").get<int64_t>();
+  ASSERT_EQ(summary.at("injected").get<int64_t>(), 60);
   ASSERT_TRUE(eventually([&] { return counter(cmdPort, "proc.packets") == datagrams; }, 60s))
       << efu.output();
   EXPECT_EQ(counter(cmdPort, "readouts.seq.lost"), 0);
   EXPECT_EQ(counter(cmdPort, "vmm3.readouts"), summary.at("readouts").get<int64_t>());
   EXPECT_EQ(counter(cmdPort, "vmm3.hits.below_threshold"), kEvents); // one noise hit per event
   EXPECT_EQ(counter(cmdPort, "vmm3.hits.late"), 0);
+  // Malformed datagrams mixed in are counted once each and change nothing else.
+  EXPECT_EQ(counter(cmdPort, "readouts.header.errors.cookie"), 20);
+  EXPECT_EQ(counter(cmdPort, "readouts.header.errors.length"), 20);
+  EXPECT_EQ(counter(cmdPort, "readouts.header.errors.type"), 20);
+  EXPECT_EQ(counter(cmdPort, "readouts.header.ok"), summary.at("datagrams").get<int64_t>());
   efu.signal(SIGTERM); // flush() forms the last event; the final publication carries it
   ASSERT_EQ(efu.wait(30s).value_or(-1), 0) << efu.output();
 
