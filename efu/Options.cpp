@@ -4,6 +4,8 @@
 
 #include "common/system/Log.h"
 
+#include <arpa/inet.h>
+
 #include <bit>
 
 namespace efu {
@@ -23,15 +25,14 @@ const CLI::Validator kPowerOfTwo(
     },
     "POWER_OF_TWO");
 
+/// CLI11 validator: a dotted-quad IPv4 address exactly as inet_pton (and so the sockets) reads it.
 const CLI::Validator kIpv4(
     [](std::string &text) -> std::string {
-      unsigned a = 0, b = 0, c = 0, d = 0;
-      char tail = 0;
-      if (std::sscanf(text.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a < 256 &&
-          b < 256 && c < 256 && d < 256) {
+      in_addr address{};
+      if (inet_pton(AF_INET, text.c_str(), &address) == 1) {
         return {};
       }
-      return "not an IPv4 address: " + text;
+      return "not an IPv4 address (dotted quad, no leading zeros): " + text;
     },
     "IPV4");
 

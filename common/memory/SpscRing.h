@@ -97,7 +97,12 @@ public:
 
   /// Approximate fill level, for any thread (monitoring only).
   [[nodiscard]] size_t sizeApprox() const noexcept {
-    return head_.value.load(std::memory_order_acquire) - tail_.value.load(std::memory_order_acquire);
+    // Tail first: head only grows, so head read later is >= that tail (never wraps below 0).
+    // Both may move in between, so clamp to the capacity.
+    const size_t tail = tail_.value.load(std::memory_order_acquire);
+    const size_t head = head_.value.load(std::memory_order_acquire);
+    const size_t size = head - tail;
+    return size < capacity_ ? size : capacity_;
   }
 
 private:

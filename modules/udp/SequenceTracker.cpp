@@ -17,6 +17,19 @@ void SequenceTracker::add(uint64_t seq) noexcept {
     startRun(seq);
     return;
   }
+  if (restartPending_) {
+    restartPending_ = false;
+    // A restart is confirmed when the next number continues from the candidate, not from the
+    // old run; otherwise the candidate was a single stale datagram.
+    const bool farBehindOldRun = seq < highest_ && highest_ - seq >= kWindow;
+    if (farBehindOldRun && seq > restartCandidate_ && seq - restartCandidate_ < kWindow) {
+      ++restarts_;
+      previousRunsExpected_ += highest_ - first_ + 1;
+      startRun(restartCandidate_);
+    } else {
+      ++stale_;
+    }
+  }
   if (seq > highest_) {
     const uint64_t gap = seq - highest_ - 1;
     lost_ += gap;
@@ -33,10 +46,9 @@ void SequenceTracker::add(uint64_t seq) noexcept {
   }
   const uint64_t behind = highest_ - seq;
   if (behind >= kWindow) {
-    // Far beyond the window: a generator restart, not billions of duplicates.
-    ++restarts_;
-    previousRunsExpected_ += highest_ - first_ + 1;
-    startRun(seq);
+    // Beyond the window: a generator restart if the next number follows this one (see above).
+    restartPending_ = true;
+    restartCandidate_ = seq;
     return;
   }
   if (seq < first_) {

@@ -8,6 +8,7 @@
 namespace efu::udp {
 
 /// Tracks sequence numbers: loss (net of late arrivals), reordering, duplicates and restarts.
+/// A restart is confirmed by the number after the jump, so it shows one datagram late.
 /// A sliding window of kWindow numbers below the highest seen tells late arrivals from
 /// duplicates. Single-threaded; no allocation.
 class SequenceTracker {
@@ -21,8 +22,12 @@ public:
   /// Arrivals below the highest seen that had not been seen before.
   [[nodiscard]] uint64_t reordered() const noexcept { return reordered_; }
   [[nodiscard]] uint64_t duplicates() const noexcept { return duplicates_; }
-  /// Jumps backwards beyond the window; each starts a new run (no loss counted for the jump).
+  /// Jumps backwards beyond the window that the next number confirms (it follows the jump,
+  /// not the old run); each starts a new run, and no loss is counted for the jump.
   [[nodiscard]] uint64_t restarts() const noexcept { return restarts_; }
+  /// Single datagrams from beyond the window that no restart followed: too old to tell a late
+  /// arrival from a duplicate, so neither count moves.
+  [[nodiscard]] uint64_t stale() const noexcept { return stale_; }
   /// Numbers expected so far: highest - first + 1, summed over runs.
   [[nodiscard]] uint64_t expected() const noexcept {
     return started_ ? previousRunsExpected_ + highest_ - first_ + 1 : 0;
@@ -50,6 +55,9 @@ private:
   uint64_t reordered_ = 0;
   uint64_t duplicates_ = 0;
   uint64_t restarts_ = 0;
+  uint64_t stale_ = 0;
+  bool restartPending_ = false;
+  uint64_t restartCandidate_ = 0;
   std::array<uint64_t, kWindow / 64> bits_{}; ///< bit (n % kWindow) set: n was received
 };
 

@@ -19,6 +19,7 @@ public:
         lost_(ctx.counter("udp.seq.lost")), expected_(ctx.counter("udp.seq.expected")),
         reordered_(ctx.counter("udp.seq.reordered")),
         duplicates_(ctx.counter("udp.seq.duplicates")), restarts_(ctx.counter("udp.seq.restarts")),
+        stale_(ctx.counter("udp.seq.stale")),
         short_(ctx.counter("udp.rx.short")), delayMin_(ctx.counter("udp.delay.min_us")),
         delayMean_(ctx.counter("udp.delay.mean_us")), delayMax_(ctx.counter("udp.delay.max_us")),
         delaySamples_(ctx.counter("udp.delay.samples")) {
@@ -67,6 +68,7 @@ private:
     reordered_.set(static_cast<int64_t>(tracker_.reordered()));
     duplicates_.set(static_cast<int64_t>(tracker_.duplicates()));
     restarts_.set(static_cast<int64_t>(tracker_.restarts()));
+    stale_.set(static_cast<int64_t>(tracker_.stale()));
   }
 
   /// One-way delay of the interval just ended; all zero when no timestamps arrived.
@@ -94,6 +96,7 @@ private:
   Counter &reordered_;
   Counter &duplicates_;
   Counter &restarts_;
+  Counter &stale_;
   Counter &short_;
   Counter &delayMin_;
   Counter &delayMean_;

@@ -7,7 +7,8 @@ EFU_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 EFU_PACKAGES=(
   build-essential cmake pkg-config
   librdkafka-dev libflatbuffers-dev flatbuffers-compiler libspdlog-dev libcli11-dev
-  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libpng-dev
+  libboost-dev libreaderwriterqueue-dev
   kcat procps
 )
 

@@ -334,9 +334,8 @@ TEST(SpscRing, TwoThreadStressWithTryPushTryPopOnTinyRing) {
   EXPECT_EQ(sum, items * (items - 1) / 2);
 }
 
-// KNOWN BUG (SpscRing.h sizeApprox): it loads head_ before tail_. A third thread can read head,
-// then both sides advance, then read a tail beyond the head it saw: head - tail wraps around to
-// ~2^64. (Loading tail_ first, then head_, and clamping to capacity_ fixes it.)
+// Regression: sizeApprox() once loaded head_ before tail_. A third thread could read head, then
+// both sides advance, then read a tail beyond the head it saw: head - tail wrapped to ~2^64.
 // sizeApprox() is documented as callable from any thread, for monitoring; while both sides run
 // it must never report more than the capacity.
 TEST(SpscRing, SizeApproxFromMonitorThreadStaysWithinCapacity) {
@@ -370,8 +369,7 @@ TEST(SpscRing, SizeApproxFromMonitorThreadStaysWithinCapacity) {
   producer.join();
   consumer.join();
   EXPECT_LE(worst, ring.capacity())
-      << "KNOWN BUG: sizeApprox() read from a monitor thread wrapped around (head_ loaded "
-         "before tail_)";
+      << "sizeApprox() read from a monitor thread wrapped around";
 }
 
 } // namespace

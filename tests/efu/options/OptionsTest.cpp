@@ -191,18 +191,16 @@ TEST(Options, AddressesMustBeDottedQuads) {
   EXPECT_TRUE(errorOf({"-d", "udp", "--dip", "1.2.3"}).find("1.2.3") != std::string::npos);
 }
 
-// KNOWN BUG (efu/Options.cpp, kIpv4): the validator parses with sscanf("%u.%u.%u.%u"), which
-// skips blanks and accepts signs and leading zeros. UdpReceiver's inet_pton() then refuses such a
-// --dip only at bind time, and the control server's getaddrinfo() reads leading zeros as octal:
-// `--cmdaddr 010.0.0.1` passes validation and binds 8.0.0.1. The validator should accept exactly
-// the strict dotted quads inet_pton() accepts.
+// Regression: the validator once parsed with sscanf("%u.%u.%u.%u"), which skips blanks and
+// accepts signs and leading zeros (getaddrinfo() then read `--cmdaddr 010.0.0.1` as octal and
+// bound 8.0.0.1). It must accept exactly the strict dotted quads inet_pton() accepts.
 TEST(Options, AddressValidatorAgreesWithInetPton) {
   for (const char *text : {"1.2.3.4", "0.0.0.0", " 1.2.3.4", "+1.2.3.4", "1.2.3.+4", "01.2.3.4",
                            "1.2.3.04", "1. 2.3.4", "1.2.3.4 ", "0x1.2.3.4"}) {
     in_addr addr{};
     const bool valid = inet_pton(AF_INET, text, &addr) == 1;
     EXPECT_EQ(errorOf({"-d", "udp", "--dip", text}) == "(accepted)", valid)
-        << "KNOWN BUG: --dip '" << text << "': inet_pton says " << (valid ? "valid" : "invalid");
+        << "--dip '" << text << "': inet_pton says " << (valid ? "valid" : "invalid");
   }
 }
 

@@ -184,28 +184,30 @@ TEST(SequenceTracker, DuplicateJustInsideTheWindowAfterItWrapped) {
   expectCounts(t, {0, 0, 1, 0, 100'000 + kWindow});
 }
 
-TEST(SequenceTracker, JustOutsideTheWindowIsTreatedAsARestart) {
+TEST(SequenceTracker, JustOutsideTheWindowIsARestartOnceTheNextNumberFollowsIt) {
   SequenceTracker t;
   addRange(t, 0, 100'001 + kWindow); // highest = 165'536
   t.add(100'000);                    // behind by exactly kWindow: beyond the window
+  EXPECT_EQ(t.restarts(), 0U) << "not confirmed yet";
+  t.add(100'001);                    // follows the jump: a restart
   EXPECT_EQ(t.restarts(), 1U);
   EXPECT_EQ(t.duplicates(), 0U);
+  EXPECT_EQ(t.stale(), 0U);
   EXPECT_EQ(t.lost(), 0U) << "no loss is counted for the jump itself";
-  EXPECT_EQ(t.expected(), 100'001 + kWindow + 1);
+  EXPECT_EQ(t.expected(), 100'001 + kWindow + 2);
 }
 
-// KNOWN BUG (modules/udp/SequenceTracker.cpp, add(): `behind >= kWindow` → startRun): a single
-// stale datagram only just beyond the window (here a duplicate delayed by kWindow packets) is
-// taken for a generator restart. The stream then continues at its old numbers, which the new
-// run sees as a forward jump: kWindow packets are counted lost although every number was
-// received (WIRE-FORMATS §1: lost = numbers never received; restarts are jumps *far* beyond
-// the window).
+// A single stale datagram just beyond the window (a duplicate delayed by kWindow packets) is
+// not a restart: the stream goes on at its old numbers (WIRE-FORMATS §1: lost = numbers never
+// received).
 TEST(SequenceTracker, StaleDatagramJustOutsideTheWindowDoesNotCauseFalseLoss) {
   SequenceTracker t;
   addRange(t, 0, 100'001 + kWindow); // 0 .. 165'536, nothing lost
   t.add(100'000);                    // one stale duplicate, kWindow behind
   addRange(t, 100'001 + kWindow, 100'001 + kWindow + 10);
-  EXPECT_EQ(t.lost(), 0U) << "KNOWN BUG: every number was received, yet loss is counted";
+  EXPECT_EQ(t.lost(), 0U) << "every number was received";
+  EXPECT_EQ(t.restarts(), 0U);
+  EXPECT_EQ(t.stale(), 1U);
 }
 
 TEST(SequenceTracker, LargeForwardGapClearsTheWholeWindow) {
@@ -231,7 +233,8 @@ TEST(SequenceTracker, ForwardGapJustBelowTheWindowClearsTheSkippedBits) {
   t.add(kWindow); // shares its bit with 0
   t.add(11);      // the oldest number still in the window
   expectCounts(t, {kWindow - 3, 2, 0, 0, next + 1});
-  t.add(10); // kWindow behind: beyond the window
+  t.add(10); // kWindow behind: beyond the window, a restart candidate
+  t.add(11); // follows it: the restart is confirmed
   EXPECT_EQ(t.restarts(), 1U);
 }
 
