@@ -19,10 +19,12 @@ void SequenceTracker::add(uint64_t seq) noexcept {
   }
   if (restartPending_) {
     restartPending_ = false;
-    // A restart is confirmed when the next number continues from the candidate, not from the
-    // old run; otherwise the candidate was a single stale datagram.
-    const bool farBehindOldRun = seq < highest_ && highest_ - seq >= kWindow;
-    if (farBehindOldRun && seq > restartCandidate_ && seq - restartCandidate_ < kWindow) {
+    // A restart is confirmed when the next number continues from the candidate rather than
+    // from the old run (it is nearer the candidate than the old highest); otherwise the
+    // candidate was a single stale datagram.
+    const bool followsCandidate = seq > restartCandidate_ && seq < highest_ &&
+                                  seq - restartCandidate_ < highest_ - seq;
+    if (followsCandidate) {
       ++restarts_;
       previousRunsExpected_ += highest_ - first_ + 1;
       startRun(restartCandidate_);
