@@ -174,6 +174,7 @@ private:
   std::function<void(const TruthEvent &)> truthOut_;
   double periodNs_ = 0.0;
   uint64_t eventsPerPulse_ = 0;
+  std::vector<int64_t> pulseTofsNs_; ///< this pulse's times of flight, sorted
   int64_t startRealNs_ = 0;
   int64_t startMonoNs_ = 0;
   readout::HeaderFields header_;
