@@ -9,7 +9,7 @@
 #include "efu/DaemonContext.h"
 #include "efu/IntervalReport.h"
 #include "efu/KafkaOutput.h"
-#include "efu/ModuleConfig.h"
+#include "common/sdk/ModuleConfig.h"
 #include "efu/ModuleLoader.h"
 #include "efu/Options.h"
 #include "efu/Runtime.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The registry of readoutgen detector sources: THE place to add one (one line in makeSource()).
 #include "generators/readoutgen/Sources.h"
-#include "efu/ModuleConfig.h"
+#include "common/sdk/ModuleConfig.h"
 #include "generators/readoutgen/CaenSource.h"
 #include "generators/readoutgen/ReadoutSource.h"
 #include "generators/readoutgen/Vmm3Source.h"
@@ -12,11 +12,7 @@ namespace efu::readoutgen {
 
 nlohmann::json applyKeyTable(const char *module, const EfuConfigKey *keys, size_t count,
                              const nlohmann::json &config, const std::string &source) {
-  EfuModuleDescriptor d{};
-  d.name = module;
-  d.configKeys = keys;
-  d.configKeyCount = static_cast<uint32_t>(count);
-  return validateModuleConfig(d, config, source);
+  return validateModuleConfig(module, keys, count, config, source);
 }
 
 // To register a source: include its header above and add one `if` line below. Sources of other

@@ -2,6 +2,8 @@
 // Parsing and cross-checking of the vmm3 instrument configuration.
 #include "modules/vmm3/Vmm3Config.h"
 
+#include "common/sdk/ModuleConfig.h"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -47,84 +49,6 @@ const EfuConfigKey kVmm3ConfigKeys[] = {
 const size_t kVmm3ConfigKeyCount = std::size(kVmm3ConfigKeys);
 
 namespace {
-
-const char *typeName(ConfigType type) {
-  switch (type) {
-  case ConfigType::Integer:
-    return "integer";
-  case ConfigType::Number:
-    return "number";
-  case ConfigType::Boolean:
-    return "boolean";
-  case ConfigType::String:
-    return "string";
-  case ConfigType::Array:
-    return "array";
-  case ConfigType::Object:
-    return "object";
-  }
-  return "?";
-}
-
-bool hasType(const nlohmann::json &value, ConfigType type) {
-  switch (type) {
-  case ConfigType::Integer:
-    return value.is_number_integer();
-  case ConfigType::Number:
-    return value.is_number();
-  case ConfigType::Boolean:
-    return value.is_boolean();
-  case ConfigType::String:
-    return value.is_string();
-  case ConfigType::Array:
-    return value.is_array();
-  case ConfigType::Object:
-    return value.is_object();
-  }
-  return false;
-}
-
-/// Top-level keys: the same rules as the daemon's validation (efu/ModuleConfig.cpp), so the
-/// generator refuses exactly what `efu -d vmm3` refuses.
-nlohmann::json withDefaults(const nlohmann::json &config, const std::string &source) {
-  if (!config.is_object()) {
-    throw ConfigError(source + ": the top level must be a JSON object");
-  }
-  for (const auto &[key, value] : config.items()) {
-    bool known = false;
-    for (size_t i = 0; i < kVmm3ConfigKeyCount && !known; ++i) {
-      known = key == kVmm3ConfigKeys[i].key;
-    }
-    if (!known) {
-      throw ConfigError(source + ": unknown key '" + key + "' for module 'vmm3'");
-    }
-  }
-  nlohmann::json out = nlohmann::json::object();
-  for (size_t i = 0; i < kVmm3ConfigKeyCount; ++i) {
-    const EfuConfigKey &k = kVmm3ConfigKeys[i];
-    nlohmann::json value;
-    if (config.contains(k.key)) {
-      value = config.at(k.key);
-    } else if (k.defaultJson != nullptr) {
-      value = nlohmann::json::parse(k.defaultJson);
-    } else {
-      throw ConfigError(source + ": required key '" + k.key + "' is missing: " + k.help);
-    }
-    if (!hasType(value, k.type)) {
-      throw ConfigError(fmt::format("{}: key '{}' must be {}, got {}", source, k.key,
-                                    typeName(k.type), value.dump()));
-    }
-    if ((k.type == ConfigType::Integer || k.type == ConfigType::Number) && k.minimum <= k.maximum) {
-      const double number = value.get<double>();
-      if (number < k.minimum || number > k.maximum) {
-        throw ConfigError(fmt::format("{}: key '{}' = {} is out of range [{}, {}]", source, k.key,
-                                      value.dump(), k.minimum, k.maximum));
-      }
-    }
-    out[k.key] = std::move(value);
-  }
-  return out;
-}
 
 /// An integer member of hybrids[i] in [0, maximum].
 int64_t hybridInt(const nlohmann::json &h, const char *key, int64_t maximum, size_t index,
@@ -181,7 +105,8 @@ Hybrid parseHybrid(const nlohmann::json &h, size_t index, const Vmm3Config &c,
 } // namespace
 
 Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &source) {
-  const nlohmann::json j = withDefaults(config, source);
+  const nlohmann::json j =
+      validateModuleConfig("vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, config, source);
   Vmm3Config c;
   c.instrument = j.at("instrument").get<std::string>();
   c.detectorType = j.at("detector_type").get<uint8_t>();

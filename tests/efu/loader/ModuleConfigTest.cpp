@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Module configuration: validation against a descriptor's key table, JSON files, help text.
-#include "efu/ModuleConfig.h"
+#include "common/sdk/ModuleConfig.h"
 
 #include <gtest/gtest.h>
 

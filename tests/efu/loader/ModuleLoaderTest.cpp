@@ -4,7 +4,7 @@
 
 #include "common/stats/Stats.h"
 #include "efu/DaemonContext.h"
-#include "efu/ModuleConfig.h"
+#include "common/sdk/ModuleConfig.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Validates a module's JSON configuration against the key table in its descriptor.
+// Validates a module's JSON configuration against its key table (library efu::module_config).
 #pragma once
 
 #include "common/sdk/Module.h"
@@ -9,6 +9,11 @@
 #include <string>
 
 namespace efu {
+
+/// The same for a bare key table (tools that read a module's config without loading it, and
+/// modules that parse their config outside the daemon, e.g. for a generator).
+nlohmann::json validateModuleConfig(const char *moduleName, const EfuConfigKey *keys, size_t count,
+                                    const nlohmann::json &config, const std::string &source);
 
 /// Returns the configuration with defaults filled in. Throws sdk::ConfigError naming `source`,
 /// the key and the value for: unknown keys, wrong types, out-of-range numbers, missing required

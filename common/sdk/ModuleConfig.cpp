@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Validates a module's JSON configuration against the key table in its descriptor.
-#include "efu/ModuleConfig.h"
+#include "common/sdk/ModuleConfig.h"
 
 #include <fmt/format.h>
 
@@ -94,6 +94,15 @@ nlohmann::json validateModuleConfig(const EfuModuleDescriptor &d, const nlohmann
     out[key.key] = std::move(value);
   }
   return out;
+}
+
+nlohmann::json validateModuleConfig(const char *moduleName, const EfuConfigKey *keys, size_t count,
+                                    const nlohmann::json &config, const std::string &source) {
+  EfuModuleDescriptor d{};
+  d.name = moduleName;
+  d.configKeys = keys;
+  d.configKeyCount = static_cast<uint32_t>(count);
+  return validateModuleConfig(d, config, source);
 }
 
 nlohmann::json loadModuleConfig(const EfuModuleDescriptor &d, const std::string &path) {
