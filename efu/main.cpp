@@ -5,6 +5,7 @@
 #include "common/system/CpuUsage.h"
 #include "common/system/Log.h"
 #include "common/system/ProcStats.h"
+#include "common/system/StopSignals.h"
 #include "common/time/Time.h"
 #include "efu/DaemonContext.h"
 #include "efu/IntervalReport.h"
@@ -26,19 +27,6 @@
 #include <thread>
 
 namespace {
-
-std::atomic<int> gSignal{0};
-
-extern "C" void onSignal(int signal) { gSignal.store(signal); }
-
-void installSignalHandlers() {
-  struct sigaction action {};
-  action.sa_handler = onSignal;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-  std::signal(SIGPIPE, SIG_IGN); // a control client that went away must not kill us
-}
 
 /// With --no-kafka: events are counted and dropped.
 class CountingEventSink final : public efu::sdk::EventSink {
@@ -114,7 +102,7 @@ int run(const efu::DaemonOptions &options) {
   efu::ControlProtocol protocol(stats, std::move(info));
   efu::ControlServer control(protocol, {options.cmdAddress, options.cmdPort}, stats);
 
-  installSignalHandlers();
+  efu::installStopSignals();
   const int64_t startNs = efu::monotonicNs();
   runtime.start();
   log->info("receiving UDP on {}:{} (ring {} slots, batch {}); control on {}:{}",
@@ -154,7 +142,7 @@ int run(const efu::DaemonOptions &options) {
     }
     if (exitRequested) {
       stopReason = "EXIT command";
-    } else if (const int signal = gSignal.load(); signal != 0) {
+    } else if (const int signal = efu::stopSignal(); signal != 0) {
       stopReason = signal == SIGINT ? "SIGINT" : "SIGTERM";
     } else if (stopAtNs != 0 && afterNs >= stopAtNs) {
       stopReason = "--stopafter";

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // readoutgen: ESS readout datagrams (header + detector readouts) with ground truth, paced.
+#include "common/system/StopSignals.h"
 #include "common/net/LineRate.h"
 #include "common/system/Log.h"
 #include "generators/readoutgen/Generator.h"
@@ -11,29 +12,8 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
-
-namespace {
-
-std::atomic<bool> gStop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
-
-extern "C" void onStopSignal(int /*signal*/) {
-  gStop.store(true, std::memory_order_relaxed);
-}
-
-void installStopHandlers() {
-  struct sigaction action {};
-  action.sa_handler = onStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-} // namespace
 
 int main(int argc, char **argv) {
   using namespace efu;
@@ -95,7 +75,7 @@ int main(int argc, char **argv) {
 
   try {
     setupLogging("readoutgen", "info", "");
-    installStopHandlers();
+    installStopSignals();
     if (!bitRate.empty()) {
       o.bitsPerS = parseBitRate(bitRate);
     }
@@ -152,7 +132,7 @@ int main(int argc, char **argv) {
         last = s;
       };
     }
-    const GeneratorSummary summary = gen.run(gStop, progress);
+    const GeneratorSummary summary = gen.run(stopFlag(), progress);
     if (truth != nullptr && std::fclose(truth) != 0) {
       throw std::runtime_error("error writing --truth file '" + o.truthPath + "'");
     }

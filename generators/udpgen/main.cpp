@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // udpgen: UDP throughput/loss generator (WIRE-FORMATS §1 payloads), paced without drift.
+#include "common/system/StopSignals.h"
 #include "common/net/LineRate.h"
 #include "common/system/Affinity.h"
 #include "common/system/Log.h"
@@ -9,30 +10,8 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <exception>
-
-namespace {
-
-std::atomic<bool> gStop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the stop flag is set in a signal handler");
-
-extern "C" void onStopSignal(int /*signal*/) {
-  gStop.store(true, std::memory_order_relaxed);
-}
-
-/// SIGINT/SIGTERM end the run with a summary; no SA_RESTART, so a blocked send or sleep returns.
-void installStopHandlers() {
-  struct sigaction action {};
-  action.sa_handler = onStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-} // namespace
 
 int main(int argc, char **argv) {
   using namespace efu;
@@ -52,7 +31,7 @@ int main(int argc, char **argv) {
 
   try {
     setupLogging("udpgen", "info", "");
-    installStopHandlers();
+    installStopSignals();
     if (const std::string error = pinCurrentThread(options.cpu); !error.empty()) {
       spdlog::warn("{}; running unpinned", error);
     }
@@ -77,7 +56,7 @@ int main(int argc, char **argv) {
                      progress.intervalKpps, progress.total.sent, progress.total.errors());
       };
     }
-    const SendSummary summary = sender.run(gStop, onProgress);
+    const SendSummary summary = sender.run(stopFlag(), onProgress);
     spdlog::default_logger()->flush();
     std::fputs(summaryText(summary).c_str(), stderr);
     if (options.json) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // efu-dump: consumes Kafka topics and prints ev44, f144 and x5f2 messages as JSON lines or text.
 #include "common/system/Log.h"
+#include "common/system/StopSignals.h"
 #include "common/time/Time.h"
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
@@ -29,12 +30,6 @@ constexpr int kExitCountNotReached = 2;
 constexpr int kPollMs = 100;
 constexpr int kMetadataTimeoutMs = 2000;
 constexpr int64_t kTopicRetryNs = 500 * efu::kNsPerMs;
-
-volatile std::sig_atomic_t gStopSignal = 0;
-
-extern "C" void onStopSignal(int signal) {
-  gStopSignal = signal;
-}
 
 struct Options {
   std::string brokers = "localhost:9092";
@@ -114,7 +109,7 @@ int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &o
   KafkaPtr<rd_kafka_topic_t> rkt(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
   const int64_t startNs = efu::monotonicNs();
   bool reported = false;
-  while (gStopSignal == 0) {
+  while (efu::stopSignal() == 0) {
     const rd_kafka_metadata_t *raw = nullptr;
     const auto err = rd_kafka_metadata(rk, 0, rkt.get(), &raw, kMetadataTimeoutMs);
     KafkaPtr<const rd_kafka_metadata_t> md(raw);
@@ -293,7 +288,7 @@ int run(const Options &options, Pictures &pictures) {
   for (const auto &topic : options.topics) {
     const int partitions = waitForPartitions(rk.get(), topic, options);
     if (partitions == 0) {
-      return gStopSignal != 0 ? 0 : kExitError;
+      return efu::stopSignal() != 0 ? 0 : kExitError;
     }
     for (int p = 0; p < partitions; ++p) {
       rd_kafka_topic_partition_list_add(assignment.get(), topic.c_str(), p)->offset = startOffset;
@@ -314,7 +309,7 @@ int run(const Options &options, Pictures &pictures) {
   int64_t firstMessageNs = 0;
   bool idleTimeout = false;
   std::string lastError;
-  while (gStopSignal == 0) {
+  while (efu::stopSignal() == 0) {
     KafkaPtr<rd_kafka_message_t> msg(rd_kafka_consumer_poll(rk.get(), kPollMs));
     const int64_t nowNs = efu::monotonicNs();
     if (pictureEveryNs > 0 && nowNs - lastPictureNs >= pictureEveryNs) {
@@ -350,8 +345,8 @@ int run(const Options &options, Pictures &pictures) {
     }
   }
 
-  if (gStopSignal != 0) {
-    spdlog::info("stopping on signal {}", static_cast<int>(gStopSignal));
+  if (efu::stopSignal() != 0) {
+    spdlog::info("stopping on signal {}", efu::stopSignal());
   } else if (idleTimeout) {
     spdlog::info("no message for {} s (--timeout); stopping", options.timeoutS);
   }
@@ -456,13 +451,7 @@ int main(int argc, char **argv) {
 
   try {
     efu::setupLogging("efu-dump", options.logLevel, "");
-    struct sigaction action {};
-    action.sa_handler = onStopSignal;
-    sigemptyset(&action.sa_mask);
-    // One-shot: a second Ctrl-C ends the process even if shutdown hangs.
-    action.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
+    efu::installStopSignals();
     Pictures pictures(options);
     int code = run(options, pictures);
     if (pictures.active()) {
