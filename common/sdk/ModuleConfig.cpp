@@ -105,10 +105,7 @@ nlohmann::json validateModuleConfig(const char *moduleName, const EfuConfigKey *
   return validateModuleConfig(d, config, source);
 }
 
-nlohmann::json loadModuleConfig(const EfuModuleDescriptor &d, const std::string &path) {
-  if (path.empty()) {
-    return validateModuleConfig(d, nlohmann::json::object(), "(defaults)");
-  }
+nlohmann::json readConfigFile(const std::string &path) {
   std::ifstream in(path);
   if (!in) {
     throw ConfigError("cannot open config file '" + path + "'");
@@ -119,7 +116,14 @@ nlohmann::json loadModuleConfig(const EfuModuleDescriptor &d, const std::string 
   } catch (const nlohmann::json::parse_error &e) {
     throw ConfigError(path + ": not valid JSON: " + e.what());
   }
-  return validateModuleConfig(d, config, path);
+  return config;
+}
+
+nlohmann::json loadModuleConfig(const EfuModuleDescriptor &d, const std::string &path) {
+  if (path.empty()) {
+    return validateModuleConfig(d, nlohmann::json::object(), "(defaults)");
+  }
+  return validateModuleConfig(d, readConfigFile(path), path);
 }
 
 std::string formatModuleHelp(const EfuModuleDescriptor &d) {

@@ -21,6 +21,10 @@ nlohmann::json validateModuleConfig(const char *moduleName, const EfuConfigKey *
 nlohmann::json validateModuleConfig(const EfuModuleDescriptor &descriptor,
                                     const nlohmann::json &config, const std::string &source);
 
+/// Reads a JSON file. Throws sdk::ConfigError naming the file when it cannot be opened or parsed
+/// (with the parser's position).
+nlohmann::json readConfigFile(const std::string &path);
+
 /// Reads and validates a JSON file ("" = defaults only). Throws sdk::ConfigError on I/O or
 /// parse errors (with the parser's position) and on validation errors.
 nlohmann::json loadModuleConfig(const EfuModuleDescriptor &descriptor, const std::string &path);

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 
 namespace efu::vmm3 {
 
@@ -158,17 +157,7 @@ Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &sour
 }
 
 Vmm3Config loadVmm3Config(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError("cannot open config file '" + path + "'");
-  }
-  nlohmann::json config;
-  try {
-    config = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error &e) {
-    throw ConfigError(path + ": not valid JSON: " + e.what());
-  }
-  return parseVmm3Config(config, path);
+  return parseVmm3Config(readConfigFile(path), path);
 }
 
 } // namespace efu::vmm3

@@ -19,22 +19,11 @@ namespace {
 class EfuKafka : public ::testing::Test {
 protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("efu-kafka-test-" + std::to_string(getpid()));
-    fs::create_directories(dir_);
-    broker_ = std::make_unique<Process>(std::vector<std::string>{
-        BROKER_BINARY, "--bootstrap-file", (dir_ / "bootstrap").string()});
-    ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / "bootstrap"); })) << broker_->output();
-    std::ifstream in(dir_ / "bootstrap");
-    std::getline(in, bootstrap_);
-    ASSERT_FALSE(bootstrap_.empty());
+    broker_ = std::make_unique<DevBroker>(BROKER_BINARY);
+    bootstrap_ = broker_->bootstrap();
   }
 
-  void TearDown() override {
-    broker_->signal(SIGTERM);
-    const auto code = broker_->wait(30s);
-    EXPECT_EQ(code.value_or(-1), 0) << broker_->output();
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { EXPECT_EQ(broker_->stop().value_or(-1), 0); }
 
   /// Reads every message of the topics with efu-dump (JSON lines), stopping after 3 s of quiet.
   std::vector<nlohmann::json> dump(const std::vector<std::string> &topics) {
@@ -55,9 +44,8 @@ protected:
     return messages;
   }
 
-  fs::path dir_;
   std::string bootstrap_;
-  std::unique_ptr<Process> broker_;
+  std::unique_ptr<DevBroker> broker_;
 };
 
 TEST_F(EfuKafka, CountersAndStatusArriveThroughTheBroker) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -81,6 +82,38 @@ std::string Process::output() const {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+DevBroker::DevBroker(const std::string &binary, const std::vector<std::string> &extraArgs) {
+  char pattern[] = "/tmp/efu-test-broker-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) {
+    throw std::runtime_error("mkdtemp failed");
+  }
+  dir_ = pattern;
+  const std::string file = dir_ + "/bootstrap";
+  std::vector<std::string> argv{binary, "--bootstrap-file", file};
+  argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
+  process_ = std::make_unique<Process>(argv);
+  eventually([&] {
+    std::ifstream in(file);
+    return (std::getline(in, bootstrap_) && !bootstrap_.empty()) || !process_->running();
+  });
+  if (bootstrap_.empty()) {
+    throw std::runtime_error("efu-broker did not start: " + process_->output());
+  }
+}
+
+std::optional<int> DevBroker::stop() {
+  if (!process_->running()) {
+    return process_->wait(std::chrono::milliseconds(0));
+  }
+  process_->signal(SIGTERM);
+  return process_->wait(std::chrono::seconds(30));
+}
+
+DevBroker::~DevBroker() {
+  stop();
+  std::filesystem::remove_all(dir_);
 }
 
 namespace {

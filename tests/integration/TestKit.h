@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,26 @@ private:
   pid_t pid_ = -1;
   std::optional<int> exitCode_;
   std::string outputPath_;
+};
+
+/// A running efu-broker (the development Kafka broker) in its own temporary folder.
+/// The constructor waits for its bootstrap file and throws std::runtime_error (with the
+/// broker's output) if it does not appear; the destructor stops it with SIGTERM.
+class DevBroker {
+public:
+  explicit DevBroker(const std::string &binary, const std::vector<std::string> &extraArgs = {});
+  ~DevBroker();
+  DevBroker(const DevBroker &) = delete;
+  DevBroker &operator=(const DevBroker &) = delete;
+
+  [[nodiscard]] const std::string &bootstrap() const noexcept { return bootstrap_; }
+  /// Stops the broker; returns its exit code (nullopt if it did not stop in time).
+  std::optional<int> stop();
+
+private:
+  std::string dir_;
+  std::string bootstrap_;
+  std::unique_ptr<Process> process_;
 };
 
 /// A port that was free on 127.0.0.1 a moment ago (bind to 0, read, close).

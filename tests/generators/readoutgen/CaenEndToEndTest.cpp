@@ -119,11 +119,9 @@ protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("caen-e2e-" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    broker_ = std::make_unique<Process>(std::vector<std::string>{
-        EFU_BROKER, "--bootstrap-file", (dir_ / "bootstrap").string(), "--log-level", "warn"});
-    ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / "bootstrap") || !broker_->running(); }))
-        << broker_->output();
-    bootstrap_ = lines(readFile(dir_ / "bootstrap")).at(0);
+    broker_ = std::make_unique<DevBroker>(EFU_BROKER,
+                                          std::vector<std::string>{"--log-level", "warn"});
+    bootstrap_ = broker_->bootstrap();
     udp_ = freeUdpPort();
     cmd_ = freeTcpPort();
     efu_ = std::make_unique<Process>(std::vector<std::string>{
@@ -141,10 +139,7 @@ protected:
       efu_->signal(SIGTERM);
       EXPECT_EQ(efu_->wait(20s), std::optional<int>(0)) << efu_->output();
     }
-    if (broker_) {
-      broker_->signal(SIGTERM);
-      broker_->wait(10s);
-    }
+    broker_.reset();
     fs::remove_all(dir_);
   }
 
@@ -187,7 +182,7 @@ protected:
   std::string bootstrap_;
   uint16_t udp_ = 0;
   uint16_t cmd_ = 0;
-  std::unique_ptr<Process> broker_;
+  std::unique_ptr<DevBroker> broker_;
   std::unique_ptr<Process> efu_;
 };
 

@@ -37,24 +37,19 @@ protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("efu-vmm3-e2e-" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    broker_ = std::make_unique<Process>(
-        std::vector<std::string>{BROKER_BINARY, "--topic", "vmm3_detector", "--bootstrap-file",
-                                 (dir_ / "bootstrap").string()});
-    ASSERT_TRUE(eventually([&] { return fs::exists(dir_ / "bootstrap"); })) << broker_->output();
-    std::ifstream in(dir_ / "bootstrap");
-    std::getline(in, bootstrap_);
-    ASSERT_FALSE(bootstrap_.empty());
+    broker_ = std::make_unique<DevBroker>(BROKER_BINARY,
+                                          std::vector<std::string>{"--topic", "vmm3_detector"});
+    bootstrap_ = broker_->bootstrap();
   }
 
   void TearDown() override {
-    broker_->signal(SIGTERM);
-    EXPECT_EQ(broker_->wait(30s).value_or(-1), 0) << broker_->output();
+    EXPECT_EQ(broker_->stop().value_or(-1), 0);
     fs::remove_all(dir_);
   }
 
   fs::path dir_;
   std::string bootstrap_;
-  std::unique_ptr<Process> broker_;
+  std::unique_ptr<DevBroker> broker_;
 };
 
 /// Truth CSV (pulse_time_ns,tof_ns,pixel_id) grouped by pulse.
