@@ -27,7 +27,7 @@ CaenSource::CaenSource(const nlohmann::json &config, const std::string &configSo
 }
 
 size_t CaenSource::maxEventBytes() const {
-  return sizeof(caen::CaenReadout);
+  return sizeof(caen::CaenReadout); // a noise readout is added only where it fits
 }
 
 size_t CaenSource::encodeEvent(const Neutron &n, std::span<uint8_t> out, TruthSink &truth) {
@@ -50,7 +50,19 @@ size_t CaenSource::encodeEvent(const Neutron &n, std::span<uint8_t> out, TruthSi
   std::memcpy(out.data(), &r, sizeof(r));
   ++readouts_;
   truth.add(n.pulseTimeNs, n.eventTimeNs - n.pulseTimeNs, config_.pixel(n.y, n.x));
-  return sizeof(r);
+  size_t bytes = sizeof(r);
+  // Electronics noise: every kNoiseEvery-th neutron is followed by a readout on the same tube
+  // whose amplitude sum is below the threshold; the module must reject it (counted).
+  if (config_.amplitudeThreshold > 1 && n.index % kNoiseEvery == kNoiseEvery - 1 &&
+      out.size() >= 2 * sizeof(r)) {
+    const int32_t noiseSum = config_.amplitudeThreshold / 2;
+    r.ampA = static_cast<int16_t>(noiseSum - noiseSum / 3);
+    r.ampB = static_cast<int16_t>(noiseSum / 3);
+    std::memcpy(out.data() + bytes, &r, sizeof(r));
+    ++readouts_;
+    bytes += sizeof(r);
+  }
+  return bytes;
 }
 
 } // namespace efu::readoutgen

@@ -12,9 +12,12 @@ namespace efu::readoutgen {
 /// One 24-byte readout per neutron: image row y is the tube, column x the pixel along it.
 /// The amplitude sum A + B is drawn uniformly from [max(threshold, 2 * pixels_per_tube, 1000),
 /// that + 4000] (so that it is above the module's threshold and B/(A+B) hits the pixel centre
-/// exactly, see caen::amplitudeBForPosition); C = D = 0.
+/// exactly, see caen::amplitudeBForPosition); C = D = 0. Every kNoiseEvery-th neutron also
+/// brings a noise readout below the amplitude threshold (when the threshold is above 1).
 class CaenSource final : public ReadoutSource {
 public:
+  static constexpr uint64_t kNoiseEvery = 16;
+
   /// `config` is the caen module's instrument JSON; validated with the module's key table.
   CaenSource(const nlohmann::json &config, const std::string &configSource, uint64_t seed);
 

@@ -2,9 +2,11 @@
 // readoutgen in-process: generator → caen module gives back exactly the truth; patterns, PGM,
 // TOF specs, sequences per queue, and each injected defect moves exactly its counter.
 #include "common/readout/FakeModuleContext.h"
+#include "generators/readoutgen/CaenSource.h"
 #include "generators/readoutgen/Generator.h"
 #include "generators/readoutgen/Sources.h"
 #include "modules/caen/CaenConfig.h"
+#include "modules/caen/CaenReadout.h"
 #include "modules/caen/CaenModule.h"
 
 #include <gtest/gtest.h>
@@ -95,26 +97,48 @@ TEST(ReadoutGen, DatagramsAreFullAndPulsesCorrect) {
   o.eventsPerPulse = 5'000;
   o.pulseHz = 14;
   GenRun r = generate("loki.json", o);
-  // 5000 events per pulse = 13 full datagrams of 372 readouts (30 + 372 * 24 = 8958) + a rest
-  size_t full = 0;
-  int64_t lastPulse = 0;
-  int64_t pulses = 0;
+  // Every datagram but the last of each pulse is full: another 24-byte readout would not fit
+  // into 8972 B. (Readouts per pulse: 5000 neutrons plus the noise readouts.)
+  std::vector<size_t> sizes;
+  std::vector<int64_t> pulseOf;
   for (const auto &d : r.sink.datagrams) {
     readout::EssHeader h;
     ASSERT_EQ(readout::validateHeader(d.data(), d.size(), readout::DetectorTypes{0x30}, h),
               readout::HeaderError::Ok);
-    full += d.size() == 30 + 372 * 24 ? 1 : 0;
-    if (h.pulseTimeNs != lastPulse) {
-      if (lastPulse != 0) {
-        EXPECT_EQ(h.prevPulseTimeNs, lastPulse);
-        EXPECT_NEAR(static_cast<double>(h.pulseTimeNs - lastPulse), 1e9 / 14, 12.0);
+    sizes.push_back(d.size());
+    pulseOf.push_back(h.pulseTimeNs);
+  }
+  int64_t pulses = 0;
+  size_t notFull = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const bool lastOfPulse = i + 1 == sizes.size() || pulseOf[i + 1] != pulseOf[i];
+    if (i == 0 || pulseOf[i] != pulseOf[i - 1]) {
+      if (i != 0) {
+        EXPECT_NEAR(static_cast<double>(pulseOf[i] - pulseOf[i - 1]), 1e9 / 14, 12.0);
       }
-      lastPulse = h.pulseTimeNs;
       ++pulses;
+    }
+    if (!lastOfPulse) {
+      EXPECT_GT(sizes[i] + sizeof(caen::CaenReadout), 8972U) << "datagram " << i;
+    } else {
+      ++notFull;
     }
   }
   EXPECT_EQ(pulses, 2);
-  EXPECT_EQ(full, 26U);
+  EXPECT_EQ(notFull, 2U);
+  EXPECT_GE(sizes.size(), 2U * 14); // 5000 neutrons + noise need at least 14 datagrams a pulse
+}
+
+TEST(ReadoutGen, CaenNoiseReadoutsAreRejectedByThreshold) {
+  GeneratorOptions o;
+  o.count = 1'600;
+  GenRun r = generate("loki.json", o);
+  uint64_t readouts = 0;
+  for (const auto &d : r.sink.datagrams) {
+    readouts += (d.size() - 30) / sizeof(caen::CaenReadout);
+  }
+  EXPECT_GT(readouts, o.count); // noise readouts were added
+  EXPECT_LE(readouts, o.count + o.count / CaenSource::kNoiseEvery);
 }
 
 TEST(ReadoutGen, InjectedDefectsMoveExactlyTheirCounter) {
