@@ -173,6 +173,7 @@ int run(const efu::DaemonOptions &options) {
   watchdog.join();
   log->info("whole run: {}", report.total(efu::monotonicNs()));
   module.reset();
+  kafka.reset(); // reports what stayed undelivered before the last line
   log->info("efu stopped");
   return 0;
 }
