@@ -4,6 +4,8 @@
 #include "efu/tools/broker/TopicSpec.h"
 
 #include <CLI/CLI.hpp>
+#include "common/kafka/RdKafka.h"
+
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 #include <spdlog/spdlog.h>
@@ -37,22 +39,8 @@ constexpr const char *kLimits =
     "    the mock is experimental in librdkafka.\n"
     "Production uses a real Kafka cluster: point efu -b at it instead.";
 
-struct KafkaDeleter {
-  void operator()(rd_kafka_t *rk) const { rd_kafka_destroy(rk); }
-  void operator()(rd_kafka_mock_cluster_t *mc) const { rd_kafka_mock_cluster_destroy(mc); }
-  void operator()(const rd_kafka_metadata_t *md) const { rd_kafka_metadata_destroy(md); }
-};
-template <typename T> using KafkaPtr = std::unique_ptr<T, KafkaDeleter>;
-
-extern "C" void logFromKafka(const rd_kafka_t *, int level, const char *facility,
-                             const char *text) {
-  // syslog levels: 0..3 errors, 4 warning, 5..6 notice/info, 7 debug.
-  const auto spdLevel = level <= 3   ? spdlog::level::err
-                        : level == 4 ? spdlog::level::warn
-                        : level <= 6 ? spdlog::level::info
-                                     : spdlog::level::debug;
-  spdlog::log(spdLevel, "librdkafka {}: {}", facility, text);
-}
+using efu::kafka::logToSpdlog;
+template <typename T> using KafkaPtr = efu::kafka::RdKafkaPtr<T>;
 
 // The handle that owns the mock cluster never connects anywhere; its complaint about having no
 // bootstrap.servers is noise.
@@ -60,14 +48,14 @@ extern "C" void logFromOwner(const rd_kafka_t *rk, int level, const char *facili
                              const char *text) {
   if (std::string_view(facility) != "CONFWARN" ||
       std::string_view(text).find("bootstrap.servers") == std::string_view::npos) {
-    logFromKafka(rk, level, facility, text);
+    logToSpdlog(rk, level, facility, text);
   }
 }
 
 KafkaPtr<rd_kafka_t> createClient(const std::string &bootstrap) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   char errstr[512];
-  rd_kafka_conf_set_log_cb(conf, bootstrap.empty() ? logFromOwner : logFromKafka);
+  rd_kafka_conf_set_log_cb(conf, bootstrap.empty() ? logFromOwner : logToSpdlog);
   if (!bootstrap.empty() && rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), errstr,
                                               sizeof(errstr)) != RD_KAFKA_CONF_OK) {
     rd_kafka_conf_destroy(conf);

@@ -9,6 +9,8 @@
 #include "efu/tools/dump/TofHistogram.h"
 
 #include <CLI/CLI.hpp>
+#include "common/kafka/RdKafka.h"
+
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
@@ -51,26 +53,8 @@ struct Options {
   std::optional<int64_t> tofMaxNs;
 };
 
-struct KafkaDeleter {
-  void operator()(rd_kafka_t *rk) const { rd_kafka_destroy(rk); }
-  void operator()(rd_kafka_topic_t *rkt) const { rd_kafka_topic_destroy(rkt); }
-  void operator()(rd_kafka_topic_partition_list_t *list) const {
-    rd_kafka_topic_partition_list_destroy(list);
-  }
-  void operator()(rd_kafka_message_t *msg) const { rd_kafka_message_destroy(msg); }
-  void operator()(const rd_kafka_metadata_t *md) const { rd_kafka_metadata_destroy(md); }
-};
-template <typename T> using KafkaPtr = std::unique_ptr<T, KafkaDeleter>;
-
-extern "C" void logFromKafka(const rd_kafka_t *, int level, const char *facility,
-                             const char *text) {
-  // syslog levels: 0..3 errors, 4 warning, 5..6 notice/info, 7 debug.
-  const auto spdLevel = level <= 3   ? spdlog::level::err
-                        : level == 4 ? spdlog::level::warn
-                        : level <= 6 ? spdlog::level::info
-                                     : spdlog::level::debug;
-  spdlog::log(spdLevel, "librdkafka {}: {}", facility, text);
-}
+using efu::kafka::logToSpdlog;
+template <typename T> using KafkaPtr = efu::kafka::RdKafkaPtr<T>;
 
 KafkaPtr<rd_kafka_t> createConsumer(const Options &options) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
@@ -94,7 +78,7 @@ KafkaPtr<rd_kafka_t> createConsumer(const Options &options) {
     const auto eq = setting.find('=');
     set(setting.substr(0, eq), setting.substr(eq + 1), "-X");
   }
-  rd_kafka_conf_set_log_cb(conf, logFromKafka);
+  rd_kafka_conf_set_log_cb(conf, logToSpdlog);
   rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
   if (rk == nullptr) {
     rd_kafka_conf_destroy(conf);
