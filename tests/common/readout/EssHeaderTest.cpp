@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // ESS header parser against hand-built datagrams: every error kind, every boundary, sequences, TOF.
 #include "common/readout/EssReadout.h"
-#include "common/readout/FakeModuleContext.h"
+#include "tests/support/FakeModuleContext.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // readoutgen in-process: generator → caen module gives back exactly the truth; patterns, PGM,
 // TOF specs, sequences per queue, and each injected defect moves exactly its counter.
-#include "common/readout/FakeModuleContext.h"
+#include "tests/support/FakeModuleContext.h"
 #include "generators/readoutgen/CaenSource.h"
 #include "generators/readoutgen/Generator.h"
 #include "generators/readoutgen/Sources.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // caen readout throughput per core (target: >= 20 M readouts/s, PERFORMANCE.md §5).
-#include "common/readout/FakeModuleContext.h"
+#include "tests/support/FakeModuleContext.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenReadout.h"
 

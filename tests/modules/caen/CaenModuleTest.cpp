@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // caen module: config validation, tube map, readout parsing boundaries, one counter per reason.
-#include "common/readout/FakeModuleContext.h"
+#include "tests/support/FakeModuleContext.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenReadout.h"
 

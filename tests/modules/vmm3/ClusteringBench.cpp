@@ -2,7 +2,7 @@
 // Google Benchmark of VMM3 event formation: hits/s through clustering and matching, and through
 // the loaded module (header + readout parsing + clustering + TOF + event sink) per datagram.
 #include "common/readout/EssHeader.h"
-#include "common/readout/FakeModuleContext.h"
+#include "tests/support/FakeModuleContext.h"
 #include "modules/vmm3/Clustering.h"
 #include "modules/vmm3/Vmm3Readout.h"
 

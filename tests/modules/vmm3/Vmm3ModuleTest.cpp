@@ -2,7 +2,7 @@
 // The vmm3 module as the daemon loads it (dlopen + descriptor) with a fake context: datagrams in,
 // exact counters and events out, tick timeout and shutdown flush.
 #include "common/readout/EssHeader.h"
-#include "common/readout/FakeModuleContext.h"
+#include "tests/support/FakeModuleContext.h"
 #include "common/sdk/Module.h"
 #include "modules/vmm3/Vmm3Readout.h"
 
