@@ -18,7 +18,7 @@ const Counter &IntervalReport::need(const Stats &stats, const char *name) {
 
 IntervalReport::IntervalReport(const Stats &stats, const Counter *lost, const Counter *expected)
     : packets_(need(stats, "rx.packets")), bytes_(need(stats, "rx.bytes")),
-      ringFull_(need(stats, "rx.dropped.ring_full")), kernel_(need(stats, "rx.dropped.kernel")),
+      ringFullWaits_(need(stats, "rx.ring_full_waits")), kernel_(need(stats, "rx.dropped.kernel")),
       truncated_(need(stats, "rx.dropped.truncated")),
       rcvbufErrors_(need(stats, "kernel.udp.rcvbuf_errors")), lost_(lost), expected_(expected),
       startNs_(monotonicNs()), lastNs_(startNs_) {}
@@ -49,14 +49,15 @@ std::string IntervalReport::line(int64_t nowNs) {
     loss = fmt::format(" | lost {} PER {:.3g}", lost, per);
     lossJson = fmt::format(R"(,"lost":{},"expected":{},"per":{:.6g})", lost, expected, per);
   }
-  json_ = fmt::format(R"({{"rx_mbps":{:.1f},"rx_kpps":{:.1f},"rx_packets":{},"dropped_ring_full":{},)"
-                      R"("dropped_kernel":{},"dropped_truncated":{},"rcvbuf_errors":{}{}}})",
-                      mbps, kpps, packets, ringFull_.get(), kernel_.get(), truncated_.get(),
-                      rcvbufErrors_.get(), lossJson);
-  return fmt::format("rx {:.1f} Mb/s {:.1f} kpps ({} total){} | drops ring {} kernel {} trunc {} | "
-                     "RcvbufErrors +{}",
-                     mbps, kpps, packets, loss, ringFull_.get(), kernel_.get(), truncated_.get(),
-                     rcvbufErrors_.get());
+  json_ = fmt::format(R"({{"rx_mbps":{:.1f},"rx_kpps":{:.1f},"rx_packets":{},)"
+                      R"("dropped_kernel":{},"dropped_truncated":{},"rcvbuf_errors":{},)"
+                      R"("ring_full_waits":{}{}}})",
+                      mbps, kpps, packets, kernel_.get(), truncated_.get(), rcvbufErrors_.get(),
+                      ringFullWaits_.get(), lossJson);
+  return fmt::format("rx {:.1f} Mb/s {:.1f} kpps ({} total){} | drops kernel {} trunc {} | "
+                     "RcvbufErrors +{} | ring full {}x",
+                     mbps, kpps, packets, loss, kernel_.get(), truncated_.get(),
+                     rcvbufErrors_.get(), ringFullWaits_.get());
 }
 
 } // namespace efu

@@ -14,7 +14,8 @@ public:
   /// `lost`/`expected` are the module's sequence-loss counters, or nullptr if it declared none.
   IntervalReport(const Stats &stats, const Counter *lost, const Counter *expected);
 
-  /// "rx 8600.1 Mb/s 119.8 kpps | lost 0 PER 0 | drops ring 0 kernel 0 trunc 0 | rcvbuf_errors 0"
+  /// "rx 8600.1 Mb/s 119.8 kpps (1234 total) | lost 0 PER 0 | drops kernel 0 trunc 0 |
+  ///  RcvbufErrors +0 | ring full 0x" (ring full: times the rx thread waited for a free slot)
   /// Rates are over the time since the previous call (nowNs: CLOCK_MONOTONIC).
   std::string line(int64_t nowNs);
   /// The same over the whole run since construction (for the final line at shutdown).
@@ -27,7 +28,7 @@ private:
 
   const Counter &packets_;
   const Counter &bytes_;
-  const Counter &ringFull_;
+  const Counter &ringFullWaits_;
   const Counter &kernel_;
   const Counter &truncated_;
   const Counter &rcvbufErrors_;

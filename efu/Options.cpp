@@ -57,18 +57,47 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
                  "Socket receive buffer to request, bytes (the paper's 12 MiB)")
       ->capture_default_str()
       ->check(CLI::Range(65536, 1 << 30));
-  app.add_option("--rx-cpu", o.rxCpu, "CPU to pin the receive thread to (-1 = not pinned)")
+  app.add_option("--rx-cpu", o.rxCpus,
+                 "CPU to pin the receive thread to (-1 = not pinned); with --rx-queues a list, "
+                 "one CPU per queue (0,1) or one for all")
       ->capture_default_str()
+      ->delimiter(',')
       ->check(CLI::Range(-1, 4095));
   app.add_option("--proc-cpu", o.procCpu, "CPU to pin the processing thread to (-1 = not pinned)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 4095));
+  app.add_option("--threads", o.threads,
+                 "Who runs the module: 1 = the receive thread, after each batch (run to "
+                 "completion); 2 = a processing thread behind the ring; auto = 1 when the receive "
+                 "and processing threads would share one CPU (same --rx-cpu and --proc-cpu, or "
+                 "one CPU allowed) with one rx queue, else 2")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "1", "2"}));
+  app.add_option("--rx-queues", o.rxQueues,
+                 "Receive sockets on the port (SO_REUSEPORT), one rx thread and ring each; the "
+                 "kernel keeps each source on one queue")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16));
+  app.add_flag("--gro", o.gro,
+               "UDP GRO: the kernel hands over up to 64 KiB of same-size datagrams per message "
+               "(fewer system calls at small sizes; slots become 64 KiB)");
+  app.add_option("--rx-priority", o.rxPriority,
+                 "SCHED_FIFO priority of the receive thread(s) (1-99; 0 = normal scheduling; "
+                 "needs CAP_SYS_NICE or an rtprio limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 99));
+  app.add_option("--busy-poll", o.busyPollUs,
+                 "SO_BUSY_POLL: microseconds to spin in the NIC driver for data before "
+                 "sleeping (0 = off; NICs with NAPI busy polling only, not loopback)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   app.add_option("--ring-slots", o.ringSlots,
-                 "Ring slots between rx and processing (power of two; 9.2 KiB each)")
+                 "Ring slots per rx queue between receiving and processing (--threads 2; power "
+                 "of two; 9 KiB each, 64 KiB with --gro)")
       ->capture_default_str()
       ->check(kPowerOfTwo)
-      ->check(CLI::Range(2, 1 << 20));
-  app.add_option("--rx-batch", o.rxBatch, "Most datagrams per recvmmsg() call")
+      ->check(CLI::Range(2, 65536));
+  app.add_option("--rx-batch", o.rxBatch, "Most messages per recvmmsg() call")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   app.add_option("--stopafter", o.stopAfterS, "Stop after this many seconds (0 = run until told)")
@@ -93,6 +122,21 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
   app.add_flag("--no-kafka", o.noKafka,
                "Publish nothing to Kafka (measurements; counters stay on the control port)");
   kafka::addKafkaOptions(app, o.kafka);
+}
+
+} // namespace efu
+
+namespace efu {
+
+bool runToCompletion(const DaemonOptions &o, int availableCpus) {
+  if (o.threads != "auto") {
+    return o.threads == "1";
+  }
+  if (o.rxQueues != 1) {
+    return false;
+  }
+  const int rxCpu = o.rxCpus.empty() ? -1 : o.rxCpus.front();
+  return (rxCpu >= 0 && rxCpu == o.procCpu) || availableCpus == 1;
 }
 
 } // namespace efu

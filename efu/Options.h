@@ -20,9 +20,14 @@ struct DaemonOptions {
   std::string dataAddress = "0.0.0.0";
   uint16_t dataPort = 9000;
   int rcvbufBytes = 12 * 1024 * 1024;
-  int rxCpu = -1;
+  std::vector<int> rxCpus{-1}; ///< one for all rx queues, or one per queue
   int procCpu = -1;
-  size_t ringSlots = 2048;
+  std::string threads = "auto"; ///< "auto", "1" (run to completion) or "2" (hand-off)
+  unsigned rxQueues = 1;
+  bool gro = false;
+  int rxPriority = 0;
+  int busyPollUs = 0;
+  size_t ringSlots = 256;
   unsigned rxBatch = 64;
   double stopAfterS = 0;
   double statsIntervalS = 1;
@@ -37,5 +42,10 @@ struct DaemonOptions {
 
 /// Registers the daemon's options on `app` (defaults printed by --help).
 void addDaemonOptions(CLI::App &app, DaemonOptions &options);
+
+/// Whether the module runs on the rx thread: --threads 1, or --threads auto with one rx queue
+/// whose thread is pinned to the same CPU as the processing thread, or a process allowed on a
+/// single CPU. Two threads on one core only add scheduling gaps (docs/architecture.md).
+[[nodiscard]] bool runToCompletion(const DaemonOptions &options, int availableCpus);
 
 } // namespace efu

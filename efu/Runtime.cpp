@@ -1,124 +1,292 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The data path: the rx loop and the processing loop.
+// The data path: the rx loop and the processing loop (docs/architecture.md, "Data path").
 #include "efu/Runtime.h"
 
 #include "common/system/Affinity.h"
 #include "common/time/Time.h"
 
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <vector>
+#include <bit>
+#include <new>
+#include <string>
 
 namespace efu {
 namespace {
 constexpr int64_t kTickNs = 10 * kNsPerMs;
 constexpr unsigned kMaxBatch = 1024;
-constexpr int kSpinsBeforeSleep = 256;
-// Idle naps grow from 20 µs to 1 ms while nothing arrives: a few hundred wake-ups per second
-// when idle, and a burst after a pause waits at most 1 ms (the ring holds 7 ms of 20 Gb/s).
-constexpr int64_t kFirstIdleSleepNs = 20 * kNsPerUs;
-constexpr int64_t kMaxIdleSleepNs = 1000 * kNsPerUs;
+constexpr size_t kProcessBatch = 64;
+/// Empty polls of the rings before the processing thread sleeps on the doorbell: a burst
+/// that follows within a few microseconds finds it awake.
+constexpr int kSpinsBeforeSleep = 64;
+/// A full ring: yield this often (lets a processing thread on the same core run), then nap.
+constexpr int kYieldsBeforeNap = 16;
+constexpr int64_t kFullRingNapNs = 20 * kNsPerUs;
+
+struct AlignedDelete {
+  void operator()(uint8_t *p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
+};
 } // namespace
 
-Runtime::Runtime(const RuntimeConfig &config, UdpReceiver &receiver, sdk::Module &module,
-                 Stats &stats, spdlog::logger &log, ProcessingHooks *hooks)
-    : config_(config), receiver_(receiver), module_(module), log_(log), hooks_(hooks),
-      ring_(config.ringSlots), scratch_(std::make_unique<RxSlot[]>(config.rxBatch)),
+/// One rx queue: a socket, its ring and the buffers behind the ring's slots.
+struct Runtime::Queue {
+  Queue(unsigned queueIndex, UdpReceiver &socket, size_t slots, uint32_t slotBytes, unsigned batch)
+      : index(queueIndex), receiver(socket), ring(slots),
+        buffers(new (std::align_val_t{64}) uint8_t[slots * slotBytes]), messageBuffers(batch),
+        sizes(batch), segmentBytes(batch), truncated(new bool[batch]) {
+    for (size_t i = 0; i < slots; ++i) {
+      ring.producerSlot(i).data = buffers.get() + i * slotBytes;
+    }
+  }
+
+  const unsigned index;
+  UdpReceiver &receiver;
+  SpscRing<RxSlot> ring;
+  std::unique_ptr<uint8_t[], AlignedDelete> buffers;
+  // rx thread scratch for one recvmmsg call
+  std::vector<uint8_t *> messageBuffers;
+  std::vector<uint32_t> sizes;
+  std::vector<uint32_t> segmentBytes;
+  std::unique_ptr<bool[]> truncated;
+  uint32_t kernelDropsSeen = 0; ///< the socket's cumulative SO_RXQ_OVFL count already added
+  // Per-queue counters (only with several queues), written by this queue's rx thread.
+  Counter *packets = nullptr;
+  Counter *bytes = nullptr;
+  Counter *kernelDrops = nullptr;
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread thread;
+};
+
+Runtime::Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receivers,
+                 sdk::Module &module, Stats &stats, spdlog::logger &log, ProcessingHooks *hooks)
+    : config_(config), module_(module), log_(log), hooks_(hooks),
       rxPackets_(stats.add("rx.packets")), rxBytes_(stats.add("rx.bytes")),
-      rxDroppedRingFull_(stats.add("rx.dropped.ring_full")),
       rxTruncated_(stats.add("rx.dropped.truncated")), rxErrors_(stats.add("rx.errors")),
-      rxKernelDrops_(stats.add("rx.dropped.kernel")), procPackets_(stats.add("proc.packets")),
-      procIdle_(stats.add("proc.idle_sleeps")) {
+      rxKernelDrops_(stats.add("rx.dropped.kernel")),
+      rxRingFullWaits_(stats.add("rx.ring_full_waits")), rxMessages_(stats.add("rx.messages")),
+      procPackets_(stats.add("proc.packets")), procIdle_(stats.add("proc.idle_sleeps")) {
   if (config.rxBatch == 0 || config.rxBatch > kMaxBatch) {
     throw std::invalid_argument("rx batch must be 1.." + std::to_string(kMaxBatch));
+  }
+  if (receivers.empty() || receivers.size() > kMaxRxQueues) {
+    throw std::invalid_argument("rx queues must be 1.." + std::to_string(kMaxRxQueues));
+  }
+  if (config.rxCpus.size() != 1 && config.rxCpus.size() != receivers.size()) {
+    throw std::invalid_argument("--rx-cpu lists " + std::to_string(config.rxCpus.size()) +
+                                " CPUs for " + std::to_string(receivers.size()) +
+                                " rx queues: give one CPU for all queues or one per queue");
+  }
+  if (config.threading == Threading::RunToCompletion && receivers.size() != 1) {
+    throw std::invalid_argument("run to completion (--threads 1) needs a single rx queue");
+  }
+  // Run to completion empties the ring after every batch: one batch of slots stays in cache.
+  const size_t slots = config.threading == Threading::RunToCompletion
+                           ? std::max<size_t>(2, std::bit_ceil(size_t{config.rxBatch}))
+                           : config.ringSlots;
+  config_.ringSlots = slots;
+  for (unsigned i = 0; i < receivers.size(); ++i) {
+    auto queue = std::make_unique<Queue>(i, *receivers[i], slots, config.slotBytes, config.rxBatch);
+    if (receivers.size() > 1) {
+      const std::string prefix = "rx.q" + std::to_string(i) + ".";
+      queue->packets = &stats.add(prefix + "packets");
+      queue->bytes = &stats.add(prefix + "bytes");
+      queue->kernelDrops = &stats.add(prefix + "dropped.kernel");
+    }
+    queues_.push_back(std::move(queue));
   }
 }
 
 Runtime::~Runtime() { stop(); }
 
+pid_t Runtime::rxTid(size_t queue) const noexcept {
+  return queue < queues_.size() ? queues_[queue]->tid.load(std::memory_order_relaxed) : 0;
+}
+
 void Runtime::start() {
   stopRx_ = false;
-  rxDone_ = false;
-  procThread_ = std::thread([this] { processingLoop(); });
-  rxThread_ = std::thread([this] { rxLoop(); });
+  rxRunning_ = static_cast<unsigned>(queues_.size());
+  for (auto &queue : queues_) {
+    queue->done = false;
+  }
+  if (config_.threading == Threading::HandOff) {
+    procThread_ = std::thread([this] { processingLoop(); });
+  }
+  for (auto &queue : queues_) {
+    Queue &q = *queue;
+    q.thread = std::thread([this, &q] { rxLoop(q); });
+  }
 }
 
 void Runtime::stop() {
   stopRx_.store(true, std::memory_order_relaxed);
-  if (rxThread_.joinable()) {
-    rxThread_.join();
+  for (auto &queue : queues_) {
+    if (queue->thread.joinable()) {
+      queue->thread.join();
+    }
   }
   if (procThread_.joinable()) {
     procThread_.join();
   }
 }
 
-void Runtime::rxLoop() noexcept {
-  nameCurrentThread("efu-rx");
-  rxTid_.store(gettid(), std::memory_order_relaxed);
-  if (const auto problem = pinCurrentThread(config_.rxCpu); !problem.empty()) {
-    log_.warn("rx thread: {}; running unpinned", problem);
+void Runtime::startThread(Queue &queue) noexcept {
+  const std::string name = queues_.size() > 1 ? "efu-rx" + std::to_string(queue.index) : "efu-rx";
+  nameCurrentThread(name.c_str());
+  queue.tid.store(gettid(), std::memory_order_relaxed);
+  const int cpu = config_.rxCpus.size() == 1 ? config_.rxCpus[0] : config_.rxCpus[queue.index];
+  if (const auto problem = pinCurrentThread(cpu); !problem.empty()) {
+    log_.warn("{} thread: {}; running unpinned", name, problem);
   }
-  const unsigned batch = config_.rxBatch;
-  std::vector<uint8_t *> buffers(batch);
-  std::vector<uint32_t> sizes(batch);
-  std::unique_ptr<bool[]> truncated(new bool[batch]);
-
-  while (!stopRx_.load(std::memory_order_relaxed)) {
-    const size_t free = ring_.reserve(batch);
-    // A full ring never blocks the socket: read into scratch and count the loss.
-    const bool toRing = free > 0;
-    const unsigned count = toRing ? static_cast<unsigned>(free) : batch;
-    for (unsigned i = 0; i < count; ++i) {
-      buffers[i] = toRing ? ring_.producerSlot(i).data.data() : scratch_[i].data.data();
-    }
-    const auto result = receiver_.receive(buffers.data(), count, kSlotBytes, sizes.data(),
-                                          truncated.get());
-    if (result.received <= 0) {
-      if (result.received < 0) {
-        rxErrors_.add();
-      }
-      continue;
-    }
-    rxKernelDrops_.set(result.kernelDrops); // cumulative since the socket was created
-    const auto received = static_cast<unsigned>(result.received);
-    int64_t bytes = 0;
-    for (unsigned i = 0; i < received; ++i) {
-      bytes += sizes[i];
-    }
-    rxPackets_.add(received);
-    rxBytes_.add(bytes);
-    if (!toRing) {
-      rxDroppedRingFull_.add(received);
-      continue;
-    }
-    // Truncated datagrams are dropped here; the rest are compacted to the front of the batch.
-    const int64_t nowNs = realtimeNs();
-    unsigned kept = 0;
-    for (unsigned i = 0; i < received; ++i) {
-      if (truncated[i]) {
-        rxTruncated_.add();
-        continue;
-      }
-      RxSlot &slot = ring_.producerSlot(kept);
-      if (kept != i) {
-        std::swap(slot.data, ring_.producerSlot(i).data); // rare: only after a truncation
-      }
-      slot.size = sizes[i];
-      slot.rxTimeNs = nowNs;
-      ++kept;
-    }
-    ring_.commit(kept);
+  if (const auto problem = setCurrentThreadFifoPriority(config_.rxPriority); !problem.empty()) {
+    log_.warn("{} thread: {}; running at normal priority", name, problem);
   }
-  rxDone_.store(true, std::memory_order_release);
 }
 
-void Runtime::tick(int64_t nowNs) noexcept {
+size_t Runtime::receive(Queue &q, size_t freeSlots) noexcept {
+  const auto count = static_cast<unsigned>(std::min<size_t>(freeSlots, config_.rxBatch));
+  for (unsigned i = 0; i < count; ++i) {
+    q.messageBuffers[i] = q.ring.producerSlot(i).data;
+  }
+  const auto result = q.receiver.receive(q.messageBuffers.data(), count, config_.slotBytes,
+                                         q.sizes.data(), q.segmentBytes.data(), q.truncated.get());
+  if (result.received <= 0) {
+    if (result.received < 0) {
+      rxErrors_.addShared(1);
+    }
+    return 0;
+  }
+  const auto messages = static_cast<unsigned>(result.received);
+  const int64_t nowNs = realtimeNs();
+  int64_t datagrams = 0;
+  int64_t bytes = 0;
+  int64_t truncated = 0;
+  size_t kept = 0;
+  for (unsigned i = 0; i < messages; ++i) {
+    const MessageSplit split = splitMessage(q.sizes[i], q.segmentBytes[i], q.truncated[i]);
+    datagrams += split.datagrams + split.truncated;
+    bytes += q.sizes[i];
+    truncated += split.truncated;
+    if (split.datagrams == 0) {
+      continue;
+    }
+    RxSlot &slot = q.ring.producerSlot(kept);
+    if (kept != i) {
+      std::swap(slot.data, q.ring.producerSlot(i).data); // only after a lost message: no copy
+    }
+    slot.size = split.bytes;
+    slot.segmentBytes = split.datagrams > 1 ? q.segmentBytes[i] : 0;
+    slot.rxTimeNs = nowNs;
+    ++kept;
+  }
+  q.ring.commit(kept);
+
+  // The socket's drop count is cumulative; add what is new since the last batch.
+  const uint32_t newDrops = result.kernelDrops - q.kernelDropsSeen;
+  q.kernelDropsSeen = result.kernelDrops;
+  rxPackets_.addShared(datagrams);
+  rxBytes_.addShared(bytes);
+  rxMessages_.addShared(messages);
+  if (truncated > 0) {
+    rxTruncated_.addShared(truncated);
+  }
+  if (newDrops > 0) {
+    rxKernelDrops_.addShared(newDrops);
+  }
+  if (q.packets != nullptr) {
+    q.packets->add(datagrams);
+    q.bytes->add(bytes);
+    q.kernelDrops->set(result.kernelDrops);
+  }
+  return kept;
+}
+
+size_t Runtime::process(Queue &q, size_t max) noexcept {
+  const size_t n = q.ring.available(max);
+  int64_t datagrams = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const RxSlot &slot = q.ring.consumerSlot(i);
+    if (slot.segmentBytes == 0) {
+      module_.process(sdk::Packet{slot.data, slot.size, q.index, slot.rxTimeNs});
+      ++datagrams;
+      continue;
+    }
+    // A GRO message: datagrams of segmentBytes back to back, the last one possibly shorter.
+    for (uint32_t offset = 0; offset < slot.size; offset += slot.segmentBytes) {
+      const uint32_t size = std::min(slot.segmentBytes, slot.size - offset);
+      module_.process(sdk::Packet{slot.data + offset, size, q.index, slot.rxTimeNs});
+      ++datagrams;
+    }
+  }
+  if (n > 0) {
+    q.ring.release(n);
+    procPackets_.add(datagrams); // after process(): counters are final once this shows them
+  }
+  return n;
+}
+
+void Runtime::waitForFreeSlot(Queue &q) noexcept {
+  // Not reading is what keeps the datagrams: the socket buffer holds them meanwhile, and only
+  // its overflow is a loss (counted by the kernel, rx.dropped.kernel).
+  rxRingFullWaits_.addShared(1);
+  doorbell_.ring(); // in case the processing thread is about to sleep
+  for (int round = 0; q.ring.reserve(1) == 0 && !stopRx_.load(std::memory_order_relaxed);
+       ++round) {
+    if (round < kYieldsBeforeNap) {
+      sched_yield();
+    } else {
+      sleepUntilMonotonicNs(monotonicNs() + kFullRingNapNs);
+    }
+  }
+}
+
+void Runtime::rxLoop(Queue &q) noexcept {
+  startThread(q);
+  const bool runToCompletion = config_.threading == Threading::RunToCompletion;
+  while (!stopRx_.load(std::memory_order_relaxed)) {
+    const size_t free = q.ring.reserve(config_.rxBatch);
+    if (free == 0) {
+      waitForFreeSlot(q);
+      continue;
+    }
+    const size_t received = receive(q, free);
+    if (runToCompletion) {
+      while (process(q, kProcessBatch) > 0) {
+      }
+      tickIfDue(realtimeNs());
+    } else if (received > 0) {
+      doorbell_.ring();
+    }
+  }
+  q.done.store(true, std::memory_order_release);
+  rxRunning_.fetch_sub(1, std::memory_order_acq_rel);
+  if (runToCompletion) {
+    finish();
+  } else {
+    doorbell_.ring(); // the processing thread drains and ends
+  }
+}
+
+void Runtime::tickIfDue(int64_t nowNs) noexcept {
+  if (nowNs < nextTickNs_) {
+    return;
+  }
   module_.tick(nowNs);
   if (hooks_ != nullptr) {
     hooks_->tick(nowNs);
+  }
+  nextTickNs_ = nowNs + kTickNs;
+}
+
+void Runtime::finish() noexcept {
+  module_.flush();
+  nextTickNs_ = 0;
+  tickIfDue(realtimeNs());
+  if (hooks_ != nullptr) {
+    hooks_->finish();
   }
 }
 
@@ -128,43 +296,37 @@ void Runtime::processingLoop() noexcept {
   if (const auto problem = pinCurrentThread(config_.procCpu); !problem.empty()) {
     log_.warn("processing thread: {}; running unpinned", problem);
   }
-  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); // short idle sleeps must stay short
-  constexpr size_t kProcessBatch = 64;
-  int64_t nextTickNs = 0;
+  auto anyAvailable = [this] {
+    return std::any_of(queues_.begin(), queues_.end(),
+                       [](const auto &q) { return q->ring.available(1) > 0; });
+  };
   int idleSpins = 0;
-  int64_t idleSleepNs = kFirstIdleSleepNs;
   for (;;) {
-    const size_t n = ring_.available(kProcessBatch);
-    if (n > 0) {
-      for (size_t i = 0; i < n; ++i) {
-        const RxSlot &slot = ring_.consumerSlot(i);
-        module_.process(sdk::Packet{slot.data.data(), slot.size, slot.rxTimeNs});
-      }
-      ring_.release(n);
-      procPackets_.add(static_cast<int64_t>(n));
+    size_t processed = 0;
+    for (auto &queue : queues_) {
+      processed += process(*queue, kProcessBatch);
+    }
+    int64_t nowNs = realtimeNs();
+    if (processed > 0) {
       idleSpins = 0;
-      idleSleepNs = kFirstIdleSleepNs;
-    } else if (rxDone_.load(std::memory_order_acquire)) {
-      if (ring_.available(1) == 0) {
-        break; // rx has stopped and everything it committed has been processed
+    } else if (rxRunning_.load(std::memory_order_acquire) == 0) {
+      if (!anyAvailable()) {
+        break; // every rx thread has stopped and everything it committed has been processed
       }
-      continue;
     } else if (++idleSpins > kSpinsBeforeSleep) {
-      procIdle_.add();
-      sleepUntilMonotonicNs(monotonicNs() + idleSleepNs);
-      idleSleepNs = std::min(2 * idleSleepNs, kMaxIdleSleepNs);
+      const uint32_t ticket = doorbell_.prepareWait();
+      if (anyAvailable() || rxRunning_.load(std::memory_order_acquire) == 0) {
+        doorbell_.cancelWait();
+      } else {
+        procIdle_.add();
+        doorbell_.wait(ticket, std::max<int64_t>(nextTickNs_ - nowNs, 1000));
+        nowNs = realtimeNs();
+      }
+      idleSpins = 0;
     }
-    const int64_t nowNs = realtimeNs();
-    if (nowNs >= nextTickNs) {
-      tick(nowNs);
-      nextTickNs = nowNs + kTickNs;
-    }
+    tickIfDue(nowNs);
   }
-  module_.flush();
-  tick(realtimeNs());
-  if (hooks_ != nullptr) {
-    hooks_->finish();
-  }
+  finish();
 }
 
 } // namespace efu

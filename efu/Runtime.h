@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The data path: a pinned rx thread fills ring slots with recvmmsg; a pinned processing thread
-// hands each datagram to the module. The only rx loop and the only processing loop in efu.
+// The data path: rx threads fill ring slots with recvmmsg; the module runs on each datagram, either
+// on the receiving thread itself (run to completion) or on a processing thread behind the ring.
 #pragma once
 
+#include "common/memory/Doorbell.h"
 #include "common/memory/SpscRing.h"
 #include "common/net/UdpReceiver.h"
 #include "common/sdk/Module.h"
@@ -10,26 +11,33 @@
 
 #include <spdlog/logger.h>
 
-#include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include <sys/types.h>
 
 namespace efu {
 
-/// Largest datagram a slot holds (jumbo 9000 MTU payloads fit); larger ones count rx.truncated.
+/// Slot buffer size without GRO: jumbo 9000-MTU payloads fit; larger ones count as truncated.
 constexpr uint32_t kSlotBytes = 9216;
+/// Slot buffer size with GRO: the largest message the kernel coalesces (64 KiB).
+constexpr uint32_t kGroSlotBytes = 65536;
+/// Most rx queues (SO_REUSEPORT sockets) one efu runs.
+constexpr unsigned kMaxRxQueues = 16;
 
-/// One ring slot: the kernel writes the datagram straight into `data` (the only copy).
+/// One ring slot: the kernel writes one message straight into `data` (the only copy). With GRO
+/// the message holds several datagrams of segmentBytes each (the last may be shorter).
 struct RxSlot {
-  uint32_t size = 0;
+  uint8_t *data = nullptr; ///< this slot's buffer (fixed at construction; swapped, never copied)
+  uint32_t size = 0;       ///< bytes of whole datagrams in data
+  uint32_t segmentBytes = 0; ///< GRO datagram size, 0 = one datagram
   int64_t rxTimeNs = 0;
-  alignas(64) std::array<uint8_t, kSlotBytes> data;
 };
 
-/// Work that runs on the processing thread besides the module (Kafka output, stats publishing).
+/// Work that runs on the thread that runs the module besides it (Kafka output, stats).
 class ProcessingHooks {
 public:
   virtual ~ProcessingHooks() = default;
@@ -39,57 +47,90 @@ public:
   virtual void finish() noexcept = 0;
 };
 
-struct RuntimeConfig {
-  size_t ringSlots = 2048; ///< power of two
-  unsigned rxBatch = 64;   ///< most datagrams per recvmmsg
-  int rxCpu = -1;          ///< -1 = not pinned
-  int procCpu = -1;
+/// Who calls the module.
+enum class Threading {
+  /// The rx thread calls the module on each batch it received: no hand-off, no second thread.
+  /// Used with one rx queue when the module would otherwise share the rx thread's core.
+  RunToCompletion,
+  /// rx thread(s) → ring(s) → one processing thread that sleeps on a doorbell when idle.
+  HandOff,
 };
 
-/// Owns the two data-path threads. Registers rx.* and proc.* counters in `stats`.
+struct RuntimeConfig {
+  Threading threading = Threading::HandOff;
+  size_t ringSlots = 256;        ///< per rx queue, power of two (hand-off; run to completion
+                                 ///< uses the smallest power of two >= rxBatch)
+  unsigned rxBatch = 64;         ///< most messages per recvmmsg
+  uint32_t slotBytes = kSlotBytes; ///< kGroSlotBytes with GRO
+  std::vector<int> rxCpus{-1};   ///< one CPU for every rx queue, or one per queue; -1 = unpinned
+  int procCpu = -1;
+  int rxPriority = 0;            ///< SCHED_FIFO priority of the rx threads; 0 = normal
+};
+
+/// Owns the data-path threads. Registers rx.* and proc.* counters in `stats` (rx.q<i>.* per
+/// queue when there are several). Every datagram is counted in exactly one place: processed,
+/// truncated, or dropped by the kernel when the socket buffer overflowed. A full ring is never
+/// a loss: the rx thread stops reading until the processing thread frees a slot, and the
+/// socket buffer holds what arrives meanwhile.
 /// Thread rules: construct, start() and stop() from one (the main) thread.
 class Runtime {
 public:
-  Runtime(const RuntimeConfig &config, UdpReceiver &receiver, sdk::Module &module, Stats &stats,
-          spdlog::logger &log, ProcessingHooks *hooks);
+  /// One receiver per rx queue (all bound to the same port with SO_REUSEPORT when several).
+  /// Throws std::invalid_argument for an unusable configuration.
+  Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receivers, sdk::Module &module,
+          Stats &stats, spdlog::logger &log, ProcessingHooks *hooks);
   ~Runtime();
   Runtime(const Runtime &) = delete;
   Runtime &operator=(const Runtime &) = delete;
 
   void start();
-  /// Kernel thread ids (gettid) of the rx and processing threads; 0 until they run.
-  [[nodiscard]] pid_t rxTid() const noexcept { return rxTid_.load(std::memory_order_relaxed); }
+  /// Kernel thread id (gettid) of rx queue i's thread; 0 until it runs.
+  [[nodiscard]] pid_t rxTid(size_t queue = 0) const noexcept;
+  /// Kernel thread id of the processing thread; 0 until it runs and always 0 in run to
+  /// completion (the rx thread does the processing).
   [[nodiscard]] pid_t procTid() const noexcept { return procTid_.load(std::memory_order_relaxed); }
-  /// Stops receiving, lets the processing thread drain the ring and flush, joins both threads.
+  [[nodiscard]] size_t queueCount() const noexcept { return queues_.size(); }
+  [[nodiscard]] Threading threading() const noexcept { return config_.threading; }
+  /// Stops receiving, processes what the rings hold, flushes, joins the threads.
   void stop();
 
 private:
-  void rxLoop() noexcept;
+  struct Queue;
+
+  void rxLoop(Queue &queue) noexcept;
   void processingLoop() noexcept;
-  void tick(int64_t nowNs) noexcept;
+  void startThread(Queue &queue) noexcept;
+  /// Receives into free ring slots and commits them; returns the slots committed.
+  size_t receive(Queue &queue, size_t freeSlots) noexcept;
+  /// Runs the module on up to `max` committed slots of one queue; returns the slots done.
+  size_t process(Queue &queue, size_t max) noexcept;
+  void waitForFreeSlot(Queue &queue) noexcept;
+  void tickIfDue(int64_t nowNs) noexcept;
+  void finish() noexcept;
 
   RuntimeConfig config_;
-  UdpReceiver &receiver_;
   sdk::Module &module_;
   spdlog::logger &log_;
   ProcessingHooks *hooks_;
-  SpscRing<RxSlot> ring_;
-  std::unique_ptr<RxSlot[]> scratch_; ///< where datagrams go when the ring is full
+  std::vector<std::unique_ptr<Queue>> queues_;
+  Doorbell doorbell_;
+  int64_t nextTickNs_ = 0; ///< written only by the thread that runs the module
 
+  // Totals over the queues; rx threads write them with addShared().
   Counter &rxPackets_;
   Counter &rxBytes_;
-  Counter &rxDroppedRingFull_;
   Counter &rxTruncated_;
   Counter &rxErrors_;
   Counter &rxKernelDrops_;
+  Counter &rxRingFullWaits_;
+  Counter &rxMessages_;
+  // Written by the thread that runs the module.
   Counter &procPackets_;
   Counter &procIdle_;
 
-  std::atomic<pid_t> rxTid_{0};
   std::atomic<pid_t> procTid_{0};
   std::atomic<bool> stopRx_{false};
-  std::atomic<bool> rxDone_{false};
-  std::thread rxThread_;
+  std::atomic<unsigned> rxRunning_{0};
   std::thread procThread_;
 };
 

@@ -2,6 +2,7 @@
 // efu: receives detector datagrams, runs a detector module on them, publishes events and counters.
 #include "common/net/UdpReceiver.h"
 #include "common/stats/Stats.h"
+#include "common/system/Affinity.h"
 #include "common/system/CpuUsage.h"
 #include "common/system/Log.h"
 #include "common/system/ProcStats.h"
@@ -57,8 +58,17 @@ int run(const efu::DaemonOptions &options) {
   efu::Counter &kernelRcvbufErrors = stats.add("kernel.udp.rcvbuf_errors");
   const int64_t rcvbufErrorsAtStart = efu::readSnmpUdp("RcvbufErrors");
 
-  efu::UdpReceiver receiver({options.dataAddress, options.dataPort, options.rcvbufBytes, 100,
-                             options.rxBatch});
+  // One socket per rx queue on the same port. The receive timeout bounds how late the module's
+  // tick() comes when nothing arrives and the rx thread runs the module.
+  std::vector<std::unique_ptr<efu::UdpReceiver>> receivers;
+  uint16_t port = options.dataPort;
+  for (unsigned q = 0; q < options.rxQueues; ++q) {
+    receivers.push_back(std::make_unique<efu::UdpReceiver>(efu::UdpReceiver::Options{
+        options.dataAddress, port, options.rcvbufBytes, 10, options.rxBatch,
+        options.rxQueues > 1, options.gro, options.busyPollUs}));
+    port = receivers.back()->port();
+  }
+  const efu::UdpReceiver &receiver = *receivers.front();
   if (receiver.grantedRcvbufBytes() < options.rcvbufBytes) {
     log->warn("socket receive buffer: requested {} B, kernel granted {} B; to allow it run: "
               "sysctl -w net.core.rmem_max={}",
@@ -66,6 +76,9 @@ int run(const efu::DaemonOptions &options) {
   } else {
     log->info("socket receive buffer: {} B{}", receiver.grantedRcvbufBytes(),
               receiver.rcvbufForced() ? " (forced past net.core.rmem_max as root)" : "");
+  }
+  if (!receiver.busyPollProblem().empty()) {
+    log->warn("{}; receiving without busy polling", receiver.busyPollProblem());
   }
 
   const auto intervalMs = static_cast<uint32_t>(options.statsIntervalS * 1000);
@@ -84,13 +97,30 @@ int run(const efu::DaemonOptions &options) {
                              intervalMs);
   auto module = efu::createModule(library, context);
 
-  efu::RuntimeConfig runtimeConfig{options.ringSlots, options.rxBatch, options.rxCpu,
-                                   options.procCpu};
-  efu::Runtime runtime(runtimeConfig, receiver, *module, stats, *log, kafka.get());
+  efu::RuntimeConfig runtimeConfig;
+  runtimeConfig.threading = efu::runToCompletion(options, efu::availableCpus())
+                                ? efu::Threading::RunToCompletion
+                                : efu::Threading::HandOff;
+  runtimeConfig.ringSlots = options.ringSlots;
+  runtimeConfig.rxBatch = options.rxBatch;
+  runtimeConfig.slotBytes = options.gro ? efu::kGroSlotBytes : efu::kSlotBytes;
+  runtimeConfig.rxCpus = options.rxCpus;
+  runtimeConfig.procCpu = options.procCpu;
+  runtimeConfig.rxPriority = options.rxPriority;
+  std::vector<efu::UdpReceiver *> queues;
+  for (auto &r : receivers) {
+    queues.push_back(r.get());
+  }
+  efu::Runtime runtime(runtimeConfig, queues, *module, stats, *log, kafka.get());
   efu::IntervalReport report(stats, context.lostCounter(), context.expectedCounter());
   efu::CpuUsage cpu(stats);
-  cpu.addThread("rx", [&runtime] { return runtime.rxTid(); });
-  cpu.addThread("proc", [&runtime] { return runtime.procTid(); });
+  for (size_t q = 0; q < runtime.queueCount(); ++q) {
+    cpu.addThread(runtime.queueCount() > 1 ? "rx" + std::to_string(q) : std::string("rx"),
+                  [&runtime, q] { return runtime.rxTid(q); });
+  }
+  if (runtime.threading() == efu::Threading::HandOff) {
+    cpu.addThread("proc", [&runtime] { return runtime.procTid(); });
+  }
 
   bool exitRequested = false;
   efu::ControlInfo info{EFU_VERSION,
@@ -105,9 +135,13 @@ int run(const efu::DaemonOptions &options) {
   efu::installStopSignals();
   const int64_t startNs = efu::monotonicNs();
   runtime.start();
-  log->info("receiving UDP on {}:{} (ring {} slots, batch {}); control on {}:{}",
-            options.dataAddress, receiver.port(), options.ringSlots, options.rxBatch,
-            options.cmdAddress, options.cmdPort);
+  log->info("receiving UDP on {}:{} ({} rx queue{}, {}, batch {}{}); control on {}:{}",
+            options.dataAddress, receiver.port(), runtime.queueCount(),
+            runtime.queueCount() > 1 ? "s" : "",
+            runtime.threading() == efu::Threading::RunToCompletion
+                ? std::string("module on the rx thread")
+                : fmt::format("processing thread behind {}-slot rings", options.ringSlots),
+            options.rxBatch, options.gro ? ", GRO" : "", options.cmdAddress, options.cmdPort);
 
   const int64_t intervalNs = static_cast<int64_t>(options.statsIntervalS * 1e9);
   const int64_t stopAtNs =

@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,7 +13,8 @@
 namespace efu {
 namespace {
 
-constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t));
+// SO_RXQ_OVFL (uint32_t drop count) and UDP_GRO (int segment size).
+constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(int));
 
 std::string errnoText(int error) { return std::strerror(error); }
 
@@ -65,6 +67,18 @@ UdpReceiver::UdpReceiver(const Options &options)
   if (setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) != 0) {
     fail("cannot set SO_RCVTIMEO");
   }
+  if (options.reusePort && setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) != 0) {
+    fail("cannot enable SO_REUSEPORT");
+  }
+  if (options.gro && setsockopt(fd_, IPPROTO_UDP, UDP_GRO, &on, sizeof(on)) != 0) {
+    fail("cannot enable UDP_GRO (needs Linux 5.0 or later)");
+  }
+  if (options.busyPollUs > 0 && setsockopt(fd_, SOL_SOCKET, SO_BUSY_POLL, &options.busyPollUs,
+                                           sizeof(options.busyPollUs)) != 0) {
+    busyPollProblem_ = "cannot set SO_BUSY_POLL to " + std::to_string(options.busyPollUs) +
+                       " us: " + errnoText(errno) +
+                       (errno == EPERM ? " (needs CAP_NET_ADMIN above net.core.busy_read)" : "");
+  }
   if (bind(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
     fail("cannot bind UDP " + where);
   }
@@ -81,7 +95,8 @@ UdpReceiver::~UdpReceiver() {
 }
 
 UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count, uint32_t capacity,
-                                        uint32_t *sizes, bool *truncated) noexcept {
+                                        uint32_t *sizes, uint32_t *segmentBytes,
+                                        bool *truncated) noexcept {
   if (count > msgs_.size()) {
     count = static_cast<unsigned>(msgs_.size());
   }
@@ -106,14 +121,19 @@ UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count,
     return {-1, error, kernelDrops_};
   }
   for (int i = 0; i < n; ++i) {
+    msghdr &hdr = msgs_[i].msg_hdr;
     sizes[i] = msgs_[i].msg_len;
-    truncated[i] = (msgs_[i].msg_hdr.msg_flags & MSG_TRUNC) != 0;
-  }
-  // The drop count is cumulative per socket; the newest message carries the newest value.
-  msghdr &last = msgs_[static_cast<unsigned>(n - 1)].msg_hdr;
-  for (cmsghdr *c = CMSG_FIRSTHDR(&last); c != nullptr; c = CMSG_NXTHDR(&last, c)) {
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-      std::memcpy(&kernelDrops_, CMSG_DATA(c), sizeof(kernelDrops_));
+    truncated[i] = (hdr.msg_flags & MSG_TRUNC) != 0;
+    segmentBytes[i] = 0;
+    // The drop count is cumulative per socket, so the last message's value is the newest.
+    for (cmsghdr *c = CMSG_FIRSTHDR(&hdr); c != nullptr; c = CMSG_NXTHDR(&hdr, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+        std::memcpy(&kernelDrops_, CMSG_DATA(c), sizeof(kernelDrops_));
+      } else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+        int segment = 0;
+        std::memcpy(&segment, CMSG_DATA(c), sizeof(segment));
+        segmentBytes[i] = segment > 0 ? static_cast<uint32_t>(segment) : 0;
+      }
     }
   }
   return {n, 0, kernelDrops_};

@@ -26,7 +26,10 @@ public:
     uint16_t port = 9000;           ///< 0 = ephemeral (see port())
     int rcvbufBytes = 12 * 1024 * 1024;
     int timeoutMs = 100;            ///< receive() returns 0 after this long without data
-    unsigned maxBatch = 64;         ///< most datagrams one receive() may return
+    unsigned maxBatch = 64;         ///< most messages one receive() may return
+    bool reusePort = false;         ///< SO_REUSEPORT: several sockets share the port (rx queues)
+    bool gro = false;               ///< UDP_GRO: one message may hold many same-size datagrams
+    int busyPollUs = 0;             ///< SO_BUSY_POLL: spin this long in the driver (0 = off)
   };
 
   explicit UdpReceiver(const Options &options);
@@ -40,6 +43,9 @@ public:
   [[nodiscard]] int grantedRcvbufBytes() const noexcept { return grantedRcvbufBytes_; }
   /// True when the grant needed SO_RCVBUFFORCE (net.core.rmem_max was below the request).
   [[nodiscard]] bool rcvbufForced() const noexcept { return rcvbufForced_; }
+  /// Why SO_BUSY_POLL was not applied ("" if it was, or was not asked for). Not fatal: it needs
+  /// CAP_NET_ADMIN to go above net.core.busy_read.
+  [[nodiscard]] const std::string &busyPollProblem() const noexcept { return busyPollProblem_; }
 
   struct Batch {
     int received;          ///< datagrams received; 0 on timeout or signal, -1 on error (errno in error)
@@ -47,21 +53,51 @@ public:
     uint32_t kernelDrops;  ///< the socket's cumulative drop count (SO_RXQ_OVFL) after this batch
   };
 
-  /// Receives up to `count` (<= maxBatch) datagrams, blocking until at least one arrives or the
-  /// timeout passes. Datagram i goes to buffers[i] (capacity bytes each); its length goes to
-  /// sizes[i], with truncated[i] set when it did not fit. noexcept, no allocation.
+  /// Receives up to `count` (<= maxBatch) messages, blocking until at least one arrives or the
+  /// timeout passes. Message i goes to buffers[i] (capacity bytes each); its length goes to
+  /// sizes[i], with truncated[i] set when it did not fit. segmentBytes[i] is the datagram size
+  /// when the kernel coalesced several datagrams into message i (GRO; the last one may be
+  /// shorter), else 0. noexcept, no allocation.
   Batch receive(uint8_t *const *buffers, unsigned count, uint32_t capacity, uint32_t *sizes,
-                bool *truncated) noexcept;
+                uint32_t *segmentBytes, bool *truncated) noexcept;
 
 private:
   int fd_ = -1;
   uint16_t port_ = 0;
   int grantedRcvbufBytes_ = 0;
   bool rcvbufForced_ = false;
+  std::string busyPollProblem_;
   uint32_t kernelDrops_ = 0;
   std::vector<mmsghdr> msgs_;
   std::vector<iovec> iovs_;
-  std::vector<char> control_; ///< one SO_RXQ_OVFL control buffer per message
+  std::vector<char> control_; ///< one control buffer (SO_RXQ_OVFL, UDP_GRO) per message
 };
+
+/// What one received message holds: `datagrams` whole datagrams in its first `bytes` bytes,
+/// each `segmentBytes` long but the last (or one datagram if segmentBytes is 0), and
+/// `truncated` datagrams that did not fit the buffer and are lost.
+struct MessageSplit {
+  uint32_t datagrams;
+  uint32_t bytes;
+  uint32_t truncated;
+};
+
+/// Splits a received message (size bytes, GRO segment size or 0, MSG_TRUNC flag). A truncated
+/// single datagram is lost whole; of a truncated GRO message the whole segments are kept and
+/// the cut one counts as truncated.
+[[nodiscard]] constexpr MessageSplit splitMessage(uint32_t size, uint32_t segmentBytes,
+                                                  bool truncated) noexcept {
+  if (segmentBytes == 0 || segmentBytes >= size) {
+    if (truncated) {
+      return {0, 0, 1};
+    }
+    return {1, size, 0};
+  }
+  if (truncated) {
+    const uint32_t whole = size / segmentBytes;
+    return {whole, whole * segmentBytes, 1};
+  }
+  return {(size + segmentBytes - 1) / segmentBytes, size, 0};
+}
 
 } // namespace efu

@@ -16,7 +16,7 @@
 /// Bump the major on any incompatible change of the types in this header; bump the minor when
 /// something is appended (descriptor fields, virtual functions at the end of a class).
 #define EFU_MODULE_ABI_MAJOR 1
-#define EFU_MODULE_ABI_MINOR 0
+#define EFU_MODULE_ABI_MINOR 1
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
@@ -38,8 +38,13 @@ namespace efu::sdk {
 struct Packet {
   const uint8_t *data;
   uint32_t size;      ///< bytes of UDP payload
+  /// Rx queue (SO_REUSEPORT socket) it came in on, 0..queues-1 (ABI 1.1; was padding in 1.0).
+  /// The kernel keeps one source (address and port pair) on one queue, so per-source order holds
+  /// within a queue; datagrams of different queues interleave in no defined order.
+  uint32_t queue;
   int64_t rxTimeNs;   ///< CLOCK_REALTIME when the rx thread received the batch holding it
 };
+static_assert(sizeof(Packet) == 24, "Packet's layout is part of the module ABI");
 
 /// Where modules put neutron events. Called on the processing thread only.
 class EventSink {

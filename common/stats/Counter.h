@@ -18,6 +18,9 @@ struct alignas(64) Counter {
   void add(int64_t n = 1) noexcept {
     value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_release);
   }
+  /// For the rare counter several threads add to (a total over rx queues): a locked add.
+  /// Every writer of such a counter must use addShared(), never add() or set().
+  void addShared(int64_t n) noexcept { value.fetch_add(n, std::memory_order_acq_rel); }
   void set(int64_t v) noexcept { value.store(v, std::memory_order_release); }
   [[nodiscard]] int64_t get() const noexcept { return value.load(std::memory_order_acquire); }
 };

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Pinning threads to CPU cores.
+// Pinning and scheduling threads.
 #include "common/system/Affinity.h"
 
 #include <pthread.h>
 #include <sched.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace efu {
@@ -24,6 +25,24 @@ std::string pinCurrentThread(int cpu) {
   if (rc != 0) {
     return "cannot pin to CPU " + std::to_string(cpu) + " (this machine offers " +
            std::to_string(availableCpus()) + "): " + std::strerror(rc);
+  }
+  return {};
+}
+
+std::string setCurrentThreadFifoPriority(int priority) {
+  if (priority == 0) {
+    return {};
+  }
+  sched_param param{};
+  param.sched_priority = priority;
+  const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+  if (rc != 0) {
+    std::string text = "cannot run under SCHED_FIFO priority " + std::to_string(priority) + ": " +
+                       std::strerror(rc);
+    if (rc == EPERM) {
+      text += " (needs CAP_SYS_NICE, or an rtprio limit: 'ulimit -r', LimitRTPRIO= in systemd)";
+    }
+    return text;
   }
   return {};
 }

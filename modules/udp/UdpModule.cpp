@@ -5,12 +5,15 @@
 
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace efu::udp {
 namespace {
 
 constexpr int64_t kNsPerUs = 1000;
 constexpr int64_t kMaxPlausibleDelayNs = 3600LL * 1'000'000'000; // beyond this: not a timestamp
+/// One sequence per rx queue: each udpgen (one source) stays on one queue (efu --rx-queues).
+constexpr uint32_t kMaxQueues = 16;
 
 class UdpModule final : public sdk::Module {
 public:
@@ -33,7 +36,9 @@ public:
     }
     uint64_t seq = 0;
     std::memcpy(&seq, packet.data, sizeof(seq)); // little-endian on the wire and on x86/arm64
-    tracker_.add(seq);
+    const uint32_t queue = packet.queue < kMaxQueues ? packet.queue : kMaxQueues - 1;
+    queuesSeen_ = queue >= queuesSeen_ ? queue + 1 : queuesSeen_;
+    trackers_[queue].add(seq);
     // Published per datagram (five relaxed stores), so the counters are exact as soon as the
     // runtime's proc.packets, which is added after process() returns, shows this datagram.
     publishSequence();
@@ -62,13 +67,29 @@ public:
   }
 
 private:
+  /// Totals over the queues' sequences.
   void publishSequence() noexcept {
-    lost_.set(static_cast<int64_t>(tracker_.lost()));
-    expected_.set(static_cast<int64_t>(tracker_.expected()));
-    reordered_.set(static_cast<int64_t>(tracker_.reordered()));
-    duplicates_.set(static_cast<int64_t>(tracker_.duplicates()));
-    restarts_.set(static_cast<int64_t>(tracker_.restarts()));
-    stale_.set(static_cast<int64_t>(tracker_.stale()));
+    uint64_t lost = 0;
+    uint64_t expected = 0;
+    uint64_t reordered = 0;
+    uint64_t duplicates = 0;
+    uint64_t restarts = 0;
+    uint64_t stale = 0;
+    for (uint32_t q = 0; q < queuesSeen_; ++q) {
+      const SequenceTracker &t = trackers_[q];
+      lost += t.lost();
+      expected += t.expected();
+      reordered += t.reordered();
+      duplicates += t.duplicates();
+      restarts += t.restarts();
+      stale += t.stale();
+    }
+    lost_.set(static_cast<int64_t>(lost));
+    expected_.set(static_cast<int64_t>(expected));
+    reordered_.set(static_cast<int64_t>(reordered));
+    duplicates_.set(static_cast<int64_t>(duplicates));
+    restarts_.set(static_cast<int64_t>(restarts));
+    stale_.set(static_cast<int64_t>(stale));
   }
 
   /// One-way delay of the interval just ended; all zero when no timestamps arrived.
@@ -90,7 +111,8 @@ private:
   }
 
   const int64_t intervalNs_;
-  SequenceTracker tracker_;
+  std::vector<SequenceTracker> trackers_ = std::vector<SequenceTracker>(kMaxQueues);
+  uint32_t queuesSeen_ = 0;
   Counter &lost_;
   Counter &expected_;
   Counter &reordered_;

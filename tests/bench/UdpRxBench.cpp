@@ -24,13 +24,24 @@ namespace {
 constexpr uint32_t kSlotBytes = 9216; // as efu's RxSlot (efu/Runtime.h)
 constexpr unsigned kBatch = 64;       // efu's default --rx-batch
 constexpr int kRcvbufBytes = 64 * 1024 * 1024;
-constexpr size_t kRingSlots = 2048;   // efu's default --ring-slots
 
-/// The same slot layout as efu's RxSlot: the kernel writes straight into `data`.
+/// The same slot layout as efu's RxSlot: the kernel writes straight into the slot's buffer.
 struct Slot {
+  uint8_t *data = nullptr;
   uint32_t size = 0;
+  uint32_t segmentBytes = 0;
   int64_t rxTimeNs = 0;
-  alignas(64) std::array<uint8_t, kSlotBytes> data;
+};
+
+/// A ring of `slots` slots with their 9216-byte buffers, as efu's rx queue builds it.
+struct SlotRing {
+  explicit SlotRing(size_t slots) : ring(slots), storage(slots * kSlotBytes) {
+    for (size_t i = 0; i < slots; ++i) {
+      ring.producerSlot(i).data = &storage[i * kSlotBytes];
+    }
+  }
+  efu::SpscRing<Slot> ring;
+  std::vector<uint8_t> storage;
 };
 
 /// Datagrams to queue before each drain: as many as surely fit in a 64 MiB (x2) receive buffer
@@ -137,22 +148,26 @@ void timeDrains(benchmark::State &state, uint16_t port, int size, Drain &&drain)
 
 /// efu's rx loop without the threads: UdpReceiver::receive straight into reserved ring slots,
 /// commit, then the consumer side releases them (drain mode measures the receive path only).
+/// range(1) is the ring's slot count: 64 is what run to completion uses, 256 the hand-off
+/// default, 2048 the old default (19 MiB walked through the cache).
 void efuReceiverIntoRing(benchmark::State &state) {
   const int size = static_cast<int>(state.range(0));
   efu::UdpReceiver receiver({"127.0.0.1", 0, kRcvbufBytes, 10, kBatch});
-  efu::SpscRing<Slot> ring(kRingSlots);
+  SlotRing slots(static_cast<size_t>(state.range(1)));
+  efu::SpscRing<Slot> &ring = slots.ring;
   std::array<uint8_t *, kBatch> buffers{};
   std::array<uint32_t, kBatch> sizes{};
+  std::array<uint32_t, kBatch> segments{};
   bool truncated[kBatch] = {};
   timeDrains(state, receiver.port(), size, [&](int count) {
     int got = 0;
     while (got < count) {
       const size_t free = ring.reserve(kBatch);
       for (size_t i = 0; i < free; ++i) {
-        buffers[i] = ring.producerSlot(i).data.data();
+        buffers[i] = ring.producerSlot(i).data;
       }
       const auto result = receiver.receive(buffers.data(), static_cast<unsigned>(free),
-                                           kSlotBytes, sizes.data(), truncated);
+                                           kSlotBytes, sizes.data(), segments.data(), truncated);
       if (result.received <= 0) {
         break;
       }
@@ -160,7 +175,7 @@ void efuReceiverIntoRing(benchmark::State &state) {
         ring.producerSlot(static_cast<size_t>(i)).size = sizes[static_cast<size_t>(i)];
       }
       ring.commit(static_cast<size_t>(result.received));
-      ring.release(ring.available(kRingSlots));
+      ring.release(ring.available(ring.capacity()));
       got += result.received;
     }
     return got;
@@ -219,12 +234,13 @@ void efuReceiverFixed(benchmark::State &state) {
     buffers[i] = &storage[size_t{i} * kSlotBytes];
   }
   std::array<uint32_t, kBatch> sizes{};
+  std::array<uint32_t, kBatch> segments{};
   bool truncated[kBatch] = {};
   timeDrains(state, receiver.port(), size, [&](int count) {
     int got = 0;
     while (got < count) {
-      const auto result =
-          receiver.receive(buffers.data(), kBatch, kSlotBytes, sizes.data(), truncated);
+      const auto result = receiver.receive(buffers.data(), kBatch, kSlotBytes, sizes.data(),
+                                           segments.data(), truncated);
       if (result.received <= 0) {
         break;
       }
@@ -234,12 +250,13 @@ void efuReceiverFixed(benchmark::State &state) {
   });
 }
 
-/// ... and a bare recvmmsg into ring slots (isolates the cache footprint of 2048 x 9.2 KiB slots).
+/// ... and a bare recvmmsg into ring slots (isolates the cache footprint; range(1) = slots).
 void bareRecvmmsgIntoRing(benchmark::State &state) {
   const int size = static_cast<int>(state.range(0));
   uint16_t port = 0;
   const int fd = bareReceiver(port);
-  efu::SpscRing<Slot> ring(kRingSlots);
+  SlotRing slots(static_cast<size_t>(state.range(1)));
+  efu::SpscRing<Slot> &ring = slots.ring;
   std::array<iovec, kBatch> iovs{};
   std::array<mmsghdr, kBatch> msgs{};
   timeDrains(state, port, size, [&](int count) {
@@ -247,7 +264,7 @@ void bareRecvmmsgIntoRing(benchmark::State &state) {
     while (got < count) {
       const size_t free = ring.reserve(kBatch);
       for (size_t i = 0; i < free; ++i) {
-        iovs[i] = {ring.producerSlot(i).data.data(), kSlotBytes};
+        iovs[i] = {ring.producerSlot(i).data, kSlotBytes};
         msgs[i].msg_hdr = {};
         msgs[i].msg_hdr.msg_iov = &iovs[i];
         msgs[i].msg_hdr.msg_iovlen = 1;
@@ -257,7 +274,7 @@ void bareRecvmmsgIntoRing(benchmark::State &state) {
         break;
       }
       ring.commit(static_cast<size_t>(n));
-      ring.release(ring.available(kRingSlots));
+      ring.release(ring.available(ring.capacity()));
       got += n;
     }
     return got;
@@ -286,14 +303,16 @@ void bareRecvfrom(benchmark::State &state) {
 
 } // namespace
 
-BENCHMARK(efuReceiverIntoRing)->Name("drain/efu_receiver_ring")->Arg(64)->Arg(1472)->Arg(8972)
+BENCHMARK(efuReceiverIntoRing)->Name("drain/efu_receiver_ring")
+    ->ArgsProduct({{64, 1472, 8972}, {64, 256, 2048}})->ArgNames({"", "slots"})
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(bareRecvmmsg)->Name("drain/bare_recvmmsg")->ArgsProduct({{64, 1472, 8972}, {0, 1}})
     ->ArgNames({"", "rxq_ovfl"})
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(efuReceiverFixed)->Name("drain/efu_receiver_fixed")->Arg(64)->Arg(1472)->Arg(8972)
     ->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(bareRecvmmsgIntoRing)->Name("drain/bare_recvmmsg_ring")->Arg(64)->Arg(1472)->Arg(8972)
+BENCHMARK(bareRecvmmsgIntoRing)->Name("drain/bare_recvmmsg_ring")
+    ->ArgsProduct({{64, 1472, 8972}, {64, 256, 2048}})->ArgNames({"", "slots"})
     ->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(bareRecvfrom)->Name("drain/bare_recvfrom")->Arg(64)->Arg(1472)->Arg(8972)
     ->UseManualTime()->Unit(benchmark::kMillisecond);

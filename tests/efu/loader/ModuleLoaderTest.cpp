@@ -315,8 +315,8 @@ TEST_F(ModuleInstance, CreateRegistersCountersAndProcesses) {
   EXPECT_EQ(ctx.error(), "");
 
   const uint8_t data[12] = {};
-  module->process({data, sizeof(data), 1234});
-  module->process({data, sizeof(data), 5678});
+  module->process({data, sizeof(data), 0, 1234});
+  module->process({data, sizeof(data), 0, 5678});
   EXPECT_EQ(packets->get(), 6);
   EXPECT_EQ(sink_.count, 2);
   EXPECT_EQ(sink_.lastPulse, 5678);
@@ -345,7 +345,7 @@ TEST_F(ModuleInstance, InstanceKeepsTheLibraryOpen) {
     dlclose(handle);
   }
   const uint8_t data[1] = {};
-  module->process({data, 1, 0}); // code of the library still mapped
+  module->process({data, 1, 0, 0}); // code of the library still mapped
   EXPECT_EQ(stats_.find("dummy.packets")->get(), 1);
   module.reset(); // the last reference: destroy() runs before the library is released
   EXPECT_EQ(stats_.find("dummy.destroyed")->get(), 1);

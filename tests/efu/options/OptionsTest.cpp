@@ -61,9 +61,14 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.dataAddress, "0.0.0.0");
   EXPECT_EQ(o.dataPort, 9000);
   EXPECT_EQ(o.rcvbufBytes, 12 * 1024 * 1024);
-  EXPECT_EQ(o.rxCpu, -1);
+  EXPECT_EQ(o.rxCpus, std::vector<int>{-1});
   EXPECT_EQ(o.procCpu, -1);
-  EXPECT_EQ(o.ringSlots, 2048U);
+  EXPECT_EQ(o.threads, "auto");
+  EXPECT_EQ(o.rxQueues, 1U);
+  EXPECT_FALSE(o.gro);
+  EXPECT_EQ(o.rxPriority, 0);
+  EXPECT_EQ(o.busyPollUs, 0);
+  EXPECT_EQ(o.ringSlots, 256U);
   EXPECT_EQ(o.rxBatch, 64U);
   EXPECT_EQ(o.stopAfterS, 0.0);
   EXPECT_EQ(o.statsIntervalS, 1.0);
@@ -107,8 +112,17 @@ TEST(Options, EveryOptionIsParsed) {
                                  "2",
                                  "--proc-cpu",
                                  "3",
+                                 "--threads",
+                                 "2",
+                                 "--rx-queues",
+                                 "3",
+                                 "--gro",
+                                 "--rx-priority",
+                                 "50",
+                                 "--busy-poll",
+                                 "100",
                                  "--ring-slots",
-                                 "1048576",
+                                 "65536",
                                  "--rx-batch",
                                  "1024",
                                  "--stopafter",
@@ -131,9 +145,14 @@ TEST(Options, EveryOptionIsParsed) {
   EXPECT_EQ(o.dataAddress, "10.1.2.3");
   EXPECT_EQ(o.dataPort, 4321);
   EXPECT_EQ(o.rcvbufBytes, 65536);
-  EXPECT_EQ(o.rxCpu, 2);
+  EXPECT_EQ(o.rxCpus, std::vector<int>{2});
   EXPECT_EQ(o.procCpu, 3);
-  EXPECT_EQ(o.ringSlots, 1048576U);
+  EXPECT_EQ(o.threads, "2");
+  EXPECT_EQ(o.rxQueues, 3U);
+  EXPECT_TRUE(o.gro);
+  EXPECT_EQ(o.rxPriority, 50);
+  EXPECT_EQ(o.busyPollUs, 100);
+  EXPECT_EQ(o.ringSlots, 65536U);
   EXPECT_EQ(o.rxBatch, 1024U);
   EXPECT_EQ(o.stopAfterS, 2.5);
   EXPECT_EQ(o.statsIntervalS, 0.5);
@@ -162,13 +181,13 @@ TEST(Options, DetectorIsRequired) {
 }
 
 TEST(Options, RingSlotsMustBeAPowerOfTwoInRange) {
-  for (const char *bad : {"1000", "0", "1", "3", "2047", "-2048", "2097152", "many"}) {
+  for (const char *bad : {"1000", "0", "1", "3", "2047", "-2048", "131072", "many"}) {
     EXPECT_NE(errorOf({"-d", "udp", "--ring-slots", bad}), "(accepted)") << bad;
   }
   EXPECT_TRUE(errorOf({"-d", "udp", "--ring-slots", "1000"}).find("power of two") !=
               std::string::npos)
       << errorOf({"-d", "udp", "--ring-slots", "1000"});
-  for (const char *good : {"2", "4", "1024", "1048576"}) {
+  for (const char *good : {"2", "4", "1024", "65536"}) {
     EXPECT_EQ(errorOf({"-d", "udp", "--ring-slots", good}), "(accepted)") << good;
   }
 }
@@ -230,9 +249,36 @@ TEST(Options, UnknownOptionIsRefused) {
   EXPECT_THROW(parse({"-d", "udp", "--no-such-option"}), CLI::ParseError);
 }
 
+TEST(Options, RxCpuTakesAListForTheQueues) {
+  EXPECT_EQ(parse({"-d", "udp", "--rx-queues", "2", "--rx-cpu", "0,1"}).rxCpus,
+            (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse({"-d", "udp", "--rx-cpu", "1", "--rx-cpu", "0"}).rxCpus,
+            (std::vector<int>{1, 0}));
+  EXPECT_THROW(parse({"-d", "udp", "--rx-cpu", "0,x"}), CLI::ParseError);
+  EXPECT_THROW(parse({"-d", "udp", "--rx-cpu", "0,-2"}), CLI::ParseError);
+  EXPECT_THROW(parse({"-d", "udp", "--threads", "3"}), CLI::ParseError);
+  EXPECT_THROW(parse({"-d", "udp", "--rx-queues", "17"}), CLI::ParseError);
+  EXPECT_THROW(parse({"-d", "udp", "--rx-priority", "100"}), CLI::ParseError);
+}
+
+TEST(Options, AutoRunsToCompletionOnlyWhenBothThreadsWouldShareOneCpu) {
+  const int twoCpus = 2;
+  EXPECT_TRUE(runToCompletion(parse({"-d", "udp", "--rx-cpu", "0", "--proc-cpu", "0"}), twoCpus));
+  EXPECT_FALSE(runToCompletion(parse({"-d", "udp", "--rx-cpu", "0", "--proc-cpu", "1"}), twoCpus));
+  EXPECT_FALSE(runToCompletion(parse({"-d", "udp"}), twoCpus)); // unpinned: the kernel spreads
+  EXPECT_TRUE(runToCompletion(parse({"-d", "udp"}), 1));
+  // Several queues have several rx threads: one processing thread behind their rings.
+  EXPECT_FALSE(runToCompletion(
+      parse({"-d", "udp", "--rx-queues", "2", "--rx-cpu", "0", "--proc-cpu", "0"}), twoCpus));
+  // Asked for explicitly.
+  EXPECT_TRUE(runToCompletion(parse({"-d", "udp", "--threads", "1"}), twoCpus));
+  EXPECT_FALSE(runToCompletion(
+      parse({"-d", "udp", "--threads", "2", "--rx-cpu", "0", "--proc-cpu", "0"}), twoCpus));
+}
+
 TEST(Options, HelpShowsTheRealDefaults) {
   const std::string help = helpText();
-  for (const char *value : {"9000", "8888", "12582912", "2048", "0.0.0.0", "127.0.0.1", "info"}) {
+  for (const char *value : {"9000", "8888", "12582912", "256", "0.0.0.0", "127.0.0.1", "info"}) {
     EXPECT_NE(help.find(value), std::string::npos) << value << "\n" << help;
   }
   EXPECT_NE(helpLine("--port").find("9000"), std::string::npos) << helpLine("--port");

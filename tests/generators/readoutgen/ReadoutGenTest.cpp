@@ -57,7 +57,7 @@ std::unique_ptr<readout::FakeModuleContext> moduleOver(const char *config, const
   auto ctx = std::make_unique<readout::FakeModuleContext>(json, config);
   caen::CaenModule m(*ctx);
   for (const auto &d : r.sink.datagrams) {
-    m.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0});
+    m.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
   }
   return ctx;
 }

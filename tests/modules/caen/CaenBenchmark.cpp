@@ -74,7 +74,7 @@ void BM_CaenProcessNullSink(benchmark::State &state) {
   int64_t readouts = 0;
   for (auto _ : state) {
     const auto &d = datagrams[i++ & 63];
-    module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0});
+    module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
     readouts += static_cast<int64_t>((d.size() - 30) / 24);
   }
   state.SetItemsProcessed(readouts);

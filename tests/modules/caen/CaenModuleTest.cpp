@@ -154,7 +154,7 @@ struct Builder {
     f.totalLength = static_cast<uint16_t>(d.size());
     f.seqNum = seq++;
     readout::writeHeader(d, f);
-    return sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0};
+    return sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0};
   }
 };
 

@@ -134,7 +134,7 @@ void BM_ModuleProcess(benchmark::State &state) {
     for (auto &buf : datagrams) {
       std::memcpy(buf.data() + offsetof(readout::EssHeaderV0, seqNum), &seq, sizeof(seq));
       ++seq;
-      module->process(sdk::Packet{buf.data(), static_cast<uint32_t>(buf.size()), 0});
+      module->process(sdk::Packet{buf.data(), static_cast<uint32_t>(buf.size()), 0, 0});
     }
     // The next round is one second later (pulse and hits), so no hit is late.
     state.PauseTiming();

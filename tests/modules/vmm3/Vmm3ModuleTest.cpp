@@ -70,7 +70,7 @@ public:
   }
   sdk::Packet packet(int64_t rxNs = 0) {
     readout::setTotalLength(bytes_.data(), static_cast<uint16_t>(bytes_.size()));
-    return sdk::Packet{bytes_.data(), static_cast<uint32_t>(bytes_.size()), rxNs};
+    return sdk::Packet{bytes_.data(), static_cast<uint32_t>(bytes_.size()), 0, rxNs};
   }
 
 private:
@@ -279,7 +279,7 @@ TEST_F(Vmm3Module, HeaderErrorsAndHeartbeats) {
   module_->process(heartbeat.packet());
   EXPECT_EQ(stat("readouts.header.heartbeats"), 1);
   const uint8_t junk[5] = {0, 0, 'E', 'S', 'S'};
-  module_->process(sdk::Packet{junk, sizeof(junk), 0});
+  module_->process(sdk::Packet{junk, sizeof(junk), 0, 0});
   EXPECT_EQ(stat("readouts.header.errors.short"), 1);
   EXPECT_EQ(stat("vmm3.readouts"), 0);
 }
