@@ -38,7 +38,8 @@ function(efu_add_test name)
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
-  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" DISCOVERY_TIMEOUT 30)
+  # A hung test (a lost wake-up, a stuck process) fails after 5 minutes instead of blocking CI.
+  gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 300 DISCOVERY_TIMEOUT 30)
 endfunction()
 
 # efu_flatbuffers(TARGET name SCHEMAS a.fbs b.fbs)

@@ -26,6 +26,25 @@ constexpr int kSpinsBeforeSleep = 64;
 constexpr int kYieldsBeforeNap = 16;
 constexpr int64_t kFullRingNapNs = 20 * kNsPerUs;
 
+/// Throws std::invalid_argument for what the runtime cannot run (before anything is registered).
+const RuntimeConfig &checked(const RuntimeConfig &config, size_t queues) {
+  if (config.rxBatch == 0 || config.rxBatch > kMaxBatch) {
+    throw std::invalid_argument("rx batch must be 1.." + std::to_string(kMaxBatch));
+  }
+  if (queues == 0 || queues > kMaxRxQueues) {
+    throw std::invalid_argument("rx queues must be 1.." + std::to_string(kMaxRxQueues));
+  }
+  if (config.rxCpus.size() != 1 && config.rxCpus.size() != queues) {
+    throw std::invalid_argument("--rx-cpu lists " + std::to_string(config.rxCpus.size()) +
+                                " CPUs for " + std::to_string(queues) +
+                                " rx queues: give one CPU for all queues or one per queue");
+  }
+  if (config.threading == Threading::RunToCompletion && queues != 1) {
+    throw std::invalid_argument("run to completion (--threads 1) needs a single rx queue");
+  }
+  return config;
+}
+
 struct AlignedDelete {
   void operator()(uint8_t *p) const noexcept { ::operator delete[](p, std::align_val_t{64}); }
 };
@@ -36,7 +55,7 @@ struct Runtime::Queue {
   Queue(unsigned queueIndex, UdpReceiver &socket, size_t slots, uint32_t slotBytes, unsigned batch)
       : index(queueIndex), receiver(socket), ring(slots),
         buffers(new (std::align_val_t{64}) uint8_t[slots * slotBytes]), messageBuffers(batch),
-        sizes(batch), segmentBytes(batch), truncated(new bool[batch]) {
+        messages(batch) {
     for (size_t i = 0; i < slots; ++i) {
       ring.producerSlot(i).data = buffers.get() + i * slotBytes;
     }
@@ -48,9 +67,7 @@ struct Runtime::Queue {
   std::unique_ptr<uint8_t[], AlignedDelete> buffers;
   // rx thread scratch for one recvmmsg call
   std::vector<uint8_t *> messageBuffers;
-  std::vector<uint32_t> sizes;
-  std::vector<uint32_t> segmentBytes;
-  std::unique_ptr<bool[]> truncated;
+  std::vector<UdpReceiver::Message> messages;
   uint32_t kernelDropsSeen = 0; ///< the socket's cumulative SO_RXQ_OVFL count already added
   // Per-queue counters (only with several queues), written by this queue's rx thread.
   Counter *packets = nullptr;
@@ -63,26 +80,12 @@ struct Runtime::Queue {
 
 Runtime::Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receivers,
                  sdk::Module &module, Stats &stats, spdlog::logger &log, ProcessingHooks *hooks)
-    : config_(config), module_(module), log_(log), hooks_(hooks),
+    : config_(checked(config, receivers.size())), module_(module), log_(log), hooks_(hooks),
       rxPackets_(stats.add("rx.packets")), rxBytes_(stats.add("rx.bytes")),
       rxTruncated_(stats.add("rx.dropped.truncated")), rxErrors_(stats.add("rx.errors")),
       rxKernelDrops_(stats.add("rx.dropped.kernel")),
       rxRingFullWaits_(stats.add("rx.ring_full_waits")), rxMessages_(stats.add("rx.messages")),
       procPackets_(stats.add("proc.packets")), procIdle_(stats.add("proc.idle_sleeps")) {
-  if (config.rxBatch == 0 || config.rxBatch > kMaxBatch) {
-    throw std::invalid_argument("rx batch must be 1.." + std::to_string(kMaxBatch));
-  }
-  if (receivers.empty() || receivers.size() > kMaxRxQueues) {
-    throw std::invalid_argument("rx queues must be 1.." + std::to_string(kMaxRxQueues));
-  }
-  if (config.rxCpus.size() != 1 && config.rxCpus.size() != receivers.size()) {
-    throw std::invalid_argument("--rx-cpu lists " + std::to_string(config.rxCpus.size()) +
-                                " CPUs for " + std::to_string(receivers.size()) +
-                                " rx queues: give one CPU for all queues or one per queue");
-  }
-  if (config.threading == Threading::RunToCompletion && receivers.size() != 1) {
-    throw std::invalid_argument("run to completion (--threads 1) needs a single rx queue");
-  }
   // Run to completion empties the ring after every batch: one batch of slots stays in cache.
   const size_t slots = config.threading == Threading::RunToCompletion
                            ? std::max<size_t>(2, std::bit_ceil(size_t{config.rxBatch}))
@@ -151,8 +154,8 @@ size_t Runtime::receive(Queue &q, size_t freeSlots) noexcept {
   for (unsigned i = 0; i < count; ++i) {
     q.messageBuffers[i] = q.ring.producerSlot(i).data;
   }
-  const auto result = q.receiver.receive(q.messageBuffers.data(), count, config_.slotBytes,
-                                         q.sizes.data(), q.segmentBytes.data(), q.truncated.get());
+  const auto result =
+      q.receiver.receive(q.messageBuffers.data(), count, config_.slotBytes, q.messages.data());
   if (result.received <= 0) {
     if (result.received < 0) {
       rxErrors_.addShared(1);
@@ -166,9 +169,10 @@ size_t Runtime::receive(Queue &q, size_t freeSlots) noexcept {
   int64_t truncated = 0;
   size_t kept = 0;
   for (unsigned i = 0; i < messages; ++i) {
-    const MessageSplit split = splitMessage(q.sizes[i], q.segmentBytes[i], q.truncated[i]);
+    const UdpReceiver::Message &m = q.messages[i];
+    const MessageSplit split = splitMessage(m.size, m.segmentBytes, m.truncated);
     datagrams += split.datagrams + split.truncated;
-    bytes += q.sizes[i];
+    bytes += m.size;
     truncated += split.truncated;
     if (split.datagrams == 0) {
       continue;
@@ -178,8 +182,10 @@ size_t Runtime::receive(Queue &q, size_t freeSlots) noexcept {
       std::swap(slot.data, q.ring.producerSlot(i).data); // only after a lost message: no copy
     }
     slot.size = split.bytes;
-    slot.segmentBytes = split.datagrams > 1 ? q.segmentBytes[i] : 0;
+    slot.segmentBytes = split.datagrams > 1 ? m.segmentBytes : 0;
     slot.rxTimeNs = nowNs;
+    slot.sourceIp = m.sourceIp;
+    slot.sourcePort = m.sourcePort;
     ++kept;
   }
   q.ring.commit(kept);
@@ -210,14 +216,16 @@ size_t Runtime::process(Queue &q, size_t max) noexcept {
   for (size_t i = 0; i < n; ++i) {
     const RxSlot &slot = q.ring.consumerSlot(i);
     if (slot.segmentBytes == 0) {
-      module_.process(sdk::Packet{slot.data, slot.size, q.index, slot.rxTimeNs});
+      module_.process(sdk::Packet{slot.data, slot.size, q.index, slot.rxTimeNs, slot.sourceIp,
+                                  slot.sourcePort});
       ++datagrams;
       continue;
     }
     // A GRO message: datagrams of segmentBytes back to back, the last one possibly shorter.
     for (uint32_t offset = 0; offset < slot.size; offset += slot.segmentBytes) {
       const uint32_t size = std::min(slot.segmentBytes, slot.size - offset);
-      module_.process(sdk::Packet{slot.data + offset, size, q.index, slot.rxTimeNs});
+      module_.process(sdk::Packet{slot.data + offset, size, q.index, slot.rxTimeNs,
+                                  slot.sourceIp, slot.sourcePort});
       ++datagrams;
     }
   }

@@ -35,6 +35,8 @@ struct RxSlot {
   uint32_t size = 0;       ///< bytes of whole datagrams in data
   uint32_t segmentBytes = 0; ///< GRO datagram size, 0 = one datagram
   int64_t rxTimeNs = 0;
+  uint32_t sourceIp = 0;     ///< host byte order
+  uint16_t sourcePort = 0;
 };
 
 /// Work that runs on the thread that runs the module besides it (Kafka output, stats).

@@ -21,7 +21,7 @@ std::string errnoText(int error) { return std::strerror(error); }
 } // namespace
 
 UdpReceiver::UdpReceiver(const Options &options)
-    : msgs_(options.maxBatch), iovs_(options.maxBatch),
+    : msgs_(options.maxBatch), iovs_(options.maxBatch), sources_(options.maxBatch),
       control_(options.maxBatch * kControlBytes) {
   const std::string where = options.address + ":" + std::to_string(options.port);
   if (options.maxBatch == 0) {
@@ -95,8 +95,7 @@ UdpReceiver::~UdpReceiver() {
 }
 
 UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count, uint32_t capacity,
-                                        uint32_t *sizes, uint32_t *segmentBytes,
-                                        bool *truncated) noexcept {
+                                        Message *messages) noexcept {
   if (count > msgs_.size()) {
     count = static_cast<unsigned>(msgs_.size());
   }
@@ -104,8 +103,8 @@ UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count,
     iovs_[i].iov_base = buffers[i];
     iovs_[i].iov_len = capacity;
     msghdr &hdr = msgs_[i].msg_hdr;
-    hdr.msg_name = nullptr;
-    hdr.msg_namelen = 0;
+    hdr.msg_name = &sources_[i];
+    hdr.msg_namelen = sizeof(sockaddr_in);
     hdr.msg_iov = &iovs_[i];
     hdr.msg_iovlen = 1;
     hdr.msg_control = &control_[i * kControlBytes];
@@ -122,9 +121,12 @@ UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count,
   }
   for (int i = 0; i < n; ++i) {
     msghdr &hdr = msgs_[i].msg_hdr;
-    sizes[i] = msgs_[i].msg_len;
-    truncated[i] = (hdr.msg_flags & MSG_TRUNC) != 0;
-    segmentBytes[i] = 0;
+    Message &m = messages[i];
+    m.size = msgs_[i].msg_len;
+    m.truncated = (hdr.msg_flags & MSG_TRUNC) != 0;
+    m.segmentBytes = 0;
+    m.sourceIp = ntohl(sources_[i].sin_addr.s_addr);
+    m.sourcePort = ntohs(sources_[i].sin_port);
     // The drop count is cumulative per socket, so the last message's value is the newest.
     for (cmsghdr *c = CMSG_FIRSTHDR(&hdr); c != nullptr; c = CMSG_NXTHDR(&hdr, c)) {
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
@@ -132,7 +134,7 @@ UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count,
       } else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
         int segment = 0;
         std::memcpy(&segment, CMSG_DATA(c), sizeof(segment));
-        segmentBytes[i] = segment > 0 ? static_cast<uint32_t>(segment) : 0;
+        m.segmentBytes = segment > 0 ? static_cast<uint32_t>(segment) : 0;
       }
     }
   }

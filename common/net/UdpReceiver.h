@@ -2,6 +2,7 @@
 // A bound UDP socket that receives batches of datagrams (recvmmsg) straight into caller buffers.
 #pragma once
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstdint>
@@ -53,13 +54,21 @@ public:
     uint32_t kernelDrops;  ///< the socket's cumulative drop count (SO_RXQ_OVFL) after this batch
   };
 
+  /// What the kernel said about one received message.
+  struct Message {
+    uint32_t size;         ///< bytes received
+    uint32_t segmentBytes; ///< datagram size when GRO coalesced several (the last may be
+                           ///< shorter), else 0
+    uint32_t sourceIp;     ///< sender's IPv4 address, host byte order
+    uint16_t sourcePort;   ///< sender's UDP port, host byte order
+    bool truncated;        ///< did not fit the buffer (MSG_TRUNC)
+  };
+
   /// Receives up to `count` (<= maxBatch) messages, blocking until at least one arrives or the
-  /// timeout passes. Message i goes to buffers[i] (capacity bytes each); its length goes to
-  /// sizes[i], with truncated[i] set when it did not fit. segmentBytes[i] is the datagram size
-  /// when the kernel coalesced several datagrams into message i (GRO; the last one may be
-  /// shorter), else 0. noexcept, no allocation.
-  Batch receive(uint8_t *const *buffers, unsigned count, uint32_t capacity, uint32_t *sizes,
-                uint32_t *segmentBytes, bool *truncated) noexcept;
+  /// timeout passes. Message i goes to buffers[i] (capacity bytes each) and is described by
+  /// messages[i]. noexcept, no allocation.
+  Batch receive(uint8_t *const *buffers, unsigned count, uint32_t capacity,
+                Message *messages) noexcept;
 
 private:
   int fd_ = -1;
@@ -70,6 +79,7 @@ private:
   uint32_t kernelDrops_ = 0;
   std::vector<mmsghdr> msgs_;
   std::vector<iovec> iovs_;
+  std::vector<sockaddr_in> sources_;
   std::vector<char> control_; ///< one control buffer (SO_RXQ_OVFL, UDP_GRO) per message
 };
 

@@ -39,12 +39,15 @@ struct Packet {
   const uint8_t *data;
   uint32_t size;      ///< bytes of UDP payload
   /// Rx queue (SO_REUSEPORT socket) it came in on, 0..queues-1 (ABI 1.1; was padding in 1.0).
-  /// The kernel keeps one source (address and port pair) on one queue, so per-source order holds
-  /// within a queue; datagrams of different queues interleave in no defined order.
+  /// The kernel keeps one source on one queue, so per-source order holds; datagrams of
+  /// different queues interleave in no defined order.
   uint32_t queue;
   int64_t rxTimeNs;   ///< CLOCK_REALTIME when the rx thread received the batch holding it
+  // ABI 1.1 appended: who sent it (e.g. to account per readout board or per generator).
+  uint32_t sourceIp = 0;   ///< IPv4 address, host byte order
+  uint16_t sourcePort = 0; ///< UDP port, host byte order
 };
-static_assert(sizeof(Packet) == 24, "Packet's layout is part of the module ABI");
+static_assert(sizeof(Packet) == 32, "Packet's layout is part of the module ABI");
 
 /// Where modules put neutron events. Called on the processing thread only.
 class EventSink {

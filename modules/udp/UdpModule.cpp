@@ -3,6 +3,7 @@
 #include "common/sdk/Module.h"
 #include "modules/udp/SequenceTracker.h"
 
+#include <array>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -12,8 +13,9 @@ namespace {
 
 constexpr int64_t kNsPerUs = 1000;
 constexpr int64_t kMaxPlausibleDelayNs = 3600LL * 1'000'000'000; // beyond this: not a timestamp
-/// One sequence per rx queue: each udpgen (one source) stays on one queue (efu --rx-queues).
-constexpr uint32_t kMaxQueues = 16;
+/// One sequence per source (address and port): several udpgens may feed one efu. Sources
+/// beyond this many share the last tracker (and udp.seq.sources_overflow counts their datagrams).
+constexpr uint32_t kMaxSources = 16;
 
 class UdpModule final : public sdk::Module {
 public:
@@ -23,6 +25,8 @@ public:
         reordered_(ctx.counter("udp.seq.reordered")),
         duplicates_(ctx.counter("udp.seq.duplicates")), restarts_(ctx.counter("udp.seq.restarts")),
         stale_(ctx.counter("udp.seq.stale")),
+        sources_(ctx.counter("udp.seq.sources")),
+        overflow_(ctx.counter("udp.seq.sources_overflow")),
         short_(ctx.counter("udp.rx.short")), delayMin_(ctx.counter("udp.delay.min_us")),
         delayMean_(ctx.counter("udp.delay.mean_us")), delayMax_(ctx.counter("udp.delay.max_us")),
         delaySamples_(ctx.counter("udp.delay.samples")) {
@@ -36,9 +40,7 @@ public:
     }
     uint64_t seq = 0;
     std::memcpy(&seq, packet.data, sizeof(seq)); // little-endian on the wire and on x86/arm64
-    const uint32_t queue = packet.queue < kMaxQueues ? packet.queue : kMaxQueues - 1;
-    queuesSeen_ = queue >= queuesSeen_ ? queue + 1 : queuesSeen_;
-    trackers_[queue].add(seq);
+    trackers_[sourceIndex(packet)].add(seq);
     // Published per datagram (five relaxed stores), so the counters are exact as soon as the
     // runtime's proc.packets, which is added after process() returns, shows this datagram.
     publishSequence();
@@ -67,7 +69,29 @@ public:
   }
 
 private:
-  /// Totals over the queues' sequences.
+  /// The tracker of the packet's source; the last one used is the first guess.
+  uint32_t sourceIndex(const sdk::Packet &packet) noexcept {
+    const uint64_t key = uint64_t{packet.sourceIp} << 16 | packet.sourcePort;
+    if (sourceCount_ > 0 && sourceKeys_[lastSource_] == key) {
+      return lastSource_;
+    }
+    uint32_t index = 0;
+    while (index < sourceCount_ && sourceKeys_[index] != key) {
+      ++index;
+    }
+    if (index == sourceCount_) {
+      if (sourceCount_ < kMaxSources) {
+        sourceKeys_[sourceCount_++] = key;
+      } else {
+        index = kMaxSources - 1;
+        overflow_.add();
+      }
+    }
+    lastSource_ = index;
+    return index;
+  }
+
+  /// Totals over the sources' sequences.
   void publishSequence() noexcept {
     uint64_t lost = 0;
     uint64_t expected = 0;
@@ -75,8 +99,8 @@ private:
     uint64_t duplicates = 0;
     uint64_t restarts = 0;
     uint64_t stale = 0;
-    for (uint32_t q = 0; q < queuesSeen_; ++q) {
-      const SequenceTracker &t = trackers_[q];
+    for (uint32_t i = 0; i < sourceCount_; ++i) {
+      const SequenceTracker &t = trackers_[i];
       lost += t.lost();
       expected += t.expected();
       reordered += t.reordered();
@@ -90,6 +114,7 @@ private:
     duplicates_.set(static_cast<int64_t>(duplicates));
     restarts_.set(static_cast<int64_t>(restarts));
     stale_.set(static_cast<int64_t>(stale));
+    sources_.set(sourceCount_);
   }
 
   /// One-way delay of the interval just ended; all zero when no timestamps arrived.
@@ -111,14 +136,18 @@ private:
   }
 
   const int64_t intervalNs_;
-  std::vector<SequenceTracker> trackers_ = std::vector<SequenceTracker>(kMaxQueues);
-  uint32_t queuesSeen_ = 0;
+  std::vector<SequenceTracker> trackers_ = std::vector<SequenceTracker>(kMaxSources);
+  std::array<uint64_t, kMaxSources> sourceKeys_{};
+  uint32_t sourceCount_ = 0;
+  uint32_t lastSource_ = 0;
   Counter &lost_;
   Counter &expected_;
   Counter &reordered_;
   Counter &duplicates_;
   Counter &restarts_;
   Counter &stale_;
+  Counter &sources_;
+  Counter &overflow_;
   Counter &short_;
   Counter &delayMin_;
   Counter &delayMean_;

@@ -156,9 +156,7 @@ void efuReceiverIntoRing(benchmark::State &state) {
   SlotRing slots(static_cast<size_t>(state.range(1)));
   efu::SpscRing<Slot> &ring = slots.ring;
   std::array<uint8_t *, kBatch> buffers{};
-  std::array<uint32_t, kBatch> sizes{};
-  std::array<uint32_t, kBatch> segments{};
-  bool truncated[kBatch] = {};
+  std::array<efu::UdpReceiver::Message, kBatch> messages{};
   timeDrains(state, receiver.port(), size, [&](int count) {
     int got = 0;
     while (got < count) {
@@ -167,12 +165,12 @@ void efuReceiverIntoRing(benchmark::State &state) {
         buffers[i] = ring.producerSlot(i).data;
       }
       const auto result = receiver.receive(buffers.data(), static_cast<unsigned>(free),
-                                           kSlotBytes, sizes.data(), segments.data(), truncated);
+                                           kSlotBytes, messages.data());
       if (result.received <= 0) {
         break;
       }
       for (int i = 0; i < result.received; ++i) {
-        ring.producerSlot(static_cast<size_t>(i)).size = sizes[static_cast<size_t>(i)];
+        ring.producerSlot(static_cast<size_t>(i)).size = messages[static_cast<size_t>(i)].size;
       }
       ring.commit(static_cast<size_t>(result.received));
       ring.release(ring.available(ring.capacity()));
@@ -233,14 +231,11 @@ void efuReceiverFixed(benchmark::State &state) {
   for (unsigned i = 0; i < kBatch; ++i) {
     buffers[i] = &storage[size_t{i} * kSlotBytes];
   }
-  std::array<uint32_t, kBatch> sizes{};
-  std::array<uint32_t, kBatch> segments{};
-  bool truncated[kBatch] = {};
+  std::array<efu::UdpReceiver::Message, kBatch> messages{};
   timeDrains(state, receiver.port(), size, [&](int count) {
     int got = 0;
     while (got < count) {
-      const auto result = receiver.receive(buffers.data(), kBatch, kSlotBytes, sizes.data(),
-                                           segments.data(), truncated);
+      const auto result = receiver.receive(buffers.data(), kBatch, kSlotBytes, messages.data());
       if (result.received <= 0) {
         break;
       }

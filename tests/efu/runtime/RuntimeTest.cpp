@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The data path on loopback: ring-full back-pressure, run to completion, GRO, truncation, rx queues.
+#include "efu/Runtime.h"
+
+#include "common/time/Time.h"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/null_sink.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace efu {
+namespace {
+
+/// Records what the runtime hands it. process() can be held (to fill the ring).
+class RecordingModule final : public sdk::Module {
+public:
+  void process(const sdk::Packet &packet) noexcept override {
+    while (hold.load()) {
+      std::this_thread::yield();
+    }
+    Seen seen{packet.size, packet.queue, 0, gettid(), packet.sourceIp, packet.sourcePort};
+    if (packet.size >= 4) {
+      std::memcpy(&seen.first4, packet.data, 4);
+    }
+    const std::lock_guard lock(mutex);
+    seen_.push_back(seen);
+  }
+  void tick(int64_t) noexcept override { ticks.fetch_add(1); }
+  void flush() noexcept override { flushes.fetch_add(1); }
+
+  struct Seen {
+    uint32_t size;
+    uint32_t queue;
+    uint32_t first4;
+    pid_t tid;
+    uint32_t sourceIp;
+    uint16_t sourcePort;
+  };
+  std::vector<Seen> seen() {
+    const std::lock_guard lock(mutex);
+    return seen_;
+  }
+
+  std::atomic<bool> hold{false};
+  std::atomic<int> ticks{0};
+  std::atomic<int> flushes{0};
+
+private:
+  std::mutex mutex;
+  std::vector<Seen> seen_;
+};
+
+/// A sender socket on loopback; datagram i starts with i (u32 LE), the rest filled.
+class Sender {
+public:
+  Sender() : fd_(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {}
+  ~Sender() { close(fd_); }
+  Sender(const Sender &) = delete;
+  Sender &operator=(const Sender &) = delete;
+
+  void send(uint16_t port, uint32_t first4, size_t size) {
+    std::vector<uint8_t> bytes(size, 0xab);
+    std::memcpy(bytes.data(), &first4, std::min<size_t>(4, size));
+    const sockaddr_in to = address(port);
+    ASSERT_EQ(sendto(fd_, bytes.data(), size, 0, reinterpret_cast<const sockaddr *>(&to),
+                     sizeof(to)),
+              static_cast<ssize_t>(size))
+        << std::strerror(errno);
+  }
+
+  /// One send call of `total` bytes that the kernel cuts into datagrams of `segment` bytes
+  /// (UDP_SEGMENT); segment k starts with firstNumber + k.
+  void sendSegmented(uint16_t port, uint32_t firstNumber, size_t total, uint16_t segment) {
+    std::vector<uint8_t> bytes(total, 0xcd);
+    for (size_t offset = 0, k = 0; offset < total; offset += segment, ++k) {
+      const auto number = static_cast<uint32_t>(firstNumber + k);
+      std::memcpy(bytes.data() + offset, &number, std::min<size_t>(4, total - offset));
+    }
+    sockaddr_in to = address(port);
+    iovec iov{bytes.data(), total};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))] = {};
+    msghdr msg{};
+    msg.msg_name = &to;
+    msg.msg_namelen = sizeof(to);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    std::memcpy(CMSG_DATA(c), &segment, sizeof(segment));
+    ASSERT_EQ(sendmsg(fd_, &msg, 0), static_cast<ssize_t>(total)) << std::strerror(errno);
+  }
+
+private:
+  static sockaddr_in address(uint16_t port) {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return to;
+  }
+  int fd_;
+};
+
+bool eventually(const std::function<bool()> &condition) {
+  const int64_t deadlineNs = monotonicNs() + 20 * kNsPerSec;
+  while (!condition()) {
+    if (monotonicNs() > deadlineNs) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+class RuntimeTest : public ::testing::Test {
+protected:
+  RuntimeTest() : log_("test", std::make_shared<spdlog::sinks::null_sink_mt>()) {}
+
+  UdpReceiver &addReceiver(bool gro = false, bool reusePort = false, uint16_t port = 0) {
+    UdpReceiver::Options options;
+    options.address = "127.0.0.1";
+    options.port = port;
+    options.rcvbufBytes = 4 * 1024 * 1024;
+    options.timeoutMs = 10;
+    options.gro = gro;
+    options.reusePort = reusePort;
+    receivers_.push_back(std::make_unique<UdpReceiver>(options));
+    return *receivers_.back();
+  }
+
+  Runtime &start(RuntimeConfig config) {
+    std::vector<UdpReceiver *> queues;
+    for (auto &r : receivers_) {
+      queues.push_back(r.get());
+    }
+    runtime_ = std::make_unique<Runtime>(config, queues, module_, stats_, log_, nullptr);
+    runtime_->start();
+    return *runtime_;
+  }
+
+  int64_t stat(const char *name) {
+    const Counter *c = stats_.find(name);
+    EXPECT_NE(c, nullptr) << name;
+    return c != nullptr ? c->get() : -1;
+  }
+
+  bool waitProcessed(int64_t n) {
+    return eventually([&] { return stat("proc.packets") >= n; }) && stat("proc.packets") == n;
+  }
+
+  Stats stats_;
+  spdlog::logger log_;
+  RecordingModule module_;
+  std::vector<std::unique_ptr<UdpReceiver>> receivers_;
+  std::unique_ptr<Runtime> runtime_;
+};
+
+TEST_F(RuntimeTest, AFullRingHoldsBackReadingAndLosesNothing) {
+  const uint16_t port = addReceiver().port();
+  RuntimeConfig config;
+  config.threading = Threading::HandOff;
+  config.ringSlots = 4;
+  config.rxBatch = 2;
+  start(config);
+  module_.hold = true; // processing stalls: 4 slots fill, the rest must wait in the socket
+  constexpr uint32_t kCount = 500;
+  Sender sender;
+  for (uint32_t i = 0; i < kCount; ++i) {
+    sender.send(port, i, 100);
+  }
+  ASSERT_TRUE(eventually([&] { return stat("rx.ring_full_waits") > 0; }));
+  EXPECT_LE(stat("rx.packets"), 4 + 2); // the ring's slots and at most the module's batch
+  module_.hold = false;
+  ASSERT_TRUE(waitProcessed(kCount)) << stat("proc.packets");
+  EXPECT_EQ(stat("rx.packets"), kCount);
+  EXPECT_EQ(stat("rx.dropped.kernel"), 0);
+  const auto seen = module_.seen();
+  ASSERT_EQ(seen.size(), kCount);
+  for (uint32_t i = 0; i < kCount; ++i) {
+    ASSERT_EQ(seen[i].first4, i) << "out of order at " << i;
+  }
+  runtime_->stop();
+  EXPECT_EQ(module_.flushes.load(), 1);
+}
+
+TEST_F(RuntimeTest, RunToCompletionCallsTheModuleOnTheRxThread) {
+  const uint16_t port = addReceiver().port();
+  RuntimeConfig config;
+  config.threading = Threading::RunToCompletion;
+  Runtime &runtime = start(config);
+  Sender sender;
+  for (uint32_t i = 0; i < 300; ++i) {
+    sender.send(port, i, 64 + i);
+  }
+  ASSERT_TRUE(waitProcessed(300));
+  EXPECT_EQ(runtime.procTid(), 0); // no processing thread
+  const auto seen = module_.seen();
+  for (uint32_t i = 0; i < seen.size(); ++i) {
+    ASSERT_EQ(seen[i].tid, runtime.rxTid()) << i;
+    ASSERT_EQ(seen[i].first4, i);
+    ASSERT_EQ(seen[i].size, 64 + i);
+    ASSERT_EQ(seen[i].sourceIp, INADDR_LOOPBACK);
+    ASSERT_EQ(seen[i].sourcePort, seen[0].sourcePort);
+  }
+  EXPECT_NE(seen[0].sourcePort, 0);
+  // Ticks come from the rx thread while idle too (the receive timeout is 10 ms).
+  const int ticks = module_.ticks.load();
+  ASSERT_TRUE(eventually([&] { return module_.ticks.load() > ticks + 2; }));
+  runtime.stop();
+  EXPECT_EQ(module_.flushes.load(), 1);
+}
+
+TEST_F(RuntimeTest, RunToCompletionNeedsOneQueue) {
+  const uint16_t port = addReceiver(false, true).port();
+  addReceiver(false, true, port);
+  RuntimeConfig config;
+  config.threading = Threading::RunToCompletion;
+  EXPECT_THROW(start(config), std::invalid_argument);
+  config.threading = Threading::HandOff;
+  config.rxCpus = {-1, -1, -1};
+  EXPECT_THROW(start(config), std::invalid_argument); // 3 CPUs for 2 queues
+}
+
+TEST_F(RuntimeTest, GroMessagesAreSplitIntoTheSentDatagrams) {
+  const uint16_t port = addReceiver(/*gro=*/true).port();
+  RuntimeConfig config;
+  config.threading = Threading::HandOff;
+  config.slotBytes = kGroSlotBytes;
+  start(config);
+  Sender sender;
+  // 10 datagrams of 1000 B and a short last one of 300 B, in one send call.
+  sender.sendSegmented(port, 0, 10 * 1000 + 300, 1000);
+  ASSERT_TRUE(waitProcessed(11));
+  // A single datagram between two segmented sends.
+  sender.send(port, 100, 777);
+  sender.sendSegmented(port, 200, 3 * 64, 64);
+  ASSERT_TRUE(waitProcessed(15));
+  const auto seen = module_.seen();
+  ASSERT_EQ(seen.size(), 15U);
+  for (uint32_t k = 0; k < 10; ++k) {
+    EXPECT_EQ(seen[k].size, 1000U) << k;
+    EXPECT_EQ(seen[k].first4, k);
+  }
+  EXPECT_EQ(seen[10].size, 300U);
+  EXPECT_EQ(seen[10].first4, 10U);
+  EXPECT_EQ(seen[11].size, 777U);
+  EXPECT_EQ(seen[11].first4, 100U);
+  for (uint32_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(seen[12 + k].size, 64U);
+    EXPECT_EQ(seen[12 + k].first4, 200 + k);
+  }
+  EXPECT_EQ(stat("rx.packets"), 15);
+  EXPECT_EQ(stat("rx.bytes"), 10 * 1000 + 300 + 777 + 3 * 64);
+  EXPECT_LT(stat("rx.messages"), 15); // the kernel coalesced
+  EXPECT_EQ(stat("rx.dropped.truncated"), 0);
+}
+
+TEST_F(RuntimeTest, OversizedDatagramsAreCountedAndTheOthersKeepTheirOrder) {
+  const uint16_t port = addReceiver().port();
+  RuntimeConfig config;
+  config.threading = Threading::HandOff;
+  start(config);
+  module_.hold = true; // let the datagrams queue up so that one recvmmsg gets them all
+  Sender sender;
+  sender.send(port, 0, 100);
+  sender.send(port, 1, 100);
+  ASSERT_TRUE(eventually([&] { return module_.seen().empty() && stat("rx.packets") >= 1; }));
+  sender.send(port, 2, kSlotBytes + 1); // does not fit a slot
+  sender.send(port, 3, kSlotBytes);     // fits exactly
+  sender.send(port, 4, 100);
+  module_.hold = false;
+  ASSERT_TRUE(waitProcessed(4));
+  EXPECT_EQ(stat("rx.packets"), 5);
+  EXPECT_EQ(stat("rx.dropped.truncated"), 1);
+  const auto seen = module_.seen();
+  ASSERT_EQ(seen.size(), 4U);
+  EXPECT_EQ(seen[0].first4, 0U);
+  EXPECT_EQ(seen[1].first4, 1U);
+  EXPECT_EQ(seen[2].first4, 3U);
+  EXPECT_EQ(seen[2].size, kSlotBytes);
+  EXPECT_EQ(seen[3].first4, 4U);
+}
+
+TEST_F(RuntimeTest, RxQueuesShareThePortAndTheirTotalsAreExact) {
+  const uint16_t port = addReceiver(false, true).port();
+  addReceiver(false, true, port);
+  RuntimeConfig config;
+  config.threading = Threading::HandOff;
+  start(config);
+  // 16 sources (source ports): the kernel spreads them over the two sockets by hash, and keeps
+  // each on one socket. Each source's datagrams must arrive in order, with its queue's index.
+  constexpr uint32_t kSources = 16;
+  constexpr uint32_t kPerSource = 200;
+  std::vector<std::unique_ptr<Sender>> senders;
+  for (uint32_t s = 0; s < kSources; ++s) {
+    senders.push_back(std::make_unique<Sender>());
+  }
+  for (uint32_t i = 0; i < kPerSource; ++i) {
+    for (uint32_t s = 0; s < kSources; ++s) {
+      senders[s]->send(port, s << 16 | i, 50 + s);
+    }
+  }
+  constexpr int64_t kTotal = kSources * kPerSource;
+  ASSERT_TRUE(waitProcessed(kTotal));
+  EXPECT_EQ(stat("rx.packets"), kTotal);
+  EXPECT_EQ(stat("rx.q0.packets") + stat("rx.q1.packets"), kTotal);
+  EXPECT_EQ(stat("rx.q0.bytes") + stat("rx.q1.bytes"), stat("rx.bytes"));
+  EXPECT_GT(stat("rx.q0.packets"), 0); // all 16 on one socket: 1 in 32768
+  EXPECT_GT(stat("rx.q1.packets"), 0);
+  std::vector<uint32_t> next(kSources, 0);
+  std::vector<int> queueOf(kSources, -1);
+  std::set<uint32_t> queues;
+  for (const auto &seen : module_.seen()) {
+    const uint32_t source = seen.first4 >> 16;
+    ASSERT_LT(source, kSources);
+    ASSERT_EQ(seen.first4 & 0xffff, next[source]) << "source " << source << " out of order";
+    ++next[source];
+    ASSERT_EQ(seen.size, 50 + source);
+    if (queueOf[source] < 0) {
+      queueOf[source] = static_cast<int>(seen.queue);
+    }
+    ASSERT_EQ(static_cast<int>(seen.queue), queueOf[source]) << "a source changed queue";
+    queues.insert(seen.queue);
+  }
+  EXPECT_EQ(queues, (std::set<uint32_t>{0, 1}));
+}
+
+TEST_F(RuntimeTest, StopProcessesEverythingReceived) {
+  const uint16_t port = addReceiver().port();
+  RuntimeConfig config;
+  config.threading = Threading::HandOff;
+  config.ringSlots = 1024;
+  start(config);
+  module_.hold = true;
+  Sender sender;
+  for (uint32_t i = 0; i < 200; ++i) {
+    sender.send(port, i, 32);
+  }
+  ASSERT_TRUE(eventually([&] { return stat("rx.packets") == 200; }));
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    module_.hold = false;
+  });
+  runtime_->stop(); // returns only after the ring is drained and the module flushed
+  release.join();
+  EXPECT_EQ(module_.seen().size(), 200U);
+  EXPECT_EQ(stat("proc.packets"), 200);
+  EXPECT_EQ(module_.flushes.load(), 1);
+}
+
+} // namespace
+} // namespace efu
