@@ -53,7 +53,8 @@ TEST_F(EfuKafka, CountersAndStatusArriveThroughTheBroker) {
   const uint16_t udpPort = freeUdpPort();
   const uint16_t cmdPort = freeTcpPort();
   Process efu({EFU_BINARY, "-d", "udp", "-i", "127.0.0.1", "-p", std::to_string(udpPort), "-m",
-               std::to_string(cmdPort), "-b", bootstrap_, "--stats-interval", "0.2"});
+               std::to_string(cmdPort), "-b", bootstrap_, "--stats-interval", "0.2",
+               "--threads", "1"}); // publishing from the rx thread (run to completion)
   ASSERT_TRUE(eventually([&] { return !control(cmdPort, "VERSION_GET").empty(); }))
       << efu.output();
   Process udpgen({UDPGEN_BINARY, "-p", std::to_string(udpPort), "-n", std::to_string(kCount), "-s",

@@ -84,7 +84,10 @@ TEST_F(Vmm3EndToEnd, GroundTruthComesBackThroughKafka) {
   const uint16_t cmdPort = freeTcpPort();
   Process efu({EFU_BINARY, "-d", "vmm3", "--config", config, "-i", "127.0.0.1", "-p",
                std::to_string(udpPort), "-m", std::to_string(cmdPort), "-b", bootstrap_,
-               "--stats-interval", "0.2"});
+               "--stats-interval", "0.2",
+               // The module and Kafka output on the rx thread (the caen end-to-end test covers
+               // the processing thread).
+               "--threads", "1"});
   ASSERT_TRUE(eventually([&] { return !control(cmdPort, "VERSION_GET").empty(); })) << efu.output();
 
   // One event per pulse at 1 kHz: event times increase from one event to the next, as VMM3
