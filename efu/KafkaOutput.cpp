@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace efu {
 namespace {
 
@@ -67,9 +69,18 @@ void KafkaOutput::finish() noexcept {
   publishRequested_.store(false);
   publish(realtimeNs());
   try {
-    const int left = producer_.flush(flushTimeoutMs_);
-    if (left == 0) {
-      log_.info("Kafka: all messages delivered");
+    int timeoutMs = flushTimeoutMs_;
+    if (const int64_t deadlineNs = flushDeadlineNs_.load(std::memory_order_relaxed);
+        deadlineNs != 0) {
+      const int64_t leftMs = (deadlineNs - monotonicNs()) / kNsPerMs;
+      timeoutMs = static_cast<int>(std::clamp<int64_t>(leftMs, 0, flushTimeoutMs_));
+    }
+    const int left = producer_.flush(timeoutMs);
+    if (left == 0 && producer_.failed() == 0) {
+      log_.info("Kafka: all {} messages delivered", producer_.delivered());
+    } else {
+      log_.warn("Kafka: {} messages produced, {} delivered, {} failed, {} still queued",
+                producer_.produced(), producer_.delivered(), producer_.failed(), left);
     }
   } catch (const std::exception &e) {
     log_.error("Kafka flush failed: {}", e.what());

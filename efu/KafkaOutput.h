@@ -32,9 +32,19 @@ public:
   void tick(int64_t nowNs) noexcept override;
   /// Flushes buffered events, publishes the final counters and waits (bounded) for delivery.
   void finish() noexcept override;
+  /// Any thread, before the stop: finish() waits for delivery at most until this
+  /// CLOCK_MONOTONIC time (and never longer than --kafka-flush-timeout).
+  void setFlushDeadline(int64_t monotonicNs) noexcept {
+    flushDeadlineNs_.store(monotonicNs, std::memory_order_relaxed);
+  }
 
   /// Any thread: stop waiting on a full producer queue (shutdown with the broker gone).
   void abortBlockedProduce() noexcept { producer_.abortBlockedProduce(); }
+  /// Any thread: the producer hit a fatal error; nothing more will be delivered.
+  [[nodiscard]] bool fatal() const noexcept { return producer_.fatal(); }
+  [[nodiscard]] const std::string &fatalMessage() const noexcept {
+    return producer_.fatalMessage();
+  }
 
 private:
   void publish(int64_t nowNs) noexcept;
@@ -47,6 +57,7 @@ private:
   std::mutex statusMutex_;
   std::string statusJson_;
   std::atomic<bool> publishRequested_{false};
+  std::atomic<int64_t> flushDeadlineNs_{0}; ///< 0 = none
 };
 
 } // namespace efu

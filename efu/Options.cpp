@@ -2,6 +2,7 @@
 // Command-line options of the efu daemon.
 #include "efu/Options.h"
 
+#include "common/system/CliChecks.h"
 #include "common/system/Log.h"
 
 #include <arpa/inet.h>
@@ -46,7 +47,7 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
                  "(repeatable)");
   app.add_flag("--help-module", o.helpModule, "Print the module's configuration keys and exit");
   app.add_option("--config", o.configFile, "Module configuration (JSON object)")
-      ->check(CLI::ExistingFile);
+      ->check(cli::kRegularFile);
   app.add_option("-i,--dip", o.dataAddress, "IPv4 address to receive detector data on")
       ->capture_default_str()
       ->check(kIpv4);
@@ -102,10 +103,12 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
       ->check(CLI::Range(1, 1024));
   app.add_option("--stopafter", o.stopAfterS, "Stop after this many seconds (0 = run until told)")
       ->capture_default_str()
+      ->check(cli::kFinite)
       ->check(CLI::Range(0.0, 1e9));
   app.add_option("--stats-interval", o.statsIntervalS,
                  "Seconds between stats log lines and stats/status publishing")
       ->capture_default_str()
+      ->check(cli::kFinite)
       ->check(CLI::Range(0.01, 3600.0));
   app.add_option("-m,--cmdport", o.cmdPort, "TCP port of the control server")
       ->capture_default_str()

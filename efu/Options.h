@@ -12,6 +12,11 @@
 
 namespace efu {
 
+/// Exit codes of efu besides 0 (stopped, everything produced was delivered) and 1 (could not
+/// start: bad option, config, module or socket). Documented in the README.
+constexpr int kExitUndelivered = 3; ///< stopped, but Kafka messages were not delivered
+constexpr int kExitKafkaFatal = 4;  ///< stopped because the Kafka producer failed fatally
+
 struct DaemonOptions {
   std::string detector;
   std::vector<std::string> modulePaths;

@@ -132,7 +132,7 @@ int run(const efu::DaemonOptions &options) {
   efu::ControlProtocol protocol(stats, std::move(info));
   efu::ControlServer control(protocol, {options.cmdAddress, options.cmdPort}, stats);
 
-  efu::installStopSignals();
+  efu::installStopSignals(efu::Hangup::ReopenLog);
   const int64_t startNs = efu::monotonicNs();
   runtime.start();
   log->info("receiving UDP on {}:{} ({} rx queue{}, {}, batch {}{}); control on {}:{}",
@@ -174,12 +174,18 @@ int run(const efu::DaemonOptions &options) {
       }
       nextReportNs += intervalNs;
     }
+    if (efu::takeHangup()) {
+      log->info(efu::reopenLogFile() ? "SIGHUP: log file reopened"
+                                     : "SIGHUP: no --log-file to reopen");
+    }
     if (exitRequested) {
       stopReason = "EXIT command";
     } else if (const int signal = efu::stopSignal(); signal != 0) {
-      stopReason = signal == SIGINT ? "SIGINT" : "SIGTERM";
+      stopReason = efu::signalName(signal);
     } else if (stopAtNs != 0 && afterNs >= stopAtNs) {
       stopReason = "--stopafter";
+    } else if (kafka && kafka->fatal()) {
+      stopReason = "the Kafka producer cannot deliver any more";
     }
   }
   log->info("stopping ({}): draining the ring and flushing", stopReason);
@@ -187,29 +193,54 @@ int run(const efu::DaemonOptions &options) {
   if (kafka) {
     kafka->requestPublish(statusJson(efu::monotonicNs()));
   }
-  // The processing thread publishes the final counters and flushes Kafka (bounded by
-  // --kafka-flush-timeout). A produce() blocked on a full queue with the broker gone would
-  // never return, so a watchdog releases it once that bound has clearly passed.
+  // The module's thread drains the ring, publishes the final counters and flushes Kafka, all
+  // within --kafka-flush-timeout: a produce() still blocked on a full queue then (broker
+  // gone) gives up, and the flush waits only for what is left of the bound. Meanwhile the
+  // control port keeps answering.
+  const int64_t deadlineNs =
+      efu::monotonicNs() + int64_t{options.kafka.flushTimeoutMs} * efu::kNsPerMs;
+  if (kafka) {
+    kafka->setFlushDeadline(deadlineNs);
+  }
   std::atomic<bool> stopped{false};
-  std::thread watchdog([&] {
-    const int64_t deadlineNs =
-        efu::monotonicNs() + (2 * int64_t{options.kafka.flushTimeoutMs} + 2000) * efu::kNsPerMs;
-    while (!stopped.load() && efu::monotonicNs() < deadlineNs) {
-      efu::sleepUntilMonotonicNs(efu::monotonicNs() + 10 * efu::kNsPerMs);
-    }
-    if (!stopped.load() && kafka) {
-      log->warn("Kafka producer still blocked at shutdown: giving up on queued messages");
-      kafka->abortBlockedProduce();
-    }
+  std::thread stopper([&] {
+    runtime.stop();
+    stopped.store(true);
   });
-  runtime.stop();
-  stopped.store(true);
-  watchdog.join();
+  bool aborted = false;
+  while (!stopped.load()) {
+    control.poll(20);
+    if (!aborted && kafka && efu::monotonicNs() >= deadlineNs) {
+      log->warn("Kafka producer still blocked at the end of --kafka-flush-timeout: giving up "
+                "on queued messages");
+      kafka->abortBlockedProduce();
+      aborted = true;
+    }
+  }
+  stopper.join();
   log->info("whole run: {}", report.total(efu::monotonicNs()));
   module.reset();
-  kafka.reset(); // reports what stayed undelivered before the last line
-  log->info("efu stopped");
-  return 0;
+  const bool kafkaFatal = kafka && kafka->fatal();
+  kafka.reset(); // discards (and counts) what stayed undelivered
+  if (options.noKafka) {
+    log->info("efu stopped");
+    return 0;
+  }
+  auto value = [&stats](const char *name) {
+    const efu::Counter *counter = stats.find(name);
+    return counter != nullptr ? counter->get() : 0;
+  };
+  const int64_t produced = value("kafka.produced");
+  const int64_t delivered = value("kafka.delivered");
+  const int exitCode = kafkaFatal            ? efu::kExitKafkaFatal
+                       : delivered != produced ? efu::kExitUndelivered
+                                               : 0;
+  log->log(exitCode == 0 ? spdlog::level::info : spdlog::level::err,
+           "efu stopped: Kafka messages produced {}, delivered {}, failed {} (discarded at "
+           "shutdown {}){}",
+           produced, delivered, value("kafka.failed"), value("kafka.discarded"),
+           exitCode == 0 ? std::string() : fmt::format("; exit code {}", exitCode));
+  return exitCode;
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "common/kafka/KafkaOptions.h"
 
 #include "common/serialize/Ev44Builder.h"
+#include "common/system/CliChecks.h"
 
 #include <CLI/CLI.hpp>
 #include <librdkafka/rdkafka.h>
@@ -162,6 +163,7 @@ void addKafkaOptions(CLI::App &app, KafkaOptions &options) {
   const std::string group = "Kafka";
   app.add_option("-b,--broker", options.brokers, "Kafka bootstrap brokers, host:port[,host:port]")
       ->capture_default_str()
+      ->check(cli::kNotEmpty)
       ->group(group);
   app.add_option("-X", options.settings,
                  "librdkafka producer property key=value (repeatable; as kcat -X; wins over "
@@ -180,7 +182,7 @@ void addKafkaOptions(CLI::App &app, KafkaOptions &options) {
       ->group(group);
   app.add_option("--kafka-config", options.configFile,
                  "File of librdkafka key=value lines (# comments), applied before -X")
-      ->check(CLI::ExistingFile)
+      ->check(cli::kRegularFile)
       ->group(group);
   app.add_option("--kafka-flush-timeout", options.flushTimeoutMs,
                  "At shutdown, wait at most this many ms for undelivered messages")

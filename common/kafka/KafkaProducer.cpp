@@ -73,7 +73,7 @@ KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::
     : log_(log), rk_(createHandle(options)), produced_(stats.add("kafka.produced")),
       delivered_(stats.add("kafka.delivered")), failed_(stats.add("kafka.failed")),
       bytes_(stats.add("kafka.bytes")), queueFullRetries_(stats.add("kafka.queue_full_retries")),
-      errors_(stats.add("kafka.errors")),
+      errors_(stats.add("kafka.errors")), discarded_(stats.add("kafka.discarded")),
       problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs} {
   log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
             setting("bootstrap.servers"), setting("compression.codec"), setting("linger.ms"),
@@ -84,8 +84,17 @@ KafkaProducer::~KafkaProducer() {
   const int64_t left = inFlight();
   if (left > 0) {
     log_.warn("Kafka: discarding {} undelivered messages at shutdown", left);
+    discarded_.add(left);
     rd_kafka_purge(rk_.get(), RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
     rd_kafka_flush(rk_.get(), kPurgeReportMs); // serves the purge reports: they count as failed
+    // Reports that did not come back in time are failures too: nothing is left in flight.
+    if (const int64_t unreported = inFlight(); unreported > 0) {
+      failed_.add(unreported);
+    }
+  }
+  if (problemLog_.suppressed > 0) {
+    log_.warn("Kafka: {} further problem messages were not logged (at most one per {} s)",
+              problemLog_.suppressed, problemLog_.intervalNs / kNsPerSec);
   }
   for (auto &[name, handle] : topics_) {
     rd_kafka_topic_destroy(handle);
@@ -221,8 +230,15 @@ void KafkaProducer::onError(rd_kafka_t *rk, int err, const char *reason, void *o
     char fatal[512];
     const auto original = rd_kafka_fatal_error(rk, fatal, sizeof(fatal));
     try {
-      self->log_.critical("Kafka producer fatal error ({}): {}; restart efu",
-                          rd_kafka_err2name(original), fatal);
+      std::string message = std::string("Kafka producer fatal error (") +
+                            rd_kafka_err2name(original) + "): " + fatal;
+      if (self->setting("enable.idempotence") == "true") {
+        message += "; a broker older than Kafka 0.11 cannot take the idempotent producer: run "
+                   "with -X enable.idempotence=false";
+      }
+      self->fatalMessage_ = message;
+      self->fatal_.store(true, std::memory_order_release);
+      self->log_.critical("{}", message);
     } catch (...) {
       // never throw through librdkafka
     }

@@ -29,6 +29,8 @@ namespace efu::kafka {
 ///   kafka.bytes              payload bytes delivered
 ///   kafka.queue_full_retries produce() attempts that found the local queue full and waited
 ///   kafka.errors             client-level errors reported by librdkafka (broker down, ...)
+///   kafka.discarded          messages still queued when the producer was destroyed (also in
+///                            kafka.failed: they were never delivered)
 /// produced - delivered - failed is what is in flight (queued or unacknowledged).
 ///
 /// Broker trouble: with the default message.timeout.ms=0 messages never expire; while the broker
@@ -60,6 +62,14 @@ public:
 
   /// Messages handed to produce() and neither delivered nor failed yet.
   [[nodiscard]] int64_t inFlight() const noexcept;
+  [[nodiscard]] int64_t produced() const noexcept { return produced_.get(); }
+  [[nodiscard]] int64_t delivered() const noexcept { return delivered_.get(); }
+  [[nodiscard]] int64_t failed() const noexcept { return failed_.get(); }
+  /// True after librdkafka reported a fatal error: nothing will be delivered any more.
+  /// Any thread.
+  [[nodiscard]] bool fatal() const noexcept { return fatal_.load(std::memory_order_acquire); }
+  /// What the fatal error was and what to do about it; valid once fatal() is true.
+  [[nodiscard]] const std::string &fatalMessage() const noexcept { return fatalMessage_; }
   /// The effective value of a librdkafka property (for logs and tests); empty if unknown.
   [[nodiscard]] std::string setting(const std::string &key) const;
 
@@ -92,9 +102,12 @@ private:
   Counter &bytes_;
   Counter &queueFullRetries_;
   Counter &errors_;
+  Counter &discarded_;
   RateLimit problemLog_;
   bool troubled_ = false; // a problem was logged; log once when deliveries succeed again
   std::atomic<bool> abort_{false};
+  std::string fatalMessage_;      ///< written once, before fatal_ is set
+  std::atomic<bool> fatal_{false};
   std::vector<std::pair<std::string, rd_kafka_topic_s *>> topics_;
 };
 

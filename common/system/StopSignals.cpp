@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// SIGINT/SIGTERM as a stop request, shared by the daemon and the command-line tools.
+// Terminating signals as a stop request, shared by the daemon and the command-line tools.
 #include "common/system/StopSignals.h"
 
 #include <csignal>
+#include <cstring>
 
 namespace efu {
 namespace {
 
 std::atomic<bool> gStop{false};
 std::atomic<int> gSignal{0};
+std::atomic<bool> gHangup{false};
 static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "set from a signal handler");
 
@@ -17,21 +19,43 @@ extern "C" void onStopSignal(int signal) {
   gStop.store(true, std::memory_order_relaxed);
 }
 
+extern "C" void onHangup(int) { gHangup.store(true, std::memory_order_relaxed); }
+
+constexpr int kStopSignals[] = {SIGINT,  SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
+                                SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPWR};
+
 } // namespace
 
-void installStopSignals() noexcept {
+void installStopSignals(Hangup hangup) noexcept {
   struct sigaction action {};
   action.sa_handler = onStopSignal;
   sigemptyset(&action.sa_mask);
   // One-shot: a second Ctrl-C ends the process even if a shutdown hangs.
   action.sa_flags = SA_RESETHAND;
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  for (const int signal : kStopSignals) {
+    sigaction(signal, &action, nullptr);
+  }
+  if (hangup == Hangup::ReopenLog) {
+    struct sigaction reopen {};
+    reopen.sa_handler = onHangup;
+    sigemptyset(&reopen.sa_mask);
+    sigaction(SIGHUP, &reopen, nullptr); // not one-shot: logrotate sends it every night
+  } else {
+    sigaction(SIGHUP, &action, nullptr);
+  }
   std::signal(SIGPIPE, SIG_IGN);
 }
 
 std::atomic<bool> &stopFlag() noexcept { return gStop; }
 
 int stopSignal() noexcept { return gSignal.load(std::memory_order_relaxed); }
+
+std::string signalName(int signal) {
+  const char *abbreviation = sigabbrev_np(signal);
+  return abbreviation != nullptr ? std::string("SIG") + abbreviation
+                                 : "signal " + std::to_string(signal);
+}
+
+bool takeHangup() noexcept { return gHangup.exchange(false, std::memory_order_relaxed); }
 
 } // namespace efu

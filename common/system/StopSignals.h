@@ -1,21 +1,38 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// SIGINT/SIGTERM as a stop request, shared by the daemon and the command-line tools.
+// Terminating signals as a stop request, shared by the daemon and the command-line tools.
 #pragma once
 
 #include <atomic>
+#include <string>
 
 namespace efu {
 
-/// Installs handlers for SIGINT and SIGTERM that record the signal and set stopFlag(). No
-/// SA_RESTART: a blocked send, sleep or poll returns EINTR, so loops notice at once. One-shot
-/// (SA_RESETHAND): a second signal ends the process even if its shutdown hangs.
-/// Also ignores SIGPIPE (a peer that went away is an error return, not death).
-void installStopSignals() noexcept;
+/// What SIGHUP means to the program.
+enum class Hangup {
+  Stop,      ///< like SIGTERM (tools: the terminal went away)
+  ReopenLog, ///< reopen the log file (daemons: the logrotate convention); see takeHangup()
+};
 
-/// Set by SIGINT/SIGTERM; for loops that take a `const std::atomic<bool>& stop`.
+/// Installs handlers that record the signal and set stopFlag() for every signal whose default
+/// action would end the process without a word: SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
+/// SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPWR, and SIGHUP unless `hangup` is ReopenLog.
+/// A stop ends with the same drain and flush as SIGTERM. No SA_RESTART: a blocked send,
+/// sleep or poll returns EINTR, so loops notice at once. One-shot (SA_RESETHAND): a second
+/// such signal ends the process even if its shutdown hangs. Also ignores SIGPIPE (a peer that
+/// went away is an error return, not death). Crash signals (SIGSEGV, SIGABRT, ...) and
+/// SIGQUIT keep their default (a core dump).
+void installStopSignals(Hangup hangup = Hangup::Stop) noexcept;
+
+/// Set by a stop signal; for loops that take a `const std::atomic<bool>& stop`.
 std::atomic<bool> &stopFlag() noexcept;
 
-/// The signal that asked to stop (SIGINT or SIGTERM), 0 if none yet.
+/// The signal that asked to stop, 0 if none yet.
 int stopSignal() noexcept;
+
+/// "SIGTERM", "SIGUSR1", ... for log lines.
+std::string signalName(int signal);
+
+/// With Hangup::ReopenLog: true once per SIGHUP received since the last call.
+bool takeHangup() noexcept;
 
 } // namespace efu

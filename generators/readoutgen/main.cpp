@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // readoutgen: ESS readout datagrams (header + detector readouts) with ground truth, paced.
-#include "common/system/StopSignals.h"
 #include "common/net/LineRate.h"
+#include "common/system/CliChecks.h"
 #include "common/system/Log.h"
+#include "common/system/StopSignals.h"
 #include "generators/readoutgen/Generator.h"
 #include "generators/readoutgen/Pattern.h"
 #include "generators/readoutgen/ReadoutSource.h"
@@ -27,7 +28,7 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("-c,--config", o.configPath, "Instrument JSON (the module's --config file)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(efu::cli::kRegularFile);
   app.add_option("-a,--address", o.address, "Destination IPv4 address")->capture_default_str();
   app.add_option("-p,--port", o.port, "Destination UDP port")->capture_default_str();
   app.add_option("-n,--count", o.count, "Events to send (0 = unlimited)")->capture_default_str();
@@ -53,7 +54,7 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("--mask", o.maskPath, "PGM mask (P2/P5): neutrons on pixels brighter than "
                                        "half maxval; overrides --pattern")
-      ->check(CLI::ExistingFile);
+      ->check(efu::cli::kRegularFile);
   app.add_option("--queues", o.queues, "Output queues used round-robin (1..12)")
       ->capture_default_str();
   app.add_option("--header-version", o.headerVersion, "ESS header version (0: 30 B, 1: 32 B)")

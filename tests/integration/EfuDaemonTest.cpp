@@ -4,10 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 
 using namespace efu::testkit;
 using namespace std::chrono_literals;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -195,6 +200,29 @@ TEST_F(EfuUdpDaemon, TwoRxQueuesTwoSendersExactTotals) {
   stopWith("EXIT");
 }
 
+TEST_F(EfuUdpDaemon, SighupReopensTheLogFileAndUsr1StopsCleanly) {
+  const fs::path dir = fs::temp_directory_path() / ("efu-log-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path logFile = dir / "efu.log";
+  start({"--log-file", logFile.string()});
+  ASSERT_TRUE(fs::exists(logFile));
+  fs::rename(logFile, dir / "efu.log.1"); // what logrotate does
+  efu_->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return fs::exists(logFile); })) << efu_->output();
+  EXPECT_TRUE(efu_->running());
+  // Other terminating signals drain and flush like SIGTERM.
+  efu_->signal(SIGUSR1);
+  const auto code = efu_->wait(10s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << efu_->output();
+  EXPECT_NE(efu_->output().find("SIGHUP: log file reopened"), std::string::npos) << efu_->output();
+  EXPECT_NE(efu_->output().find("stopping (SIGUSR1)"), std::string::npos) << efu_->output();
+  std::ifstream reopened(logFile);
+  const std::string text((std::istreambuf_iterator<char>(reopened)), {});
+  EXPECT_NE(text.find("efu stopped"), std::string::npos) << text;
+  fs::remove_all(dir);
+}
+
 TEST(EfuCli, UnknownModuleListsTheAvailableOnes) {
   Process efu({EFU_BINARY, "-d", "nosuchdetector", "--no-kafka"});
   const auto code = efu.wait(10s);
@@ -216,6 +244,11 @@ TEST(EfuCli, BadValuesAreRejectedByName) {
       {{"--threads", "4"}, "--threads"},
       {{"--rx-queues", "2", "--rx-cpu", "0,1,0"}, "3 CPUs for 2 rx queues"},
       {{"--rx-queues", "2", "--threads", "1"}, "single rx queue"},
+      {{"--stats-interval", "nan"}, "finite"},
+      {{"--stopafter", "inf"}, "finite"},
+      {{"-b", ""}, "--broker: must not be empty"},
+      {{"--config", "/dev/null"}, "not a regular file"},
+      {{"--log-file", "/nonexistent-dir/efu.log"}, "does not exist"},
   };
   for (const auto &[args, expected] : cases) {
     std::vector<std::string> argv{EFU_BINARY, "-d", "udp", "--no-kafka"};

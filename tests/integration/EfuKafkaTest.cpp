@@ -110,4 +110,31 @@ TEST_F(EfuKafka, KcatReadsTheSameStatsTopic) {
   EXPECT_NE(kcat.output().find("x5f2"), std::string::npos);
 }
 
+/// No broker at all: nothing is delivered, and efu must say so and exit non-zero (3), within
+/// the flush bound, instead of claiming delivery.
+TEST(EfuKafkaTruth, UndeliveredMessagesGiveExitCode3AndTheCounts) {
+  const uint16_t udpPort = freeUdpPort();
+  const uint16_t cmdPort = freeTcpPort();
+  const uint16_t nobody = freeTcpPort(); // nothing listens there
+  Process efu({EFU_BINARY, "-d", "udp", "-i", "127.0.0.1", "-p", std::to_string(udpPort), "-m",
+               std::to_string(cmdPort), "-b", "127.0.0.1:" + std::to_string(nobody), "-X",
+               "message.timeout.ms=500", "--kafka-flush-timeout", "1000", "--stats-interval",
+               "0.2"});
+  ASSERT_TRUE(eventually([&] { return !control(cmdPort, "VERSION_GET").empty(); }))
+      << efu.output();
+  Process udpgen({UDPGEN_BINARY, "-p", std::to_string(udpPort), "-n", "100", "-s", "64",
+                  "--quiet"});
+  ASSERT_EQ(udpgen.wait(30s).value_or(-1), 0) << udpgen.output();
+  ASSERT_TRUE(eventually([&] { return counter(cmdPort, "kafka.failed").value_or(0) > 0; }))
+      << efu.output();
+  efu.signal(SIGTERM);
+  const auto code = efu.wait(30s);
+  ASSERT_TRUE(code.has_value()) << efu.output();
+  EXPECT_EQ(*code, 3) << efu.output();
+  const std::string out = efu.output();
+  EXPECT_EQ(out.find("all messages delivered"), std::string::npos) << out;
+  EXPECT_NE(out.find("delivered 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("exit code 3"), std::string::npos) << out;
+}
+
 } // namespace
