@@ -98,9 +98,11 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
       ->capture_default_str()
       ->check(kPowerOfTwo)
       ->check(CLI::Range(2, 65536));
-  app.add_option("--rx-batch", o.rxBatch, "Most messages per recvmmsg() call")
+  app.add_option("--rx-batch", o.rxBatch,
+                 "Most messages per recvmmsg() call (0 = " + std::to_string(kRxBatch) + ", or " +
+                     std::to_string(kGroRxBatch) + " with --gro: GRO messages are up to 64 KiB)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(0, 1024));
   app.add_option("--stopafter", o.stopAfterS, "Stop after this many seconds (0 = run until told)")
       ->capture_default_str()
       ->check(cli::kFinite)

@@ -64,7 +64,7 @@ int run(const efu::DaemonOptions &options) {
   uint16_t port = options.dataPort;
   for (unsigned q = 0; q < options.rxQueues; ++q) {
     receivers.push_back(std::make_unique<efu::UdpReceiver>(efu::UdpReceiver::Options{
-        options.dataAddress, port, options.rcvbufBytes, 10, options.rxBatch,
+        options.dataAddress, port, options.rcvbufBytes, 10, efu::rxBatch(options),
         options.rxQueues > 1, options.gro, options.busyPollUs}));
     port = receivers.back()->port();
   }
@@ -102,7 +102,7 @@ int run(const efu::DaemonOptions &options) {
                                 ? efu::Threading::RunToCompletion
                                 : efu::Threading::HandOff;
   runtimeConfig.ringSlots = options.ringSlots;
-  runtimeConfig.rxBatch = options.rxBatch;
+  runtimeConfig.rxBatch = efu::rxBatch(options);
   runtimeConfig.slotBytes = options.gro ? efu::kGroSlotBytes : efu::kSlotBytes;
   runtimeConfig.rxCpus = options.rxCpus;
   runtimeConfig.procCpu = options.procCpu;
@@ -141,7 +141,8 @@ int run(const efu::DaemonOptions &options) {
             runtime.threading() == efu::Threading::RunToCompletion
                 ? std::string("module on the rx thread")
                 : fmt::format("processing thread behind {}-slot rings", options.ringSlots),
-            options.rxBatch, options.gro ? ", GRO" : "", options.cmdAddress, options.cmdPort);
+            efu::rxBatch(options), options.gro ? ", GRO" : "", options.cmdAddress,
+            options.cmdPort);
 
   const int64_t intervalNs = static_cast<int64_t>(options.statsIntervalS * 1e9);
   const int64_t stopAtNs =

@@ -240,7 +240,7 @@ TEST(EfuCli, BadValuesAreRejectedByName) {
       {{"--ring-slots", "1000"}, "power of two"},
       {{"--dip", "1.2.3"}, "1.2.3"},
       {{"--log-level", "loud"}, "loud"},
-      {{"--rx-batch", "0"}, "--rx-batch"},
+      {{"--rx-batch", "1025"}, "--rx-batch"},
       {{"--threads", "4"}, "--threads"},
       {{"--rx-queues", "2", "--rx-cpu", "0,1,0"}, "3 CPUs for 2 rx queues"},
       {{"--rx-queues", "2", "--threads", "1"}, "single rx queue"},

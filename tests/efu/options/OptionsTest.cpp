@@ -69,7 +69,8 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.rxPriority, 0);
   EXPECT_EQ(o.busyPollUs, 0);
   EXPECT_EQ(o.ringSlots, 256U);
-  EXPECT_EQ(o.rxBatch, 64U);
+  EXPECT_EQ(o.rxBatch, 0U); // auto
+  EXPECT_EQ(rxBatch(o), 64U);
   EXPECT_EQ(o.stopAfterS, 0.0);
   EXPECT_EQ(o.statsIntervalS, 1.0);
   EXPECT_EQ(o.cmdPort, 8888);
@@ -236,7 +237,7 @@ TEST(Options, OtherRangesAreEnforced) {
   const std::vector<std::vector<std::string>> bad{
       {"--rcvbuf", "1000"},         {"--rcvbuf", "2147483647"},
       {"--rx-cpu", "-2"},           {"--proc-cpu", "4096"},
-      {"--rx-batch", "0"},          {"--rx-batch", "1025"},
+      {"--rx-batch", "-1"},         {"--rx-batch", "1025"},
       {"--stopafter", "-1"},        {"--stats-interval", "0"},
       {"--stats-interval", "3601"}, {"--config", "/nonexistent/efu.json"},
   };
@@ -276,6 +277,13 @@ TEST(Options, AutoRunsToCompletionOnlyWhenBothThreadsWouldShareOneCpu) {
       parse({"-d", "udp", "--threads", "2", "--rx-cpu", "0", "--proc-cpu", "0"}), twoCpus));
 }
 
+TEST(Options, RxBatchDefaultsToFewerGroMessages) {
+  EXPECT_EQ(rxBatch(parse({"-d", "udp"})), kRxBatch);
+  EXPECT_EQ(rxBatch(parse({"-d", "udp", "--gro"})), kGroRxBatch);
+  EXPECT_EQ(rxBatch(parse({"-d", "udp", "--gro", "--rx-batch", "32"})), 32U);
+  EXPECT_EQ(rxBatch(parse({"-d", "udp", "--rx-batch", "16"})), 16U);
+}
+
 TEST(Options, HelpShowsTheRealDefaults) {
   const std::string help = helpText();
   for (const char *value : {"9000", "8888", "12582912", "256", "0.0.0.0", "127.0.0.1", "info"}) {
@@ -289,7 +297,8 @@ TEST(Options, HelpShowsTheRealDefaults) {
   EXPECT_NE(helpLine("--ring-slots").find(std::to_string(DaemonOptions{}.ringSlots)),
             std::string::npos)
       << helpLine("--ring-slots");
-  EXPECT_NE(helpLine("--rx-batch").find("64"), std::string::npos) << helpLine("--rx-batch");
+  EXPECT_NE(helpLine("--rx-batch").find("=0"), std::string::npos) << helpLine("--rx-batch");
+  EXPECT_NE(help.find("(0 = 64, or 8 with --gro"), std::string::npos) << help;
   EXPECT_NE(helpLine("--dip").find("0.0.0.0"), std::string::npos) << helpLine("--dip");
   EXPECT_NE(helpLine("--cmdaddr").find("127.0.0.1"), std::string::npos) << helpLine("--cmdaddr");
 }
