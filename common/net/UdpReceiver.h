@@ -49,7 +49,7 @@ public:
   [[nodiscard]] const std::string &busyPollProblem() const noexcept { return busyPollProblem_; }
 
   struct Batch {
-    int received;          ///< datagrams received; 0 on timeout or signal, -1 on error (errno in error)
+    int received;          ///< messages received; 0 on timeout or signal, -1 on error (errno in error)
     int error;
     uint32_t kernelDrops;  ///< the socket's cumulative drop count (SO_RXQ_OVFL) after this batch
   };

@@ -56,6 +56,18 @@ protected:
     EXPECT_EQ(*code, 0) << efu_->output();
   }
 
+  /// After `count` datagrams of `size` bytes from one udpgen: every one counted exactly once.
+  void expectExactStream(int64_t count, int64_t size) {
+    waitProcessed(count);
+    EXPECT_EQ(stat("rx.packets"), count);
+    EXPECT_EQ(stat("rx.bytes"), count * size);
+    EXPECT_EQ(stat("udp.seq.expected"), count);
+    EXPECT_EQ(stat("udp.seq.lost"), 0);
+    EXPECT_EQ(stat("udp.seq.reordered"), 0);
+    EXPECT_EQ(stat("udp.seq.duplicates"), 0);
+    EXPECT_EQ(stat("rx.dropped.kernel"), 0);
+  }
+
   /// Runs udpgen to completion with `args` (port added); asserts it succeeded.
   void udpgen(const std::vector<std::string> &args) {
     std::vector<std::string> argv{UDPGEN_BINARY, "-p", std::to_string(udpPort_), "--quiet"};
@@ -86,14 +98,7 @@ INSTANTIATE_TEST_SUITE_P(Threads, EfuUdp, ::testing::Values("1", "2"),
 TEST_P(EfuUdp, UdpgenDatagramsAllArriveInOrder) {
   constexpr int kCount = 50000;
   udpgen({"-n", std::to_string(kCount), "-s", "1000", "--rate", "400M"});
-  waitProcessed(kCount);
-  EXPECT_EQ(stat("rx.packets"), kCount);
-  EXPECT_EQ(stat("rx.bytes"), int64_t{kCount} * 1000);
-  EXPECT_EQ(stat("udp.seq.expected"), kCount);
-  EXPECT_EQ(stat("udp.seq.lost"), 0);
-  EXPECT_EQ(stat("udp.seq.reordered"), 0);
-  EXPECT_EQ(stat("udp.seq.duplicates"), 0);
-  EXPECT_EQ(stat("rx.dropped.kernel"), 0);
+  expectExactStream(kCount, 1000);
   EXPECT_GT(stat("udp.delay.samples"), 0); // udpgen stamps every datagram >= 16 B
   stopWith("SIGTERM");
 }
@@ -159,16 +164,12 @@ TEST_P(EfuUdp, ShortAndEmptyDatagramsAreCountedAndTheDaemonLives) {
 
 TEST_F(EfuUdpDaemon, GroSplitsCoalescedDatagramsExactly) {
   start({"--gro", "--rx-cpu", "0", "--proc-cpu", "0"});
-  constexpr int kCount = 40000;
-  // 16 datagrams per send call (GSO): the kernel hands them over as one GRO message. 40000 is
-  // not a multiple of 16, and the sizes differ from the segment size in the last call.
+  constexpr int kCount = 40007;
+  // 16 datagrams per send call (GSO): the kernel hands them over as one GRO message. 40007 is
+  // not a multiple of 16, so the last call carries 7. (A short last segment is covered by the
+  // runtime's unit tests.)
   udpgen({"-n", std::to_string(kCount), "-s", "1472", "--rate", "400M", "--gso", "16"});
-  waitProcessed(kCount);
-  EXPECT_EQ(stat("rx.packets"), kCount);
-  EXPECT_EQ(stat("rx.bytes"), int64_t{kCount} * 1472);
-  EXPECT_EQ(stat("udp.seq.expected"), kCount);
-  EXPECT_EQ(stat("udp.seq.lost"), 0);
-  EXPECT_EQ(stat("udp.seq.reordered"), 0);
+  expectExactStream(kCount, 1472);
   EXPECT_LT(stat("rx.messages"), kCount / 2); // coalesced: many datagrams per message
   EXPECT_NE(efu_->output().find("GRO"), std::string::npos) << efu_->output();
   stopWith("SIGTERM");
