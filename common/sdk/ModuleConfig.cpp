@@ -2,6 +2,8 @@
 // Validates a module's JSON configuration against the key table in its descriptor.
 #include "common/sdk/ModuleConfig.h"
 
+#include "common/system/BoundedJson.h"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -112,9 +114,11 @@ nlohmann::json readConfigFile(const std::string &path) {
   }
   nlohmann::json config;
   try {
-    config = nlohmann::json::parse(in);
+    config = parseJson(in);
   } catch (const nlohmann::json::parse_error &e) {
     throw ConfigError(path + ": not valid JSON: " + e.what());
+  } catch (const JsonDepthError &e) {
+    throw ConfigError(path + ": " + e.what());
   }
   return config;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // readoutgen: ESS readout datagrams (header + detector readouts) with ground truth, paced.
 #include "common/net/LineRate.h"
+#include "common/system/BoundedJson.h"
 #include "common/system/CliChecks.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
@@ -84,9 +85,11 @@ int main(int argc, char **argv) {
     {
       std::ifstream in(o.configPath);
       try {
-        config = nlohmann::json::parse(in);
+        config = parseJson(in);
       } catch (const nlohmann::json::parse_error &e) {
         throw std::runtime_error(o.configPath + ": not valid JSON: " + e.what());
+      } catch (const JsonDepthError &e) {
+        throw std::runtime_error(o.configPath + ": " + e.what());
       }
     }
     auto source = makeSource(o.detector, config, o.configPath, o.seed);

@@ -2,6 +2,8 @@
 // Decodes ev44, f144 and x5f2 flatbuffers into JSON, dispatching on the file identifier.
 #include "efu/tools/dump/Decode.h"
 
+#include "common/system/BoundedJson.h"
+
 #include "schemas/ev44_generated.h"
 #include "schemas/f144_generated.h"
 #include "schemas/x5f2_generated.h"
@@ -191,9 +193,10 @@ Json decodeX5f2(const uint8_t *data, size_t size, std::string &error) {
   out["update_interval"] = msg->update_interval();
   Json status = optionalString(msg->status_json());
   if (status.is_string()) {
-    Json parsed = Json::parse(status.get<std::string>(), nullptr, false);
-    if (!parsed.is_discarded()) {
-      status = std::move(parsed);
+    try {
+      status = parseJson(status.get<std::string>());
+    } catch (const std::exception &) {
+      // Not JSON, or nested too deep to print safely: keep the text as it came.
     }
   }
   out["status_json"] = std::move(status);

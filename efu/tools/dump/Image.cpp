@@ -2,6 +2,8 @@
 // efu-dump pictures: detector geometry from an instrument config, pixel counts, PNG output.
 #include "efu/tools/dump/Image.h"
 
+#include "common/system/BoundedJson.h"
+
 #include <png.h>
 #include <unistd.h>
 
@@ -115,9 +117,13 @@ ImageGeometry loadGeometry(const std::string &path) {
   if (!in) {
     throw GeometryError("--geometry '" + path + "': cannot open: " + std::strerror(errno));
   }
-  const auto config = nlohmann::json::parse(in, nullptr, false);
-  if (config.is_discarded()) {
+  nlohmann::json config;
+  try {
+    config = parseJson(in);
+  } catch (const nlohmann::json::parse_error &) {
     throw GeometryError("--geometry '" + path + "': not valid JSON");
+  } catch (const JsonDepthError &e) {
+    throw GeometryError("--geometry '" + path + "': " + e.what());
   }
   return geometryFromJson(config, "--geometry " + path);
 }

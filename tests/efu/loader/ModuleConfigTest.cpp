@@ -215,6 +215,23 @@ protected:
   fs::path dir_;
 };
 
+TEST_F(ModuleConfigFile, DeeplyNestedJsonIsRefusedNotACrash) {
+  const std::string deep(70000, '[');
+  const std::string path = write("deep.json", deep + std::string(70000, ']'));
+  try {
+    (void)loadModuleConfig(kModule, path);
+    FAIL() << "accepted";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 64 levels"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  // At the bound it is just JSON: the object and 63 arrays make 64 levels.
+  const std::string ok = write("ok.json", R"({"mapping": )" + std::string(63, '[') +
+                                              std::string(63, ']') + "}");
+  EXPECT_NO_THROW((void)loadModuleConfig(kModule, ok));
+}
+
 TEST_F(ModuleConfigFile, ValidFileIsLoadedAndCompleted) {
   const std::string path = write("ok.json", R"({"mapping": [1], "threshold": 3})");
   const auto out = loadModuleConfig(kModule, path);

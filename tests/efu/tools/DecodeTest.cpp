@@ -117,6 +117,14 @@ TEST(DumpDecode, X5f2WithTextStatusKeepsTheString) {
   EXPECT_EQ(msg["status_json"], "not {json");
 }
 
+TEST(DumpDecode, X5f2WithDeeplyNestedStatusKeepsTheStringAndLives) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const auto msg = decodeOk(efu::test::makeX5f2(deep));
+  ASSERT_TRUE(msg["status_json"].is_string());
+  EXPECT_EQ(msg["status_json"].get<std::string>().size(), deep.size());
+  EXPECT_FALSE(msg.dump().empty()); // printing it does not recurse 100000 levels
+}
+
 TEST(DumpDecode, X5f2AbsentStringsAreNull) {
   flatbuffers::FlatBufferBuilder fbb;
   efu::fb::FinishStatusBuffer(fbb, efu::fb::CreateStatus(fbb));
