@@ -4,6 +4,7 @@
 
 #include "common/system/CliChecks.h"
 #include "common/system/Log.h"
+#include "efu/Runtime.h"
 
 #include <arpa/inet.h>
 
@@ -115,9 +116,22 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
   app.add_option("-m,--cmdport", o.cmdPort, "TCP port of the control server")
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
-  app.add_option("--cmdaddr", o.cmdAddress, "Address of the control server (keep it local)")
+  app.add_option("--cmdaddr", o.cmdAddress,
+                 "Address of the control server (keep it local; any other address is reachable "
+                 "from the network, see --cmd-secret-file and --cmd-read-only)")
       ->capture_default_str()
       ->check(kIpv4);
+  app.add_option("--cmd-idle-timeout", o.cmdIdleTimeoutS,
+                 "Seconds after which a silent control client is disconnected (0 = never)")
+      ->capture_default_str()
+      ->check(cli::kFinite)
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--cmd-secret-file", o.cmdSecretFile,
+                 "File whose first line is a secret: EXIT on the control port then needs "
+                 "'AUTH <secret>' first on the same connection")
+      ->check(cli::kRegularFile);
+  app.add_flag("--cmd-read-only", o.cmdReadOnly,
+               "Control port answers queries only: EXIT is refused (stop efu with a signal)");
   app.add_option("-l,--log-level", o.logLevel, std::string("Log level: ") + kLogLevels)
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -127,6 +141,19 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
   app.add_flag("--no-kafka", o.noKafka,
                "Publish nothing to Kafka (measurements; counters stay on the control port)");
   kafka::addKafkaOptions(app, o.kafka);
+  app.callback([&o] {
+    const uint64_t slotBytes = o.gro ? kGroSlotBytes : kSlotBytes;
+    const uint64_t ringBytes = uint64_t{o.ringSlots} * slotBytes * o.rxQueues;
+    if (ringBytes > kMaxRingBytes) {
+      throw CLI::ValidationError(
+          "--ring-slots", std::to_string(o.ringSlots) + " slots of " +
+                              std::to_string(slotBytes / 1024) + " KiB" +
+                              (o.gro ? " (--gro)" : "") + " x " + std::to_string(o.rxQueues) +
+                              " rx queue(s) = " + std::to_string(ringBytes >> 20) +
+                              " MiB of ring buffers; the limit is " +
+                              std::to_string(kMaxRingBytes >> 20) + " MiB");
+    }
+  });
 }
 
 } // namespace efu

@@ -22,6 +22,10 @@ constexpr int kExitKafkaFatal = 4;  ///< stopped because the Kafka producer fail
 constexpr unsigned kRxBatch = 64;
 constexpr unsigned kGroRxBatch = 8;
 
+/// Most memory the ring buffers of all rx queues may take together (--ring-slots x slot size x
+/// --rx-queues): past this a typo costs gigabytes and a minute of page faults at start.
+constexpr uint64_t kMaxRingBytes = uint64_t{1} << 30;
+
 struct DaemonOptions {
   std::string detector;
   std::vector<std::string> modulePaths;
@@ -43,6 +47,9 @@ struct DaemonOptions {
   double statsIntervalS = 1;
   uint16_t cmdPort = 8888;
   std::string cmdAddress = "127.0.0.1";
+  double cmdIdleTimeoutS = 60;  ///< close control clients silent this long (0 = never)
+  std::string cmdSecretFile;    ///< first line = secret that EXIT needs ("" = none)
+  bool cmdReadOnly = false;     ///< refuse EXIT on the control port
   std::string logLevel = "info";
   std::string logFile;
   std::string serviceId; ///< "" = the module name

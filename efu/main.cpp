@@ -25,6 +25,8 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <fstream>
+#include <stdexcept>
 #include <thread>
 
 namespace {
@@ -38,6 +40,26 @@ public:
 private:
   efu::Counter &events_;
 };
+
+/// The control secret: the first line of `path`, which must not be empty. "" without a file.
+std::string readControlSecret(const std::string &path) {
+  if (path.empty()) {
+    return {};
+  }
+  std::ifstream in(path);
+  std::string secret;
+  if (!in || !std::getline(in, secret)) {
+    throw std::runtime_error("--cmd-secret-file " + path + ": cannot read a line");
+  }
+  while (!secret.empty() && (secret.back() == '\r' || secret.back() == ' ')) {
+    secret.pop_back();
+  }
+  if (secret.empty() || secret.find_first_of(" \t") != std::string::npos) {
+    throw std::runtime_error("--cmd-secret-file " + path +
+                             ": the first line must be one word (the secret), without spaces");
+  }
+  return secret;
+}
 
 int run(const efu::DaemonOptions &options) {
   auto log = efu::setupLogging("efu", options.logLevel, options.logFile);
@@ -56,6 +78,8 @@ int run(const efu::DaemonOptions &options) {
   efu::Stats stats;
   efu::Counter &uptime = stats.add("main.uptime_s");
   efu::Counter &kernelRcvbufErrors = stats.add("kernel.udp.rcvbuf_errors");
+  efu::Counter &residentBytes = stats.add("process.rss_bytes");
+  efu::Counter &openFds = stats.add("process.fds");
   const int64_t rcvbufErrorsAtStart = efu::readSnmpUdp("RcvbufErrors");
 
   // One socket per rx queue on the same port. The receive timeout bounds how late the module's
@@ -123,14 +147,35 @@ int run(const efu::DaemonOptions &options) {
   }
 
   bool exitRequested = false;
-  efu::ControlInfo info{EFU_VERSION,
-                        fmt::format("{} {} {}", descriptor.name, descriptor.version,
-                                    descriptor.description),
-                        [&report, &cpu] {
-                          return fmt::format(R"({{"rx":{},"cpu":{}}})", report.json(), cpu.json());
-                        }, [&exitRequested] { exitRequested = true; }};
+  efu::ControlInfo info;
+  info.version = EFU_VERSION;
+  info.detectorInfo =
+      fmt::format("{} {} {}", descriptor.name, descriptor.version, descriptor.description);
+  info.runtimeStats = [&report, &cpu] {
+    return fmt::format(R"({{"rx":{},"cpu":{}}})", report.json(), cpu.json());
+  };
+  info.requestExit = [&exitRequested] { exitRequested = true; };
+  info.secret = readControlSecret(options.cmdSecretFile);
+  info.readOnly = options.cmdReadOnly;
   efu::ControlProtocol protocol(stats, std::move(info));
-  efu::ControlServer control(protocol, {options.cmdAddress, options.cmdPort}, stats);
+  efu::ControlServerOptions controlOptions;
+  controlOptions.address = options.cmdAddress;
+  controlOptions.port = options.cmdPort;
+  controlOptions.idleTimeoutMs = static_cast<int64_t>(options.cmdIdleTimeoutS * 1000);
+  efu::ControlServer control(protocol, controlOptions, stats);
+  if (!efu::isLoopback(options.cmdAddress)) {
+    if (options.cmdSecretFile.empty() && !options.cmdReadOnly) {
+      log->warn("control port {}:{} is reachable from the network and anyone who connects can "
+                "stop efu with EXIT; use --cmd-secret-file or --cmd-read-only, or keep "
+                "--cmdaddr on 127.0.0.1",
+                options.cmdAddress, control.port());
+    } else {
+      log->warn("control port {}:{} is reachable from the network (counters readable by anyone; "
+                "{})",
+                options.cmdAddress, control.port(),
+                options.cmdReadOnly ? "EXIT refused" : "EXIT needs AUTH, sent in clear text");
+    }
+  }
 
   efu::installStopSignals(efu::Hangup::ReopenLog);
   const int64_t startNs = efu::monotonicNs();
@@ -151,6 +196,8 @@ int run(const efu::DaemonOptions &options) {
   auto updateMainCounters = [&](int64_t nowNs) {
     uptime.set((nowNs - startNs) / efu::kNsPerSec);
     cpu.sample(nowNs);
+    residentBytes.set(efu::residentBytes());
+    openFds.set(efu::openFileDescriptors());
     const int64_t rcvbufErrors = efu::readSnmpUdp("RcvbufErrors");
     if (rcvbufErrors >= 0 && rcvbufErrorsAtStart >= 0) {
       kernelRcvbufErrors.set(rcvbufErrors - rcvbufErrorsAtStart);

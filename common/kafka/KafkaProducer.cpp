@@ -74,6 +74,7 @@ KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::
       delivered_(stats.add("kafka.delivered")), failed_(stats.add("kafka.failed")),
       bytes_(stats.add("kafka.bytes")), queueFullRetries_(stats.add("kafka.queue_full_retries")),
       errors_(stats.add("kafka.errors")), discarded_(stats.add("kafka.discarded")),
+      queued_(stats.add("kafka.queue.messages")),
       problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs} {
   log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
             setting("bootstrap.servers"), setting("compression.codec"), setting("linger.ms"),
@@ -159,6 +160,7 @@ bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> pay
       queueFullRetries_.add(1);
       problem(kSyslogWarning, "Kafka producer queue full (broker slow or away): waiting", false);
       rd_kafka_poll(rk_.get(), kQueueFullPollMs);
+      queued_.set(inFlight());
       continue;
     }
     failed_.add(1);
@@ -170,6 +172,7 @@ bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> pay
 
 void KafkaProducer::poll() noexcept {
   rd_kafka_poll(rk_.get(), 0);
+  queued_.set(inFlight());
 }
 
 int KafkaProducer::flush(int timeoutMs) {

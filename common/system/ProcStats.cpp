@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Readers of kernel statistics in /proc (UDP counters).
+// Readers of kernel statistics in /proc (UDP counters, this process's memory and descriptors).
 #include "common/system/ProcStats.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -37,6 +40,27 @@ int64_t readSnmpUdp(const std::string &field, const std::string &path) {
     return -1;
   }
   return -1;
+}
+
+int64_t residentBytes() {
+  std::ifstream in("/proc/self/statm");
+  int64_t sizePages = 0;
+  int64_t residentPages = 0;
+  if (!(in >> sizePages >> residentPages)) {
+    return -1;
+  }
+  return residentPages * ::sysconf(_SC_PAGESIZE);
+}
+
+int64_t openFileDescriptors() {
+  std::error_code ec;
+  int64_t count = 0;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    ++count;
+  }
+  // The iterator's own descriptor is among the entries.
+  return ec ? -1 : count - 1;
 }
 
 } // namespace efu

@@ -14,10 +14,19 @@ namespace efu {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kCommands{
+constexpr std::array<std::string_view, 10> kCommands{
     "VERSION_GET",   "DETECTOR_INFO_GET", "STAT_GET_COUNT", "STAT_GET", "STAT_GET_NAME",
-    "CMD_GET_COUNT", "CMD_GET",           "RUNTIMESTATS",   "EXIT",
+    "CMD_GET_COUNT", "CMD_GET",           "RUNTIMESTATS",   "EXIT",     "AUTH",
 };
+
+/// Compares every byte whatever the first difference, so reply time tells nothing of the secret.
+bool sameSecret(std::string_view given, std::string_view secret) noexcept {
+  unsigned char difference = given.size() == secret.size() ? 0 : 1;
+  for (size_t i = 0; i < given.size(); ++i) {
+    difference |= static_cast<unsigned char>(given[i] ^ secret[i % secret.size()]);
+  }
+  return difference == 0;
+}
 
 bool isSpace(char c) noexcept {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -84,7 +93,11 @@ bool ControlProtocol::isError(std::string_view reply) noexcept {
   return reply.starts_with("Error: ");
 }
 
-std::string ControlProtocol::handle(std::string_view line) {
+bool ControlProtocol::changesState(std::string_view command) noexcept {
+  return command == "EXIT";
+}
+
+std::string ControlProtocol::handle(std::string_view line, ControlSession &session) {
   const std::vector<std::string_view> tokens = tokenize(line);
   if (tokens.empty()) {
     return std::string(kBadCommand);
@@ -92,6 +105,26 @@ std::string ControlProtocol::handle(std::string_view line) {
   const std::string_view command = tokens[0];
   const size_t nargs = tokens.size() - 1;
   const auto noArgs = [nargs] { return nargs == 0; };
+
+  if (command == "AUTH") {
+    if (nargs != 1) {
+      return std::string(kBadArguments);
+    }
+    if (info_.secret.empty() || sameSecret(tokens[1], info_.secret)) {
+      session.authenticated = true;
+      return std::string(kOk);
+    }
+    session.closeAfterReply = true;
+    return std::string(kBadSecret);
+  }
+  if (changesState(command)) {
+    if (info_.readOnly) {
+      return std::string(kReadOnly);
+    }
+    if (!info_.secret.empty() && !session.authenticated) {
+      return std::string(kNotAuthenticated);
+    }
+  }
 
   try {
     if (command == "VERSION_GET") {

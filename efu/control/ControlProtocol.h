@@ -26,6 +26,18 @@ struct ControlInfo {
   /// main loop checks); ControlServer writes the reply before that poll() returns whenever the
   /// client's socket has room. May be empty.
   std::function<void()> requestExit;
+  /// Shared secret that commands changing the daemon's state (EXIT) need: a connection sends
+  /// "AUTH <secret>" first. Empty: no secret is asked for.
+  std::string secret;
+  /// Refuse every command that changes the daemon's state ("Error: <READONLY>").
+  bool readOnly = false;
+};
+
+/// What one connection has established: the protocol itself keeps no per-client state.
+struct ControlSession {
+  bool authenticated = false;
+  /// Set by a wrong AUTH: the server sends the reply, then closes the connection.
+  bool closeAfterReply = false;
 };
 
 /// Stateless parser and dispatcher of the EFU control protocol (docs/control.md).
@@ -35,7 +47,9 @@ struct ControlInfo {
 /// its terminating newline (embedded CR/LF from the callbacks are replaced by spaces). Errors:
 /// "Error: <BADCMD>" (unknown or empty command), "Error: <BADARGS>" (wrong argument count,
 /// non-numeric or out-of-range index, unknown counter name), "Error: <INTERNAL>" (a callback
-/// threw).
+/// threw), "Error: <READONLY>" (a state-changing command with ControlInfo::readOnly),
+/// "Error: <NOAUTH>" (a state-changing command before a successful AUTH when a secret is set),
+/// "Error: <BADAUTH>" (a wrong secret; the connection is then closed).
 ///
 /// Ownership: keeps a reference to `stats`, which must outlive the protocol.
 /// Thread rules: handle() is called from one thread at a time; it reads counters, which other
@@ -46,13 +60,26 @@ public:
   static constexpr std::string_view kBadArguments = "Error: <BADARGS>";
   static constexpr std::string_view kInternalError = "Error: <INTERNAL>";
   static constexpr std::string_view kOk = "<OK>";
+  static constexpr std::string_view kReadOnly = "Error: <READONLY>";
+  static constexpr std::string_view kNotAuthenticated = "Error: <NOAUTH>";
+  static constexpr std::string_view kBadSecret = "Error: <BADAUTH>";
 
   ControlProtocol(const Stats &stats, ControlInfo info);
   ControlProtocol(const ControlProtocol &) = delete;
   ControlProtocol &operator=(const ControlProtocol &) = delete;
 
-  /// Handles one request line (with or without its "\n") and returns the reply line.
-  [[nodiscard]] std::string handle(std::string_view line);
+  /// Handles one request line (with or without its "\n") of the connection `session` and
+  /// returns the reply line.
+  [[nodiscard]] std::string handle(std::string_view line, ControlSession &session);
+  /// The same for a one-off request without a connection (tests, tools).
+  [[nodiscard]] std::string handle(std::string_view line) {
+    ControlSession session;
+    return handle(line, session);
+  }
+
+  /// True for the commands that change the daemon's state (EXIT): the ones that a secret
+  /// protects and read-only mode refuses.
+  [[nodiscard]] static bool changesState(std::string_view command) noexcept;
 
   /// The command names in CMD_GET order (index 1 is the first).
   [[nodiscard]] static std::span<const std::string_view> commands() noexcept;

@@ -2,6 +2,9 @@
 // Non-blocking TCP control server: poll(2) over the listening socket and every client.
 #include "efu/control/ControlServer.h"
 
+#include "common/time/Time.h"
+
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -57,11 +60,22 @@ private:
 
 } // namespace
 
+bool isLoopback(const std::string &address) noexcept {
+  in_addr v4{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6{};
+  return ::inet_pton(AF_INET6, address.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
+}
+
 ControlServer::ControlServer(ControlProtocol &protocol, ControlServerOptions options, Stats &stats)
     : protocol_(protocol), options_(std::move(options)),
       connections_(stats.add("control.connections")), commands_(stats.add("control.commands")),
       errors_(stats.add("control.errors")), dropped_(stats.add("control.clients.dropped")),
-      rejected_(stats.add("control.clients.rejected")) {
+      evicted_(stats.add("control.clients.evicted")),
+      idleClosed_(stats.add("control.clients.idle_closed")),
+      authFailures_(stats.add("control.auth_failures")) {
   const std::string &address = options_.address;
   const uint16_t requestedPort = options_.port;
 
@@ -155,6 +169,7 @@ void ControlServer::poll(int timeoutMs) {
     }
   }
 
+  closeIdleClients(monotonicNs());
   std::erase_if(clients_, [](const Client &client) {
     if (client.dead) {
       ::close(client.fd);
@@ -177,26 +192,48 @@ void ControlServer::acceptClients() {
       return; // EAGAIN: none left; EMFILE and friends: try again on the next poll()
     }
     if (clients_.size() >= options_.maxClients) {
-      // Best effort: a fresh socket's send buffer is empty, so the line fits.
-      std::string line(kTooManyClients);
-      line += '\n';
-      [[maybe_unused]] const ssize_t sent =
-          ::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      ::shutdown(fd, SHUT_WR);
-      ::close(fd);
-      rejected_.add();
-      continue;
+      evictQuietest();
     }
     Client &client = clients_.emplace_back();
     client.fd = fd;
+    client.lastActiveNs = monotonicNs();
     connections_.add();
+  }
+}
+
+void ControlServer::evictQuietest() {
+  const auto quietest = std::min_element(
+      clients_.begin(), clients_.end(),
+      [](const Client &a, const Client &b) { return a.lastActiveNs < b.lastActiveNs; });
+  if (quietest == clients_.end()) {
+    return;
+  }
+  // Best effort: the line goes out if the client's send buffer has room.
+  std::string line(kTooManyClients);
+  line += '\n';
+  [[maybe_unused]] const ssize_t sent =
+      ::send(quietest->fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(quietest->fd);
+  clients_.erase(quietest);
+  evicted_.add();
+}
+
+void ControlServer::closeIdleClients(int64_t nowNs) {
+  if (options_.idleTimeoutMs <= 0) {
+    return;
+  }
+  for (Client &client : clients_) {
+    if (!client.dead && nowNs - client.lastActiveNs >= options_.idleTimeoutMs * kNsPerMs) {
+      client.dead = true;
+      idleClosed_.add();
+    }
   }
 }
 
 void ControlServer::readFrom(Client &client) {
   std::array<char, kReadChunkBytes> buffer;
   size_t budget = kReadBudgetBytes;
-  while (budget > 0 && !client.dead) {
+  while (budget > 0 && !client.dead && !client.peerClosed) {
     const ssize_t got = ::recv(client.fd, buffer.data(), std::min(buffer.size(), budget), 0);
     if (got < 0) {
       if (errno == EINTR) {
@@ -214,9 +251,10 @@ void ControlServer::readFrom(Client &client) {
       return;
     }
     budget -= static_cast<size_t>(got);
+    client.lastActiveNs = monotonicNs();
 
     std::string_view chunk(buffer.data(), static_cast<size_t>(got));
-    while (!chunk.empty() && !client.dead) {
+    while (!chunk.empty() && !client.dead && !client.peerClosed) {
       const size_t newline = chunk.find('\n');
       const std::string_view piece = chunk.substr(0, newline);
       chunk = newline == std::string_view::npos ? std::string_view{} : chunk.substr(newline + 1);
@@ -242,11 +280,18 @@ void ControlServer::readFrom(Client &client) {
 
 void ControlServer::handleLine(Client &client, std::string_view line) {
   commands_.add();
-  const std::string reply = protocol_.handle(line);
+  const std::string reply = protocol_.handle(line, client.session);
   if (ControlProtocol::isError(reply)) {
     errors_.add();
   }
   queueReply(client, reply);
+  if (client.session.closeAfterReply && !client.dead) {
+    // A wrong secret: answer, then stop listening to this client (guessing costs a connection).
+    authFailures_.add();
+    client.peerClosed = true;
+    client.input.clear();
+    client.discarding = false;
+  }
 }
 
 void ControlServer::queueReply(Client &client, std::string_view reply) {

@@ -20,14 +20,20 @@ struct ControlServerOptions {
   std::string address = "127.0.0.1";
   /// TCP port; 0 asks the kernel for a free one (see ControlServer::port()).
   uint16_t port = 8888;
-  /// Connected clients served at once; further ones get kTooManyClients and are closed.
+  /// Connected clients served at once. A further one is served too: the client that has been
+  /// quiet longest gets kTooManyClients and is closed, so idle connections cannot lock others out.
   size_t maxClients = 32;
+  /// A client that sends nothing for this long is closed (0 = never).
+  int64_t idleTimeoutMs = 60'000;
   /// Longest request line in bytes, without its "\n". A longer line gets kLineTooLong once and
   /// is discarded up to the next "\n"; the connection stays open.
   size_t maxLineBytes = 4096;
   /// Replies queued for a client that does not read them; beyond this the client is dropped.
   size_t maxPendingReplyBytes = 256 * 1024;
 };
+
+/// True if `address` (numeric IPv4 or IPv6) is on loopback: 127.0.0.0/8 or ::1.
+[[nodiscard]] bool isLoopback(const std::string &address) noexcept;
 
 /// TCP server for the EFU text protocol (docs/control.md): line-based, one reply line per
 /// request line, several clients at once.
@@ -40,7 +46,9 @@ struct ControlServerOptions {
 /// Counters (registered in the given registry, written only from the poll() thread):
 /// control.connections (clients accepted and served), control.commands (request lines handled),
 /// control.errors (error replies, including kLineTooLong), control.clients.dropped (clients
-/// dropped for not reading their replies), control.clients.rejected (refused over maxClients).
+/// dropped for not reading their replies), control.clients.evicted (closed to make room over
+/// maxClients), control.clients.idle_closed (closed after idleTimeoutMs without a request),
+/// control.auth_failures (wrong AUTH secrets; each closes its connection).
 ///
 /// Ownership: keeps a reference to `protocol` (and `stats`), which must outlive the server; owns
 /// the listening and client sockets and closes them in its destructor. Not copyable or movable.
@@ -78,9 +86,13 @@ private:
     size_t outputOffset = 0; // bytes of `output` already sent
     bool peerClosed = false; // EOF seen: flush replies, then close
     bool dead = false;       // close at the end of this poll()
+    int64_t lastActiveNs = 0; // accepted or last bytes received
+    ControlSession session;
   };
 
   void acceptClients();
+  void closeIdleClients(int64_t nowNs);
+  void evictQuietest();
   void readFrom(Client &client);
   void handleLine(Client &client, std::string_view line);
   void queueReply(Client &client, std::string_view reply);
@@ -98,7 +110,9 @@ private:
   Counter &commands_;
   Counter &errors_;
   Counter &dropped_;
-  Counter &rejected_;
+  Counter &evicted_;
+  Counter &idleClosed_;
+  Counter &authFailures_;
 };
 
 } // namespace efu

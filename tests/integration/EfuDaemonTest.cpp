@@ -224,6 +224,35 @@ TEST_F(EfuUdpDaemon, SighupReopensTheLogFileAndUsr1StopsCleanly) {
   fs::remove_all(dir);
 }
 
+TEST_F(EfuUdpDaemon, ReadOnlyControlPortRefusesExit) {
+  start({"--cmd-read-only", "--cmdaddr", "0.0.0.0"});
+  EXPECT_NE(efu_->output().find("is reachable from the network (counters readable by anyone; "
+                                "EXIT refused)"),
+            std::string::npos)
+      << efu_->output();
+  EXPECT_EQ(control(cmdPort_, "EXIT"), "Error: <READONLY>");
+  EXPECT_EQ(control(cmdPort_, "STAT_GET_NAME rx.packets"), "STAT_GET_NAME rx.packets 0");
+  EXPECT_TRUE(efu_->running());
+  stopWith("SIGTERM");
+}
+
+TEST_F(EfuUdpDaemon, ASecretFileGuardsExit) {
+  const fs::path secret =
+      fs::temp_directory_path() / ("efu-secret-" + std::to_string(getpid()));
+  std::ofstream(secret) << "c0ffee42\n";
+  start({"--cmd-secret-file", secret.string()});
+  EXPECT_EQ(control(cmdPort_, "EXIT"), "Error: <NOAUTH>");
+  EXPECT_EQ(control(cmdPort_, "AUTH wrong\nEXIT"), "Error: <BADAUTH>")
+      << "nothing after a wrong secret runs";
+  EXPECT_EQ(stat("control.auth_failures"), 1);
+  EXPECT_TRUE(efu_->running());
+  EXPECT_EQ(control(cmdPort_, "AUTH c0ffee42\nEXIT"), "<OK>\n<OK>");
+  const auto code = efu_->wait(10s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 0) << efu_->output();
+  fs::remove(secret);
+}
+
 TEST(EfuCli, UnknownModuleListsTheAvailableOnes) {
   Process efu({EFU_BINARY, "-d", "nosuchdetector", "--no-kafka"});
   const auto code = efu.wait(10s);
@@ -250,6 +279,9 @@ TEST(EfuCli, BadValuesAreRejectedByName) {
       {{"-b", ""}, "--broker: must not be empty"},
       {{"--config", "/dev/null"}, "not a regular file"},
       {{"--log-file", "/nonexistent-dir/efu.log"}, "does not exist"},
+      {{"--ring-slots", "65536", "--gro"}, "4096 MiB of ring buffers; the limit is 1024 MiB"},
+      {{"--cmd-idle-timeout", "nan"}, "finite"},
+      {{"--cmd-secret-file", "/nonexistent-secret"}, "does not exist"},
   };
   for (const auto &[args, expected] : cases) {
     std::vector<std::string> argv{EFU_BINARY, "-d", "udp", "--no-kafka"};

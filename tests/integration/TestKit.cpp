@@ -4,6 +4,7 @@
 
 #include "common/time/Time.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -150,12 +151,20 @@ std::string control(uint16_t port, const std::string &line) {
     close(fd);
     return {};
   }
+  // One reply line per request line, joined by "\n".
+  const auto lines = std::count(request.begin(), request.end(), '\n');
   std::string reply;
   char c = 0;
-  while (recv(fd, &c, 1, 0) == 1 && c != '\n') {
+  for (auto seen = 0; seen < lines && recv(fd, &c, 1, 0) == 1;) {
+    if (c == '\n' && ++seen == lines) {
+      break;
+    }
     reply += c;
   }
   close(fd);
+  if (!reply.empty() && reply.back() == '\n') {
+    reply.pop_back(); // closed by the server before the last reply
+  }
   return reply;
 }
 

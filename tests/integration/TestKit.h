@@ -61,8 +61,9 @@ private:
 uint16_t freeUdpPort();
 uint16_t freeTcpPort();
 
-/// Sends one line to the control server and returns the reply line (without newline);
-/// "" when the connection fails.
+/// Sends `line` to the control server on one connection and returns the reply line (without
+/// newline); with several lines ("AUTH x\nEXIT"), their replies joined by "\n". "" when the
+/// connection fails.
 std::string control(uint16_t port, const std::string &line);
 
 /// Polls `condition` every 10 ms until it is true or `timeout` passes; returns its last value.

@@ -9,8 +9,83 @@ namespace {
 
 using Json = nlohmann::json;
 
+/// Length (2-4) of the well-formed UTF-8 sequence of a non-ASCII character at text[i], or 0.
+size_t utf8Length(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  size_t length = 0;
+  unsigned char low = 0x80; // range of the second byte (excludes overlongs and surrogates)
+  unsigned char high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    low = lead == 0xE0 ? 0xA0 : 0x80;
+    high = lead == 0xED ? 0x9F : 0xBF;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    low = lead == 0xF0 ? 0x90 : 0x80;
+    high = lead == 0xF4 ? 0x8F : 0xBF;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size() || byte(i + 1) < low || byte(i + 1) > high) {
+    return 0;
+  }
+  for (size_t k = i + 2; k < i + length; ++k) {
+    if (byte(k) < 0x80 || byte(k) > 0xBF) {
+      return 0;
+    }
+  }
+  return length;
+}
+
+/// C1 control characters (U+0080..U+009F: C2 80..C2 9F) act on terminals like ESC sequences.
+bool isC1(std::string_view text, size_t i) {
+  return static_cast<unsigned char>(text[i]) == 0xC2 &&
+         static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+}
+
+/// Everything a terminal would act on, in a form that shows it: `\xNN` for C0 and C1 controls,
+/// DEL and bytes that are not UTF-8 (or `\u00NN` inside JSON, which has no `\x`); a backslash of
+/// plain text doubles, so an escape cannot be faked.
+std::string terminalSafe(std::string_view text, bool json) {
+  std::string out;
+  out.reserve(text.size());
+  const auto hex = [&](unsigned value) {
+    char code[8];
+    std::snprintf(code, sizeof(code), json ? "\\u%04x" : "\\x%02x", value);
+    out += code;
+  };
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7F) {
+      hex(c);
+      ++i;
+    } else if (c == '\\' && !json) {
+      out += "\\\\";
+      ++i;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (const size_t length = utf8Length(text, i); length == 0) {
+      hex(json ? 0xFFFD : c); // JSON text from dump() is valid UTF-8: never reached there
+      ++i;
+    } else if (isC1(text, i)) {
+      hex(static_cast<unsigned char>(text[i + 1]));
+      i += 2;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
+/// Compact JSON; invalid UTF-8 becomes U+FFFD, and DEL and C1 controls (which dump() leaves
+/// raw) become \u escapes, so the line is safe on a terminal and still the same JSON value.
 std::string dumpCompact(const Json &value) {
-  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return terminalSafe(value.dump(-1, ' ', false, Json::error_handler_t::replace), true);
 }
 
 std::string stringOrDash(const Json &message, const char *key) {
@@ -18,7 +93,7 @@ std::string stringOrDash(const Json &message, const char *key) {
   if (it == message.end() || !it->is_string()) {
     return "-";
   }
-  return it->get<std::string>();
+  return terminalSafe(it->get_ref<const std::string &>(), false);
 }
 
 std::string abbreviated(const Json &values) {

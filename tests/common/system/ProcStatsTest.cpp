@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace efu {
 namespace {
@@ -106,6 +107,25 @@ TEST(ProcStats, RealProcNetSnmpHasUdpCounters) {
   }
   EXPECT_GE(readSnmpUdp("InDatagrams"), 0);
   EXPECT_GE(readSnmpUdp("RcvbufErrors"), 0);
+}
+
+TEST(ProcSelf, ResidentBytesGrowWithTouchedMemory) {
+  const int64_t before = residentBytes();
+  ASSERT_GT(before, 0);
+  std::vector<char> block(64 << 20, 1); // 64 MiB, every page written
+  const int64_t after = residentBytes();
+  EXPECT_GE(after - before, int64_t{60} << 20) << before << " -> " << after;
+  EXPECT_EQ(block[12345], 1);
+}
+
+TEST(ProcSelf, OpenFileDescriptorsCountsEachOpenFile) {
+  const int64_t before = openFileDescriptors();
+  ASSERT_GE(before, 3); // stdin, stdout, stderr
+  const int fd = ::dup(1);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(openFileDescriptors(), before + 1);
+  ::close(fd);
+  EXPECT_EQ(openFileDescriptors(), before);
 }
 
 } // namespace

@@ -112,8 +112,8 @@ TEST_F(ControlProtocolTest, StatGetName) {
 TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
   ControlProtocol protocol(stats_, info());
   const auto commands = ControlProtocol::commands();
-  ASSERT_EQ(commands.size(), 9U);
-  EXPECT_EQ(protocol.handle("CMD_GET_COUNT"), "CMD_GET_COUNT 9");
+  ASSERT_EQ(commands.size(), 10U);
+  EXPECT_EQ(protocol.handle("CMD_GET_COUNT"), "CMD_GET_COUNT 10");
   EXPECT_EQ(protocol.handle("CMD_GET_COUNT 1"), kBadArgs);
   for (size_t i = 1; i <= commands.size(); ++i) {
     EXPECT_EQ(protocol.handle("CMD_GET " + std::to_string(i)),
@@ -121,7 +121,8 @@ TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
   }
   EXPECT_EQ(protocol.handle("CMD_GET 1"), "CMD_GET VERSION_GET");
   EXPECT_EQ(protocol.handle("CMD_GET 9"), "CMD_GET EXIT");
-  for (const char *line : {"CMD_GET", "CMD_GET 0", "CMD_GET 10", "CMD_GET -1", "CMD_GET x",
+  EXPECT_EQ(protocol.handle("CMD_GET 10"), "CMD_GET AUTH");
+  for (const char *line : {"CMD_GET", "CMD_GET 0", "CMD_GET 11", "CMD_GET -1", "CMD_GET x",
                            "CMD_GET 4294967306", "CMD_GET 1 1"}) {
     EXPECT_EQ(protocol.handle(line), kBadArgs) << line;
   }
@@ -175,6 +176,54 @@ TEST_F(ControlProtocolTest, ExitWithoutCallbackStillReplies) {
   ControlInfo none = info();
   none.requestExit = nullptr;
   ControlProtocol protocol(stats_, none);
+  EXPECT_EQ(protocol.handle("EXIT"), "<OK>");
+}
+
+TEST_F(ControlProtocolTest, ASecretGuardsExitPerSession) {
+  ControlInfo guarded = info();
+  guarded.secret = "s3cret";
+  ControlProtocol protocol(stats_, guarded);
+  ControlSession session;
+  EXPECT_EQ(protocol.handle("EXIT", session), "Error: <NOAUTH>");
+  EXPECT_EQ(protocol.handle("VERSION_GET", session), "VERSION_GET 0.1.0 test") << "reads stay open";
+  EXPECT_EQ(protocol.handle("AUTH", session), kBadArgs);
+  EXPECT_FALSE(session.closeAfterReply);
+  EXPECT_EQ(exitRequests_, 0);
+
+  ControlSession guesser;
+  for (const char *wrong : {"AUTH s3cre", "AUTH s3cret!", "AUTH S3CRET", "AUTH x"}) {
+    guesser = {};
+    EXPECT_EQ(protocol.handle(wrong, guesser), "Error: <BADAUTH>") << wrong;
+    EXPECT_TRUE(guesser.closeAfterReply) << wrong;
+    EXPECT_FALSE(guesser.authenticated) << wrong;
+  }
+  EXPECT_EQ(protocol.handle("EXIT", guesser), "Error: <NOAUTH>");
+
+  EXPECT_EQ(protocol.handle("AUTH s3cret", session), "<OK>");
+  EXPECT_EQ(protocol.handle("EXIT", session), "<OK>");
+  EXPECT_EQ(exitRequests_, 1);
+  ControlSession other; // authentication belongs to one connection
+  EXPECT_EQ(protocol.handle("EXIT", other), "Error: <NOAUTH>");
+  EXPECT_EQ(exitRequests_, 1);
+}
+
+TEST_F(ControlProtocolTest, ReadOnlyRefusesExitEvenAfterAuth) {
+  ControlInfo readOnly = info();
+  readOnly.readOnly = true;
+  readOnly.secret = "s3cret";
+  ControlProtocol protocol(stats_, readOnly);
+  ControlSession session;
+  EXPECT_EQ(protocol.handle("AUTH s3cret", session), "<OK>");
+  EXPECT_EQ(protocol.handle("EXIT", session), "Error: <READONLY>");
+  EXPECT_EQ(protocol.handle("STAT_GET_NAME rx.packets", session), "STAT_GET_NAME rx.packets 42");
+  EXPECT_EQ(exitRequests_, 0);
+  EXPECT_TRUE(ControlProtocol::changesState("EXIT"));
+  EXPECT_FALSE(ControlProtocol::changesState("STAT_GET"));
+}
+
+TEST_F(ControlProtocolTest, AuthWithoutASecretIsAccepted) {
+  ControlProtocol protocol(stats_, info());
+  EXPECT_EQ(protocol.handle("AUTH anything"), "<OK>");
   EXPECT_EQ(protocol.handle("EXIT"), "<OK>");
 }
 

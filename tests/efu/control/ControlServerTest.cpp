@@ -175,7 +175,8 @@ TEST_F(ControlServerTest, PortZeroBindsAnEphemeralPortAndRegistersCounters) {
   EXPECT_NE(server.port(), 0);
   EXPECT_EQ(server.clientCount(), 0U);
   for (const char *name : {"control.connections", "control.commands", "control.errors",
-                           "control.clients.dropped", "control.clients.rejected"}) {
+                           "control.clients.dropped", "control.clients.evicted",
+                           "control.clients.idle_closed", "control.auth_failures"}) {
     EXPECT_EQ(counter(name), 0) << name;
   }
 }
@@ -186,7 +187,7 @@ TEST_F(ControlServerTest, AnswersCommands) {
   EXPECT_EQ(client.ask(server, "VERSION_GET"), "VERSION_GET 0.1.0");
   EXPECT_EQ(client.ask(server, "STAT_GET_NAME rx.packets"), "STAT_GET_NAME rx.packets 42");
   // The server's own counters live in the same registry.
-  EXPECT_EQ(client.ask(server, "STAT_GET_COUNT"), "STAT_GET_COUNT 6");
+  EXPECT_EQ(client.ask(server, "STAT_GET_COUNT"), "STAT_GET_COUNT 8");
   // A request is counted before it runs, so it sees itself.
   EXPECT_EQ(client.ask(server, "STAT_GET_NAME control.commands"),
             "STAT_GET_NAME control.commands 4");
@@ -205,7 +206,7 @@ TEST_F(ControlServerTest, PipelinedCommandsAreAnsweredInOrder) {
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
   EXPECT_EQ(client.readLine(server), "STAT_GET rx.packets 42");
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
-  EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 9");
+  EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 10");
 }
 
 TEST_F(ControlServerTest, SeveralClientsAtOnce) {
@@ -242,7 +243,7 @@ TEST_F(ControlServerTest, LineSentInPiecesIsHandledOnceComplete) {
     EXPECT_EQ(client.received(), "") << "replied before the newline, after " << piece;
   }
   client.send(server, "\nVERSION_");
-  EXPECT_EQ(client.readLine(server), "STAT_GET_COUNT 6");
+  EXPECT_EQ(client.readLine(server), "STAT_GET_COUNT 8");
   client.send(server, "GET\n");
   EXPECT_EQ(client.readLine(server), "VERSION_GET 0.1.0");
   EXPECT_EQ(counter("control.commands"), 2);
@@ -298,7 +299,7 @@ TEST_F(ControlServerTest, HalfClosedClientStillGetsItsReplies) {
   client.send(server, "VERSION_GET\nSTAT_GET_COUNT\n");
   client.shutdownWrite();
   EXPECT_EQ(client.readLine(server), "VERSION_GET 0.1.0");
-  EXPECT_EQ(client.readLine(server), "STAT_GET_COUNT 6");
+  EXPECT_EQ(client.readLine(server), "STAT_GET_COUNT 8");
   EXPECT_TRUE(client.waitClosed(server));
   EXPECT_TRUE(pumpUntil(server, [&] { return server.clientCount() == 0; }));
 }
@@ -349,25 +350,94 @@ TEST_F(ControlServerTest, ClientThatNeverReadsIsDroppedWhileOthersAreServed) {
             "STAT_GET_NAME control.clients.dropped 1");
 }
 
-TEST_F(ControlServerTest, ClientsBeyondTheCapGetAnErrorAndAreClosed) {
+TEST_F(ControlServerTest, AClientBeyondTheCapEvictsTheQuietestOne) {
   ControlServerOptions options = loopback();
   options.maxClients = 2;
   ControlServer server(*protocol_, options, stats_);
-  auto first = std::make_unique<TestClient>(server.port());
-  TestClient second(server.port());
+  TestClient idle(server.port());
+  ASSERT_TRUE(pumpUntil(server, [&] { return server.clientCount() == 1; }));
+  TestClient active(server.port());
   ASSERT_TRUE(pumpUntil(server, [&] { return server.clientCount() == 2; }));
+  EXPECT_EQ(active.ask(server, "VERSION_GET"), "VERSION_GET 0.1.0");
 
   TestClient third(server.port());
-  EXPECT_EQ(third.readLine(server), "Error: <TOOMANYCLIENTS>");
-  EXPECT_TRUE(third.waitClosed(server));
-  EXPECT_EQ(counter("control.clients.rejected"), 1);
-  EXPECT_EQ(second.ask(server, "VERSION_GET"), "VERSION_GET 0.1.0");
-
-  first.reset();
-  ASSERT_TRUE(pumpUntil(server, [&] { return server.clientCount() == 1; }));
-  TestClient fourth(server.port());
-  EXPECT_EQ(fourth.ask(server, "VERSION_GET"), "VERSION_GET 0.1.0");
+  EXPECT_EQ(third.ask(server, "VERSION_GET"), "VERSION_GET 0.1.0");
+  EXPECT_EQ(idle.readLine(server), "Error: <TOOMANYCLIENTS>");
+  EXPECT_TRUE(idle.waitClosed(server));
+  EXPECT_EQ(counter("control.clients.evicted"), 1);
+  EXPECT_EQ(active.ask(server, "VERSION_GET"), "VERSION_GET 0.1.0");
+  EXPECT_EQ(server.clientCount(), 2U);
   EXPECT_EQ(counter("control.connections"), 3);
+}
+
+TEST_F(ControlServerTest, IdleClientsCannotLockOthersOut) {
+  // The repro: every slot held by a connection that never sends anything.
+  ControlServerOptions options = loopback();
+  options.maxClients = 4;
+  ControlServer server(*protocol_, options, stats_);
+  std::vector<std::unique_ptr<TestClient>> squatters;
+  for (size_t i = 0; i < 3 * options.maxClients; ++i) {
+    squatters.push_back(std::make_unique<TestClient>(server.port()));
+  }
+  ASSERT_TRUE(pumpUntil(server, [&] {
+    return counter("control.connections") == static_cast<int64_t>(squatters.size());
+  }));
+  TestClient operatorClient(server.port());
+  EXPECT_EQ(operatorClient.ask(server, "STAT_GET_NAME rx.packets"), "STAT_GET_NAME rx.packets 42");
+  EXPECT_EQ(counter("control.clients.evicted"), 2 * 4 + 1);
+}
+
+TEST_F(ControlServerTest, ClosesClientsIdleLongerThanTheTimeout) {
+  ControlServerOptions options = loopback();
+  options.idleTimeoutMs = 50;
+  ControlServer server(*protocol_, options, stats_);
+  TestClient quiet(server.port());
+  EXPECT_TRUE(quiet.waitClosed(server));
+  EXPECT_EQ(counter("control.clients.idle_closed"), 1);
+  EXPECT_EQ(server.clientCount(), 0U);
+
+  options.idleTimeoutMs = 0; // never
+  Stats otherStats;
+  ControlServer patient(*protocol_, options, otherStats);
+  TestClient client(patient.port());
+  ASSERT_TRUE(pumpUntil(patient, [&] { return patient.clientCount() == 1; }));
+  for (int i = 0; i < 20; ++i) {
+    patient.poll(kPollMs);
+  }
+  EXPECT_EQ(client.ask(patient, "VERSION_GET"), "VERSION_GET 0.1.0");
+}
+
+TEST_F(ControlServerTest, AWrongSecretIsAnsweredAndTheConnectionClosed) {
+  ControlInfo info;
+  info.version = "0.1.0";
+  info.secret = "s3cret";
+  info.requestExit = [this] { ++exitRequests_; };
+  ControlProtocol guarded(stats_, std::move(info));
+  ControlServer server(guarded, loopback(), stats_);
+
+  TestClient guesser(server.port());
+  // Pipelined after the wrong secret: must not run.
+  guesser.send(server, "AUTH guess\nAUTH s3cret\nEXIT\n");
+  EXPECT_EQ(guesser.readLine(server), "Error: <BADAUTH>");
+  EXPECT_TRUE(guesser.waitClosed(server));
+  EXPECT_EQ(guesser.received(), "");
+  EXPECT_EQ(counter("control.auth_failures"), 1);
+  EXPECT_EQ(exitRequests_, 0);
+
+  TestClient owner(server.port());
+  EXPECT_EQ(owner.ask(server, "EXIT"), "Error: <NOAUTH>");
+  EXPECT_EQ(owner.ask(server, "AUTH s3cret"), "<OK>");
+  EXPECT_EQ(owner.ask(server, "EXIT"), "<OK>");
+  EXPECT_EQ(exitRequests_, 1);
+}
+
+TEST(ControlServerAddress, LoopbackIsTheWhole127NetAndColonColonOne) {
+  for (const char *local : {"127.0.0.1", "127.1.2.3", "::1"}) {
+    EXPECT_TRUE(isLoopback(local)) << local;
+  }
+  for (const char *remote : {"0.0.0.0", "10.0.0.1", "128.0.0.1", "::", "fe80::1", "localhost", ""}) {
+    EXPECT_FALSE(isLoopback(remote)) << remote;
+  }
 }
 
 TEST_F(ControlServerTest, BindFailureNamesAddressPortAndReason) {

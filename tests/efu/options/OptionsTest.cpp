@@ -75,6 +75,9 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.statsIntervalS, 1.0);
   EXPECT_EQ(o.cmdPort, 8888);
   EXPECT_EQ(o.cmdAddress, "127.0.0.1");
+  EXPECT_EQ(o.cmdIdleTimeoutS, 60.0);
+  EXPECT_EQ(o.cmdSecretFile, "");
+  EXPECT_FALSE(o.cmdReadOnly);
   EXPECT_EQ(o.logLevel, "info");
   EXPECT_EQ(o.logFile, "");
   EXPECT_EQ(o.serviceId, "");
@@ -123,7 +126,7 @@ TEST(Options, EveryOptionIsParsed) {
                                  "--busy-poll",
                                  "100",
                                  "--ring-slots",
-                                 "65536",
+                                 "4096",
                                  "--rx-batch",
                                  "1024",
                                  "--stopafter",
@@ -134,6 +137,11 @@ TEST(Options, EveryOptionIsParsed) {
                                  "9999",
                                  "--cmdaddr",
                                  "0.0.0.0",
+                                 "--cmd-idle-timeout",
+                                 "2.5",
+                                 "--cmd-secret-file",
+                                 "/etc/hostname",
+                                 "--cmd-read-only",
                                  "-l",
                                  "debug",
                                  "--log-file",
@@ -153,12 +161,15 @@ TEST(Options, EveryOptionIsParsed) {
   EXPECT_TRUE(o.gro);
   EXPECT_EQ(o.rxPriority, 50);
   EXPECT_EQ(o.busyPollUs, 100);
-  EXPECT_EQ(o.ringSlots, 65536U);
+  EXPECT_EQ(o.ringSlots, 4096U);
   EXPECT_EQ(o.rxBatch, 1024U);
   EXPECT_EQ(o.stopAfterS, 2.5);
   EXPECT_EQ(o.statsIntervalS, 0.5);
   EXPECT_EQ(o.cmdPort, 9999);
   EXPECT_EQ(o.cmdAddress, "0.0.0.0");
+  EXPECT_EQ(o.cmdIdleTimeoutS, 2.5);
+  EXPECT_EQ(o.cmdSecretFile, "/etc/hostname");
+  EXPECT_TRUE(o.cmdReadOnly);
   EXPECT_EQ(o.logLevel, "debug");
   EXPECT_EQ(o.logFile, "/tmp/efu.log");
   EXPECT_EQ(o.serviceId, "freia1");
@@ -191,6 +202,17 @@ TEST(Options, RingSlotsMustBeAPowerOfTwoInRange) {
   for (const char *good : {"2", "4", "1024", "65536"}) {
     EXPECT_EQ(errorOf({"-d", "udp", "--ring-slots", good}), "(accepted)") << good;
   }
+}
+
+TEST(Options, RingMemoryIsBoundedAcrossSlotsGroAndQueues) {
+  EXPECT_EQ(errorOf({"-d", "udp", "--ring-slots", "65536"}), "(accepted)"); // 576 MiB
+  EXPECT_EQ(errorOf({"-d", "udp", "--ring-slots", "16384", "--gro"}), "(accepted)"); // 1 GiB
+  const std::string gro = errorOf({"-d", "udp", "--ring-slots", "65536", "--gro"});
+  EXPECT_NE(gro.find("--ring-slots"), std::string::npos) << gro;
+  EXPECT_NE(gro.find("4096 MiB"), std::string::npos) << gro;
+  EXPECT_NE(gro.find("limit is 1024 MiB"), std::string::npos) << gro;
+  const std::string queues = errorOf({"-d", "udp", "--ring-slots", "65536", "--rx-queues", "2"});
+  EXPECT_NE(queues.find("1152 MiB"), std::string::npos) << queues;
 }
 
 TEST(Options, PortsOutsideOneTo65535AreRefused) {

@@ -51,6 +51,34 @@ TEST(DumpFormat, JsonLineSurvivesInvalidUtf8) {
   EXPECT_NO_THROW(line = efu::tools::formatText(msg));
 }
 
+TEST(DumpFormat, TextEscapesWhatATerminalWouldActOn) {
+  nlohmann::json msg;
+  msg["kind"] = "f144";
+  // ESC sequence (clear screen), newline, CR, DEL, C1 CSI (U+009B), a lone continuation byte,
+  // a backslash, and characters that must stay as they are.
+  msg["source_name"] = std::string("a\x1b[2J\nb\rc\x7f\xc2\x9b\x80\\ µs ✓");
+  msg["value"] = std::string("v\x7f\xc2\x9bw\n");
+  msg["value_type"] = "String";
+  msg["timestamp"] = 1;
+  const std::string line = efu::tools::formatText(msg);
+  EXPECT_EQ(line, "f144 a\\x1b[2J\\x0ab\\x0dc\\x7f\\x9b\\x80\\\\ µs ✓ = \"v\\u007f\\u009bw\\n\" "
+                  "(String) t=1");
+  for (const char c : line) {
+    const auto byte = static_cast<unsigned char>(c);
+    EXPECT_TRUE(byte >= 0x20 && byte != 0x7f) << "raw control byte " << int(byte);
+  }
+  msg["topic"] = std::string("t\x1b");
+  EXPECT_EQ(efu::tools::formatText(msg).rfind("t\\x1b[null]@null f144", 0), 0u);
+}
+
+TEST(DumpFormat, JsonLinesCarryNoRawControlsAndKeepTheValue) {
+  nlohmann::json msg;
+  msg["source_name"] = std::string("x\x7f\xc2\x9b\x1b y ✓");
+  const std::string line = efu::tools::formatJsonLine(msg);
+  EXPECT_EQ(line, R"({"source_name":"x\u007f\u009b\u001b y ✓"})");
+  EXPECT_EQ(nlohmann::json::parse(line), msg);
+}
+
 TEST(DumpFormat, SummaryRatesNeedTwoMessages) {
   efu::tools::DumpCounts counts;
   counts.messages = 1;
