@@ -22,6 +22,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -294,6 +296,10 @@ int run(const efu::DaemonOptions &options) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // A fixed threshold (glibc's default, without its dynamic growth): buffers of 128 KiB and more
+  // (ev44 messages, the producer's copies) are mapped on their own and returned to the kernel
+  // when freed, so memory that buffered a broker outage is given back after it.
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   CLI::App app{"efu " EFU_VERSION " - event formation unit: receives detector readout over UDP, "
                "runs a detector module on it and publishes events and counters"};
   app.set_version_flag("--version", EFU_VERSION);

@@ -110,6 +110,8 @@ int run(int brokers, const std::vector<efu::tools::TopicSpec> &topics,
   sigemptyset(&stopSignals);
   sigaddset(&stopSignals, SIGINT);
   sigaddset(&stopSignals, SIGTERM);
+  sigaddset(&stopSignals, SIGUSR1);
+  sigaddset(&stopSignals, SIGUSR2);
   pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
   auto owner = createClient("");
@@ -135,11 +137,25 @@ int run(int brokers, const std::vector<efu::tools::TopicSpec> &topics,
   }
   std::printf("%s\n", bootstrap.c_str());
   std::fflush(stdout);
-  spdlog::info("{} mock broker{} listening at {}; SIGINT/SIGTERM stops", brokers,
-               brokers == 1 ? "" : "s", bootstrap);
+  spdlog::info("{} mock broker{} listening at {}; SIGUSR1 takes them down, SIGUSR2 up again, "
+               "SIGINT/SIGTERM stops",
+               brokers, brokers == 1 ? "" : "s", bootstrap);
 
   int signal = 0;
-  while (sigwait(&stopSignals, &signal) != 0) {
+  for (;;) {
+    if (sigwait(&stopSignals, &signal) != 0) {
+      continue;
+    }
+    if (signal == SIGUSR1) {
+      // An outage at the same address: connections are cut and refused until SIGUSR2.
+      rd_kafka_mock_broker_set_down(cluster.get(), -1);
+      spdlog::info("SIGUSR1: brokers down (connections refused)");
+    } else if (signal == SIGUSR2) {
+      rd_kafka_mock_broker_set_up(cluster.get(), -1);
+      spdlog::info("SIGUSR2: brokers up again");
+    } else {
+      break;
+    }
   }
   spdlog::info("stopping on {}", signal == SIGINT ? "SIGINT" : "SIGTERM");
   if (!bootstrapFile.empty()) {
@@ -160,7 +176,8 @@ int main(int argc, char **argv) {
 
   CLI::App app{"efu-broker: a loopback Kafka-protocol broker for development and tests.\n"
                "Prints its bootstrap address (one line) on stdout once it serves clients,\n"
-               "then runs until SIGINT/SIGTERM (exit 0)."};
+               "then runs until SIGINT/SIGTERM (exit 0). SIGUSR1 takes the brokers down\n"
+               "(an outage: connections cut and refused at the same address), SIGUSR2 up again."};
   app.footer(kLimits);
   app.add_option("--brokers", brokers, "Number of brokers in the cluster")
       ->check(CLI::Range(1, kMaxBrokers))
