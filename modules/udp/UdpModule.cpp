@@ -47,7 +47,9 @@ public:
     if (packet.size >= 16) {
       int64_t txNs = 0;
       std::memcpy(&txNs, packet.data + 8, sizeof(txNs));
-      const int64_t delayNs = packet.rxTimeNs - txNs;
+      // Modular difference: a hostile or garbled timestamp must not overflow (found by fuzz_udp).
+      const auto delayNs = static_cast<int64_t>(static_cast<uint64_t>(packet.rxTimeNs) -
+                                                static_cast<uint64_t>(txNs));
       if (txNs != 0 && delayNs > -kMaxPlausibleDelayNs && delayNs < kMaxPlausibleDelayNs) {
         delayMinNs_ = delayNs < delayMinNs_ ? delayNs : delayMinNs_;
         delayMaxNs_ = delayNs > delayMaxNs_ ? delayNs : delayMaxNs_;
