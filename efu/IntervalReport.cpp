@@ -21,7 +21,8 @@ IntervalReport::IntervalReport(const Stats &stats, const Counter *lost, const Co
       ringFullWaits_(need(stats, "rx.ring_full_waits")), kernel_(need(stats, "rx.dropped.kernel")),
       truncated_(need(stats, "rx.dropped.truncated")),
       rcvbufErrors_(need(stats, "kernel.udp.rcvbuf_errors")), lost_(lost), expected_(expected),
-      startNs_(monotonicNs()), lastNs_(startNs_) {}
+      kafkaDelivered_(stats.find("kafka.delivered")), kafkaFailed_(stats.find("kafka.failed")),
+      kafkaQueued_(stats.find("kafka.queue.messages")), startNs_(monotonicNs()), lastNs_(startNs_) {}
 
 std::string IntervalReport::total(int64_t nowNs) {
   lastNs_ = startNs_;
@@ -49,15 +50,23 @@ std::string IntervalReport::line(int64_t nowNs) {
     loss = fmt::format(" | lost {} PER {:.3g}", lost, per);
     lossJson = fmt::format(R"(,"lost":{},"expected":{},"per":{:.6g})", lost, expected, per);
   }
+  std::string kafka;
+  std::string kafkaJson;
+  if (kafkaDelivered_ != nullptr && kafkaFailed_ != nullptr && kafkaQueued_ != nullptr) {
+    kafka = fmt::format(" | kafka delivered {} failed {} queued {}", kafkaDelivered_->get(),
+                        kafkaFailed_->get(), kafkaQueued_->get());
+    kafkaJson = fmt::format(R"(,"kafka_delivered":{},"kafka_failed":{},"kafka_queued":{})",
+                            kafkaDelivered_->get(), kafkaFailed_->get(), kafkaQueued_->get());
+  }
   json_ = fmt::format(R"({{"rx_mbps":{:.1f},"rx_kpps":{:.1f},"rx_packets":{},)"
                       R"("dropped_kernel":{},"dropped_truncated":{},"rcvbuf_errors":{},)"
-                      R"("ring_full_waits":{}{}}})",
+                      R"("ring_full_waits":{}{}{}}})",
                       mbps, kpps, packets, kernel_.get(), truncated_.get(), rcvbufErrors_.get(),
-                      ringFullWaits_.get(), lossJson);
+                      ringFullWaits_.get(), lossJson, kafkaJson);
   return fmt::format("rx {:.1f} Mb/s {:.1f} kpps ({} total){} | drops kernel {} trunc {} | "
-                     "RcvbufErrors +{} | ring full {}x",
+                     "RcvbufErrors +{} | ring full {}x{}",
                      mbps, kpps, packets, loss, kernel_.get(), truncated_.get(),
-                     rcvbufErrors_.get(), ringFullWaits_.get());
+                     rcvbufErrors_.get(), ringFullWaits_.get(), kafka);
 }
 
 } // namespace efu

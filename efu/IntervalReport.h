@@ -15,7 +15,9 @@ public:
   IntervalReport(const Stats &stats, const Counter *lost, const Counter *expected);
 
   /// "rx 8600.1 Mb/s 119.8 kpps (1234 total) | lost 0 PER 0 | drops kernel 0 trunc 0 |
-  ///  RcvbufErrors +0 | ring full 0x" (ring full: times the rx thread waited for a free slot)
+  ///  RcvbufErrors +0 | ring full 0x | kafka delivered 10 failed 0 queued 2"
+  /// (ring full: times the rx thread waited for a free slot; the kafka part when the registry
+  /// has the producer's counters, i.e. not with --no-kafka)
   /// Rates are over the time since the previous call (nowNs: CLOCK_MONOTONIC).
   std::string line(int64_t nowNs);
   /// The same over the whole run since construction (for the final line at shutdown).
@@ -34,6 +36,9 @@ private:
   const Counter &rcvbufErrors_;
   const Counter *lost_;
   const Counter *expected_;
+  const Counter *kafkaDelivered_;
+  const Counter *kafkaFailed_;
+  const Counter *kafkaQueued_;
   int64_t startNs_ = 0;
   int64_t lastNs_ = 0;
   int64_t lastPackets_ = 0;
