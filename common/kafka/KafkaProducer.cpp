@@ -75,7 +75,7 @@ KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::
       bytes_(stats.add("kafka.bytes")), queueFullRetries_(stats.add("kafka.queue_full_retries")),
       errors_(stats.add("kafka.errors")), discarded_(stats.add("kafka.discarded")),
       queued_(stats.add("kafka.queue.messages")),
-      problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs} {
+      problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs, 0, false, 0, {}} {
   log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
             setting("bootstrap.servers"), setting("compression.codec"), setting("linger.ms"),
             setting("message.max.bytes"));
@@ -173,6 +173,24 @@ bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> pay
 void KafkaProducer::poll() noexcept {
   rd_kafka_poll(rk_.get(), 0);
   queued_.set(inFlight());
+  reportSuppressed(monotonicNs());
+}
+
+void KafkaProducer::reportSuppressed(int64_t nowNs) noexcept {
+  // When the window closes with lines swallowed and no new problem to carry the count, say so
+  // now rather than at the next problem, which may never come.
+  if (problemLog_.suppressed == 0 || nowNs - problemLog_.lastNs < problemLog_.intervalNs) {
+    return;
+  }
+  try {
+    log_.warn("Kafka: {} further problem messages in the last {:g} s were not logged (the last "
+              "was: {})",
+              problemLog_.suppressed, static_cast<double>(problemLog_.intervalNs) / 1e9,
+              problemLog_.last);
+  } catch (...) {
+  }
+  problemLog_.suppressed = 0;
+  problemLog_.logged = false; // the next problem is logged at once
 }
 
 int KafkaProducer::flush(int timeoutMs) {
@@ -188,6 +206,7 @@ void KafkaProducer::problem(int level, std::string_view what, bool brokerTrouble
   try {
     troubled_ = troubled_ || brokerTrouble;
     if (!problemLog_.allow(monotonicNs())) {
+      problemLog_.last.assign(what);
       return;
     }
     const auto spdLevel = level <= kSyslogError ? spdlog::level::err : spdlog::level::warn;

@@ -84,12 +84,15 @@ private:
     int64_t lastNs = 0;
     bool logged = false;
     int64_t suppressed = 0;
+    std::string last; ///< the newest suppressed line
     bool allow(int64_t nowNs) noexcept;
   };
 
   rd_kafka_topic_s *topicHandle(std::string_view topic) noexcept;
   /// Rate-limited log of a problem; brokerTrouble arms the "delivering again" message.
   void problem(int level, std::string_view what, bool brokerTrouble = true) noexcept;
+  /// Logs the count of suppressed problem lines once their window has closed.
+  void reportSuppressed(int64_t nowNs) noexcept;
   static void onDelivery(rd_kafka_s *rk, const rd_kafka_message_s *message, void *opaque);
   static void onError(rd_kafka_s *rk, int err, const char *reason, void *opaque);
   static void onLog(const rd_kafka_s *rk, int level, const char *facility, const char *text);

@@ -277,6 +277,33 @@ TEST(KafkaProducer, QueueFullIsBackPressureNotLoss) {
   }
 }
 
+// Problems swallowed by the rate limit are reported when their window closes, even if no
+// further problem comes to carry the count.
+TEST(KafkaProducer, SuppressedProblemsAreCountedWhenTheWindowCloses) {
+  MockCluster cluster("quiet");
+  cluster.setDown();
+  CapturedLog log;
+  efu::Stats stats;
+  KafkaOptions options = optionsFor(cluster);
+  options.settings = {"message.timeout.ms=50"}; // each message fails: one problem each
+  options.errorLogIntervalMs = 300;
+  KafkaProducer producer(options, stats, log.logger);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(producer.produce("quiet", bytes("q"), 0));
+  }
+  ASSERT_TRUE(pollUntil(producer, [&] { return counter(stats, "kafka.failed") == 5; }));
+  const auto reported = [&] {
+    for (const auto &line : log.sink->last_formatted()) {
+      if (line.find("further problem messages in the last 0.3 s were not logged") !=
+          std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(pollUntil(producer, reported));
+}
+
 // The broker goes away in the middle of a run and comes back: nothing produced is lost or
 // duplicated, and the producer says once that it delivers again.
 TEST(KafkaProducer, BrokerDownThenUpLosesNothing) {
