@@ -114,6 +114,7 @@ int run(const efu::DaemonOptions &options) {
     noKafkaSink = std::make_unique<CountingEventSink>(stats);
     log->info("Kafka output disabled (--no-kafka)");
   } else {
+    efu::kafka::checkTopicNames(options.kafka, service);
     kafka = std::make_unique<efu::KafkaOutput>(options.kafka, service, stats, *log, intervalMs);
     log->info("Kafka: {}", kafka->describe());
   }

@@ -141,6 +141,24 @@ std::vector<KafkaSetting> producerSettings(const KafkaOptions &options) {
   return settings;
 }
 
+void checkTopicNames(const KafkaOptions &options, std::string_view serviceId) {
+  const std::pair<std::string, const char *> topics[] = {
+      {options.eventsTopicFor(serviceId), "--topic"},
+      {options.statsTopicFor(serviceId), "--stats-topic"},
+      {options.statusTopicFor(serviceId), "--status-topic"}};
+  for (const auto &[name, option] : topics) {
+    const bool legal =
+        !name.empty() && name.size() <= 249 && name != "." && name != ".." &&
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+            std::string::npos;
+    if (!legal) {
+      throw KafkaConfigError(std::string(option) + " '" + name +
+                             "': not a Kafka topic name (1-249 characters of a-z A-Z 0-9 . _ -; "
+                             "the default is derived from the service id)");
+    }
+  }
+}
+
 std::string kafkaDefaultsHelp(const KafkaOptions &options) {
   std::ostringstream out;
   out << "Kafka producer defaults (librdkafka properties; override with --kafka-config FILE,\n"

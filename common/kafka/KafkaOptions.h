@@ -54,6 +54,12 @@ struct KafkaSetting {
   std::string origin;
 };
 
+/// Checks the three topic names efu will produce to (as given, or derived from `serviceId`):
+/// Kafka accepts 1-249 characters of a-z A-Z 0-9 '.' '_' '-', and not "." or "..". Throws
+/// KafkaConfigError naming the option and the name, so a typo stops efu at start instead of
+/// failing every message.
+void checkTopicNames(const KafkaOptions &options, std::string_view serviceId);
+
 /// Splits "key=value" (value may be empty or contain '='). Throws KafkaConfigError naming
 /// `origin` when there is no '=' or the key is empty. Whitespace around key and value is removed.
 KafkaSetting parseKafkaSetting(std::string_view text, std::string_view origin);

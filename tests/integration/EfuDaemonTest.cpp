@@ -294,6 +294,15 @@ TEST(EfuCli, BadValuesAreRejectedByName) {
   }
 }
 
+TEST(EfuCli, AnIllegalTopicNameStopsEfuAtStart) {
+  Process efu({EFU_BINARY, "-d", "udp", "-b", "127.0.0.1:1", "-t", "bad topic!"});
+  const auto code = efu.wait(10s);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 1);
+  EXPECT_NE(efu.output().find("--topic 'bad topic!': not a Kafka topic name"), std::string::npos)
+      << efu.output();
+}
+
 TEST(EfuCli, HelpModulePrintsTheModuleTable) {
   Process efu({EFU_BINARY, "-d", "udp", "--help-module"});
   const auto code = efu.wait(10s);

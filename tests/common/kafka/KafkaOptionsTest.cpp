@@ -88,6 +88,31 @@ TEST(KafkaOptions, TopicsDefaultToTheService) {
   EXPECT_EQ(options.sourceNameFor("freia"), "freia");
 }
 
+TEST(KafkaOptions, TopicNamesMustBeLegalKafkaNames) {
+  KafkaOptions options;
+  EXPECT_NO_THROW(checkTopicNames(options, "loki-2.bank_0"));
+  for (const char *bad : {"a b", "x/y", "caen!"}) {
+    EXPECT_THROW(checkTopicNames(options, bad), KafkaConfigError) << "service id " << bad;
+  }
+  options.eventsTopic = "bad topic!";
+  try {
+    checkTopicNames(options, "caen");
+    FAIL() << "accepted 'bad topic!'";
+  } catch (const KafkaConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("--topic 'bad topic!': not a Kafka topic name"),
+              std::string::npos)
+        << e.what();
+  }
+  options.eventsTopic = std::string(250, 'x');
+  EXPECT_THROW(checkTopicNames(options, "caen"), KafkaConfigError);
+  options.eventsTopic = "..";
+  EXPECT_THROW(checkTopicNames(options, "caen"), KafkaConfigError);
+  options.eventsTopic = "";
+  options.statsTopic = "ok_stats";
+  options.statusTopic = "st@tus";
+  EXPECT_THROW(checkTopicNames(options, "caen"), KafkaConfigError);
+}
+
 TEST(KafkaOptions, RejectsXWithoutEquals) {
   CLI::App app;
   KafkaOptions options;
