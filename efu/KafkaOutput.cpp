@@ -24,7 +24,8 @@ KafkaOutput::KafkaOutput(const kafka::KafkaOptions &options, const std::string &
                          Stats &stats, spdlog::logger &log, uint32_t statsIntervalMs)
     : log_(log), flushTimeoutMs_(options.flushTimeoutMs), producer_(options, stats, log),
       sink_(producer_, options.eventsTopicFor(serviceId), options.sourceNameFor(serviceId),
-            options.maxEventsPerMessage, options.flushIntervalMs, stats),
+            options.maxEventsPerMessage, options.flushIntervalMs, stats,
+            options.pulsesPerMessage),
       publisher_(producer_, stats, serviceId, options.statsTopicFor(serviceId),
                  options.statusTopicFor(serviceId),
                  serialize::StatusInfo{"efu", EFU_VERSION, serviceId, hostName(),

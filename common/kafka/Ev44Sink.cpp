@@ -4,11 +4,15 @@
 
 #include "common/time/Time.h"
 
+#include <algorithm>
+
 namespace efu::kafka {
 
 Ev44Sink::Ev44Sink(Producer &producer, std::string topic, std::string sourceName,
-                   size_t maxEventsPerMessage, uint32_t flushIntervalMs, Stats &stats)
-    : producer_(producer), topic_(std::move(topic)), builder_(maxEventsPerMessage),
+                   size_t maxEventsPerMessage, uint32_t flushIntervalMs, Stats &stats,
+                   size_t maxPulsesPerMessage)
+    : producer_(producer), topic_(std::move(topic)),
+      builder_(maxEventsPerMessage, std::min(maxPulsesPerMessage, maxEventsPerMessage)),
       flushIntervalNs_(static_cast<int64_t>(flushIntervalMs) * kNsPerMs),
       messages_(stats.add("kafka.ev44.messages")), events_(stats.add("kafka.ev44.events")) {
   builder_.setSource(std::move(sourceName));

@@ -13,8 +13,11 @@
 namespace efu::kafka {
 
 /// Batches events into ev44 messages on one topic. A message is produced when it holds
-/// maxEventsPerMessage events, when tick() finds its first event buffered for flushIntervalMs,
-/// and on flush(). message_id starts at 0 and increases by one per message.
+/// maxEventsPerMessage events, when an event of a further pulse arrives and the message holds
+/// maxPulsesPerMessage pulses already (default 1: one pulse per message, as the ESS EFU sends
+/// and as consumers that read only reference_time[0], such as just-bin-it, need), when tick()
+/// finds its first event buffered for flushIntervalMs, and on flush(). message_id starts at 0
+/// and increases by one per message.
 ///
 /// Counters registered in `stats`: kafka.ev44.messages (messages produced),
 /// kafka.ev44.events (events in them).
@@ -23,9 +26,11 @@ namespace efu::kafka {
 /// processing thread). No allocation after construction. `producer` and `stats` must outlive it.
 class Ev44Sink final : public sdk::EventSink {
 public:
-  /// Throws std::invalid_argument for maxEventsPerMessage 0; StatsError if the counters exist.
+  /// maxPulsesPerMessage 0 = as many pulses as events. Throws std::invalid_argument for
+  /// maxEventsPerMessage 0; StatsError if the counters exist.
   Ev44Sink(Producer &producer, std::string topic, std::string sourceName,
-           size_t maxEventsPerMessage, uint32_t flushIntervalMs, Stats &stats);
+           size_t maxEventsPerMessage, uint32_t flushIntervalMs, Stats &stats,
+           size_t maxPulsesPerMessage = 1);
   Ev44Sink(const Ev44Sink &) = delete;
   Ev44Sink &operator=(const Ev44Sink &) = delete;
 

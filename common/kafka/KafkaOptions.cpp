@@ -223,6 +223,13 @@ void addKafkaOptions(CLI::App &app, KafkaOptions &options) {
       ->capture_default_str()
       ->check(CLI::Range(1u, 100'000'000u))
       ->group(group);
+  app.add_option("--pulses-per-message", options.pulsesPerMessage,
+                 "Pulses per ev44 message (0 = no limit). 1 is what ESS consumers expect: "
+                 "just-bin-it reads only the first pulse time of a message; kafka-to-nexus "
+                 "handles more")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 100'000'000u))
+      ->group(group);
   app.add_option("--flush-interval-ms", options.flushIntervalMs,
                  "Send a partial ev44 message once its first event is this old (ms)")
       ->capture_default_str()

@@ -31,6 +31,7 @@ struct KafkaOptions {
   std::string statsTopic;                 ///< empty means <service>_stats
   std::string statusTopic;                ///< empty means <service>_status
   uint32_t maxEventsPerMessage = 50000;   ///< events per ev44 message
+  uint32_t pulsesPerMessage = 1;          ///< pulses (reference times) per ev44; 0 = no limit
   uint32_t flushIntervalMs = 200;         ///< longest an event waits in the ev44 batch
   std::string sourceName;                 ///< ev44 source_name; empty means the service id
   int errorLogIntervalMs = 10000;         ///< at most one broker-problem log line per interval
@@ -42,7 +43,7 @@ struct KafkaOptions {
 };
 
 /// Registers -b/--broker, -X, --kafka-config, --kafka-flush-timeout, -t/--topic, --stats-topic,
-/// --status-topic, --max-events-per-message, --flush-interval-ms and --source-name on `app`,
+/// --status-topic, --max-events-per-message, --pulses-per-message, --flush-interval-ms and --source-name on `app`,
 /// storing into `options` (which must outlive parsing). Current values are the shown defaults.
 /// Appends kafkaDefaultsHelp() to the app's footer.
 void addKafkaOptions(CLI::App &app, KafkaOptions &options);

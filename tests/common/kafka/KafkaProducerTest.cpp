@@ -377,11 +377,12 @@ TEST(KafkaProducer, Ev44SinkEndToEnd) {
   }
   sink.flush();
   EXPECT_EQ(producer.flush(kFlushMs), 0);
-  EXPECT_EQ(counter(stats, "kafka.ev44.messages"), 3);
+  // 7 events per pulse, one pulse per message: 7 + 7 + 7 + 4.
+  EXPECT_EQ(counter(stats, "kafka.ev44.messages"), 4);
   EXPECT_EQ(counter(stats, "kafka.ev44.events"), 25);
 
-  const auto payloads = cluster.consumeAll("udp_detector", 3);
-  ASSERT_EQ(payloads.size(), 3u);
+  const auto payloads = cluster.consumeAll("udp_detector", 4);
+  ASSERT_EQ(payloads.size(), 4u);
   std::vector<int32_t> pixels;
   for (size_t m = 0; m < payloads.size(); ++m) {
     const auto *data = reinterpret_cast<const uint8_t *>(payloads[m].data());
@@ -389,6 +390,8 @@ TEST(KafkaProducer, Ev44SinkEndToEnd) {
     ASSERT_TRUE(efu::fb::VerifyEvent44MessageBuffer(verifier));
     const auto *message = efu::fb::GetEvent44Message(data);
     EXPECT_EQ(message->message_id(), static_cast<int64_t>(m));
+    ASSERT_EQ(message->reference_time()->size(), 1u);
+    EXPECT_EQ(message->reference_time()->Get(0), 1'000'000'000 + static_cast<int64_t>(m) * 71'000'000);
     pixels.insert(pixels.end(), message->pixel_id()->begin(), message->pixel_id()->end());
   }
   ASSERT_EQ(pixels.size(), 25u);

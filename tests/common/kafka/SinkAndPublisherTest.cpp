@@ -26,7 +26,7 @@ const efu::fb::Event44Message *ev44(const FakeProducer::Message &message) {
 TEST(Ev44Sink, FlushesOnSizeWithConsecutiveMessageIds) {
   FakeProducer producer;
   efu::Stats stats;
-  Ev44Sink sink(producer, "udp_detector", "udp", 3, 1000, stats);
+  Ev44Sink sink(producer, "udp_detector", "udp", 3, 1000, stats, 0); // pulses packed
   for (int32_t i = 0; i < 7; ++i) {
     sink.add(1000 + (i / 2) * 100, i, 100 + i);
   }
@@ -56,6 +56,41 @@ TEST(Ev44Sink, FlushesOnSizeWithConsecutiveMessageIds) {
             (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(stats.find("kafka.ev44.messages")->get(), 3);
   EXPECT_EQ(stats.find("kafka.ev44.events")->get(), 7);
+}
+
+TEST(Ev44Sink, OnePulsePerMessageByDefault) {
+  FakeProducer producer;
+  efu::Stats stats;
+  Ev44Sink sink(producer, "t", "s", 100, 1000, stats);
+  // Pulses 1000 (3 events), 2000 (1), 1000 again (1, a late event of the earlier pulse), 3000 (2).
+  const std::vector<std::pair<int64_t, int32_t>> events{
+      {1000, 1}, {1000, 2}, {1000, 3}, {2000, 4}, {1000, 5}, {3000, 6}, {3000, 7}};
+  for (const auto &[pulse, pixel] : events) {
+    sink.add(pulse, pixel * 10, pixel);
+  }
+  sink.flush();
+  ASSERT_EQ(producer.messages.size(), 4u);
+  const std::vector<std::pair<int64_t, std::vector<int32_t>>> expected{
+      {1000, {1, 2, 3}}, {2000, {4}}, {1000, {5}}, {3000, {6, 7}}};
+  for (size_t m = 0; m < expected.size(); ++m) {
+    const auto *message = ev44(producer.messages[m]);
+    ASSERT_EQ(message->reference_time()->size(), 1u) << "message " << m;
+    EXPECT_EQ(message->reference_time()->Get(0), expected[m].first);
+    EXPECT_EQ(message->reference_time_index()->Get(0), 0);
+    EXPECT_EQ(std::vector<int32_t>(message->pixel_id()->begin(), message->pixel_id()->end()),
+              expected[m].second);
+  }
+
+  FakeProducer packedProducer;
+  efu::Stats packedStats;
+  Ev44Sink packed(packedProducer, "t", "s", 100, 1000, packedStats, 2);
+  for (const auto &[pulse, pixel] : events) {
+    packed.add(pulse, pixel * 10, pixel);
+  }
+  packed.flush();
+  ASSERT_EQ(packedProducer.messages.size(), 2u) << "--pulses-per-message 2: 1000+2000, 1000+3000";
+  EXPECT_EQ(ev44(packedProducer.messages[0])->reference_time()->size(), 2u);
+  EXPECT_EQ(ev44(packedProducer.messages[1])->reference_time()->size(), 2u);
 }
 
 TEST(Ev44Sink, FlushesOnTime) {
