@@ -47,7 +47,8 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
                  "Extra directory to search for modules, before the install dir and build tree "
                  "(repeatable)");
   app.add_flag("--help-module", o.helpModule, "Print the module's configuration keys and exit");
-  app.add_option("--config", o.configFile, "Module configuration (JSON object)")
+  app.add_option("-f,--config", o.configFile,
+                 "Module configuration (JSON object; -f as in the ESS EFU)")
       ->check(cli::kRegularFile);
   app.add_option("-i,--dip", o.dataAddress, "IPv4 address to receive detector data on")
       ->capture_default_str()
@@ -136,8 +137,11 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
   app.add_option("--log-file", o.logFile, "Also log to this file");
-  app.add_option("--service-id", o.serviceId,
-                 "Service id in counter names and topics (default: the module name)");
+  app.add_option("--instrument,--service-id", o.instrument,
+                 "Instrument name (e.g. loki): topics <instrument>_detector, _stats and _status, "
+                 "counter names efu.<instrument>.*, the x5f2 service id (default: the module "
+                 "name)")
+      ->check(cli::kNotEmpty);
   app.add_flag("--no-kafka", o.noKafka,
                "Publish nothing to Kafka (measurements; counters stay on the control port)");
   kafka::addKafkaOptions(app, o.kafka);
@@ -146,12 +150,11 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
     const uint64_t ringBytes = uint64_t{o.ringSlots} * slotBytes * o.rxQueues;
     if (ringBytes > kMaxRingBytes) {
       throw CLI::ValidationError(
-          "--ring-slots", std::to_string(o.ringSlots) + " slots of " +
-                              std::to_string(slotBytes / 1024) + " KiB" +
-                              (o.gro ? " (--gro)" : "") + " x " + std::to_string(o.rxQueues) +
-                              " rx queue(s) = " + std::to_string(ringBytes >> 20) +
-                              " MiB of ring buffers; the limit is " +
-                              std::to_string(kMaxRingBytes >> 20) + " MiB");
+          "--ring-slots",
+          std::to_string(o.ringSlots) + " slots of " + std::to_string(slotBytes / 1024) + " KiB" +
+              (o.gro ? " (--gro)" : "") + " x " + std::to_string(o.rxQueues) +
+              " rx queue(s) = " + std::to_string(ringBytes >> 20) +
+              " MiB of ring buffers; the limit is " + std::to_string(kMaxRingBytes >> 20) + " MiB");
     }
   });
 }

@@ -52,7 +52,7 @@ struct DaemonOptions {
   bool cmdReadOnly = false;     ///< refuse EXIT on the control port
   std::string logLevel = "info";
   std::string logFile;
-  std::string serviceId; ///< "" = the module name
+  std::string instrument; ///< --instrument (alias --service-id); "" = the module name
   bool noKafka = false;
   kafka::KafkaOptions kafka;
 };

@@ -73,8 +73,8 @@ int run(const efu::DaemonOptions &options) {
     return 0;
   }
   auto config = efu::loadModuleConfig(descriptor, options.configFile);
-  const std::string service = options.serviceId.empty() ? descriptor.name : options.serviceId;
-  log->info("efu {} starting: module {} {} from {}, service id '{}'", EFU_VERSION, descriptor.name,
+  const std::string service = options.instrument.empty() ? descriptor.name : options.instrument;
+  log->info("efu {} starting: module {} {} from {}, instrument '{}'", EFU_VERSION, descriptor.name,
             descriptor.version, library->path().string(), service);
 
   efu::Stats stats;

@@ -80,7 +80,7 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
   EXPECT_FALSE(o.cmdReadOnly);
   EXPECT_EQ(o.logLevel, "info");
   EXPECT_EQ(o.logFile, "");
-  EXPECT_EQ(o.serviceId, "");
+  EXPECT_EQ(o.instrument, "");
   EXPECT_FALSE(o.noKafka);
 }
 
@@ -146,7 +146,7 @@ TEST(Options, EveryOptionIsParsed) {
                                  "debug",
                                  "--log-file",
                                  "/tmp/efu.log",
-                                 "--service-id",
+                                 "--instrument",
                                  "freia1"});
   EXPECT_EQ(o.detector, "vmm3");
   EXPECT_EQ(o.modulePaths, (std::vector<std::string>{"/a", "/b"}));
@@ -172,7 +172,7 @@ TEST(Options, EveryOptionIsParsed) {
   EXPECT_TRUE(o.cmdReadOnly);
   EXPECT_EQ(o.logLevel, "debug");
   EXPECT_EQ(o.logFile, "/tmp/efu.log");
-  EXPECT_EQ(o.serviceId, "freia1");
+  EXPECT_EQ(o.instrument, "freia1");
 }
 
 TEST(Options, LongAndShortNames) {
@@ -184,6 +184,11 @@ TEST(Options, LongAndShortNames) {
   EXPECT_EQ(o.dataPort, 65535);
   EXPECT_EQ(o.dataAddress, "255.255.255.255");
   EXPECT_EQ(o.cmdPort, 1);
+  // The ESS EFU's spellings: -f for the config, --service-id as an alias of --instrument.
+  const DaemonOptions ess = parse({"-d", "caen", "-f", "/etc/hostname", "--service-id", "loki"});
+  EXPECT_EQ(ess.configFile, "/etc/hostname");
+  EXPECT_EQ(ess.instrument, "loki");
+  EXPECT_NE(errorOf({"-d", "udp", "--instrument", ""}), "(accepted)");
 }
 
 TEST(Options, DetectorIsRequired) {

@@ -100,8 +100,7 @@ std::map<std::string, int64_t> moduleCounters(uint16_t cmd) {
   std::map<std::string, int64_t> out;
   for (const auto &[k, v] : allCounters(cmd)) {
     if (k.find("readouts.") != std::string::npos || k.find("events.formed") != std::string::npos) {
-      out[k.substr(k.find(k.find("readouts.") != std::string::npos ? "readouts." : "events."))] =
-          v;
+      out[k.substr(k.find(k.find("readouts.") != std::string::npos ? "readouts." : "events."))] = v;
     }
   }
   return out;
@@ -122,14 +121,14 @@ protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("caen-e2e-" + std::to_string(getpid()));
     fs::create_directories(dir_);
-    broker_ = std::make_unique<DevBroker>(EFU_BROKER,
-                                          std::vector<std::string>{"--log-level", "warn"});
+    broker_ =
+        std::make_unique<DevBroker>(EFU_BROKER, std::vector<std::string>{"--log-level", "warn"});
     bootstrap_ = broker_->bootstrap();
     udp_ = freeUdpPort();
     cmd_ = freeTcpPort();
     efu_ = std::make_unique<Process>(std::vector<std::string>{
-        EFU_BINARY, "-d", "caen", "--config", config_, "-p", std::to_string(udp_), "-m",
-        std::to_string(cmd_), "-b", bootstrap_, "--stats-interval", "0.2"});
+        EFU_BINARY, "-d", "caen", "-f", config_, "--instrument", "loki", "-p", std::to_string(udp_),
+        "-m", std::to_string(cmd_), "-b", bootstrap_, "--stats-interval", "0.2"});
     ASSERT_TRUE(eventually([&] {
       return counter(cmd_, "caen.readouts.header.ok").has_value() ||
              counter(cmd_, "readouts.header.ok").has_value() || !efu_->running();
@@ -148,8 +147,8 @@ protected:
 
   /// Runs readoutgen to completion; returns its --json summary.
   nlohmann::json readoutgen(std::vector<std::string> extra) {
-    std::vector<std::string> argv{READOUTGEN, "-c", config_, "-p", std::to_string(udp_), "-q",
-                                  "--json"};
+    std::vector<std::string> argv{READOUTGEN,           "-c", config_, "-p",
+                                  std::to_string(udp_), "-q", "--json"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     Process gen(argv);
     EXPECT_EQ(gen.wait(120s), std::optional<int>(0)) << gen.output();
@@ -203,7 +202,7 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   // efu publishes ev44 in batches; consume from the beginning until (almost) all have arrived.
   eventually(
       [&] {
-        Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "caen_detector", "--from", "beginning",
+        Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "loki_detector", "--from", "beginning",
                       "--timeout", "2", "--log-level", "warn"});
         dump.wait(60s);
         got = dumpedEvents(dump.output(), dumped);
@@ -219,7 +218,7 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   {
     // Read as just-bin-it does (reference_time[0] for every event): the same events, because
     // each message holds one pulse by default (2500 events per pulse, 8 pulses).
-    Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "caen_detector", "--from", "beginning",
+    Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "loki_detector", "--from", "beginning",
                   "--timeout", "2", "--log-level", "warn"});
     dump.wait(60s);
     int64_t firstPulseTotal = 0;
@@ -233,10 +232,17 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   // 2. The same run without and with malformed datagrams: module counters differ by exactly the
   //    injected ones.
   const std::vector<std::pair<std::string, std::string>> injected = {
-      {"cookie", "cookie"},         {"version", "version"},       {"padding", "padding"},
-      {"length", "length"},         {"truncated", "length"},      {"short", "short"},
-      {"queue", "queue"},           {"type", "type"},             {"pulse_fraction", "pulse_fraction"},
-      {"prev_pulse_fraction", "prev_pulse_fraction"},             {"prev_after_pulse", "prev_after_pulse"}};
+      {"cookie", "cookie"},
+      {"version", "version"},
+      {"padding", "padding"},
+      {"length", "length"},
+      {"truncated", "length"},
+      {"short", "short"},
+      {"queue", "queue"},
+      {"type", "type"},
+      {"pulse_fraction", "pulse_fraction"},
+      {"prev_pulse_fraction", "prev_pulse_fraction"},
+      {"prev_after_pulse", "prev_after_pulse"}};
   std::string spec;
   std::map<std::string, int64_t> expected;
   int n = 1;
@@ -251,8 +257,8 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   total += clean.at("datagrams").get<int64_t>();
   ASSERT_TRUE(processed(total));
   const auto c1 = moduleCounters(cmd_);
-  const auto dirty = readoutgen({"-n", "5000", "-r", "100000", "--seed", "7", "--inject-errors",
-                                 spec});
+  const auto dirty =
+      readoutgen({"-n", "5000", "-r", "100000", "--seed", "7", "--inject-errors", spec});
   int64_t injectedTotal = 0;
   for (const auto &[k, v] : expected) {
     injectedTotal += v;
