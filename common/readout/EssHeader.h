@@ -101,6 +101,18 @@ constexpr EssTime nsToTicks(int64_t ns) noexcept {
   return EssTime{static_cast<uint32_t>(sec), static_cast<uint32_t>(ticks)};
 }
 
+/// Bits of the header's time-source byte, as the readout master sets them.
+namespace timesource {
+constexpr uint8_t kTimingSystemTime = 1U << 0; ///< pulse times from the timing system (else local)
+constexpr uint8_t kTimingSystemSync = 1U << 1; ///< synchronised to the timing system
+constexpr uint8_t kLocalSync = 1U << 2;        ///< synchronised locally
+constexpr uint8_t kTimingStatus = 1U << 3;     ///< the timing receiver reports an error
+constexpr uint8_t kEvenFibreStatus = 1U << 4;
+constexpr uint8_t kEvenFibreSyncLost = 1U << 5; ///< the even fibre lost synchronisation
+constexpr uint8_t kOddFibreStatus = 1U << 6;
+constexpr uint8_t kOddFibreSyncLost = 1U << 7; ///< the odd fibre lost synchronisation
+} // namespace timesource
+
 /// Why a header was refused (or Ok). One counter per value except Ok.
 enum class HeaderError : uint8_t {
   Ok = 0,
@@ -111,6 +123,10 @@ enum class HeaderError : uint8_t {
   DetectorType,    ///< type not accepted by the module
   Length,          ///< total length != datagram size
   OutputQueue,     ///< output queue >= 12
+  Timing,          ///< time source byte: local time, but synchronised to the timing system
+  TimeStatus,      ///< time source byte: local time, and the timing-status error bit set
+  EvenFibreSync,   ///< time source byte: the even fibre lost synchronisation
+  OddFibreSync,    ///< time source byte: the odd fibre lost synchronisation
   PulseFraction,   ///< pulse time low > 88 052 499
   PrevFraction,    ///< previous pulse time low > 88 052 499
   PrevAfterPulse,  ///< previous pulse time later than pulse time
@@ -128,6 +144,10 @@ constexpr const char *headerErrorName(HeaderError e) noexcept {
   case HeaderError::DetectorType: return "type";
   case HeaderError::Length: return "length";
   case HeaderError::OutputQueue: return "queue";
+  case HeaderError::Timing: return "timing";
+  case HeaderError::TimeStatus: return "time_status";
+  case HeaderError::EvenFibreSync: return "even_fibre_sync";
+  case HeaderError::OddFibreSync: return "odd_fibre_sync";
   case HeaderError::PulseFraction: return "pulse_fraction";
   case HeaderError::PrevFraction: return "prev_pulse_fraction";
   case HeaderError::PrevAfterPulse: return "prev_after_pulse";
@@ -199,6 +219,22 @@ inline HeaderError validateHeader(const uint8_t *data, size_t size, const Detect
   }
   if (h.outputQueue >= kOutputQueues) {
     return HeaderError::OutputQueue;
+  }
+  // Time-source faults make the pulse times untrustworthy: the datagram is refused, as the ESS
+  // EFU does, and the first fault found is counted.
+  const uint8_t ts = h.timeSource;
+  const bool localTime = (ts & timesource::kTimingSystemTime) == 0;
+  if (localTime && (ts & timesource::kTimingSystemSync) != 0) {
+    return HeaderError::Timing;
+  }
+  if (localTime && (ts & timesource::kTimingStatus) != 0) {
+    return HeaderError::TimeStatus;
+  }
+  if ((ts & timesource::kEvenFibreSyncLost) != 0) {
+    return HeaderError::EvenFibreSync;
+  }
+  if ((ts & timesource::kOddFibreSyncLost) != 0) {
+    return HeaderError::OddFibreSync;
   }
   if (h.pulseLow > kMaxTicksLow) {
     return HeaderError::PulseFraction;

@@ -26,6 +26,10 @@ HeaderCounters::HeaderCounters(sdk::ModuleContext &ctx, std::string_view prefix)
     const auto kind = static_cast<HeaderError>(i);
     errors[i] = &ctx.counter(name(prefix, std::string("header.errors.") + headerErrorName(kind)));
   }
+  for (size_t q = 0; q < queuePackets.size(); ++q) {
+    const char digits[] = {static_cast<char>('0' + q / 10), static_cast<char>('0' + q % 10), '\0'};
+    queuePackets[q] = &ctx.counter(name(prefix, std::string("queue.") + digits + ".packets"));
+  }
 }
 
 TofCounters::TofCounters(sdk::ModuleContext &ctx, std::string_view prefix)

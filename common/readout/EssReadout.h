@@ -16,6 +16,7 @@ namespace efu::readout {
 ///   <prefix>.header.errors.<kind>   one per HeaderError (see headerErrorName())
 ///   <prefix>.header.ok              datagrams whose header passed (heartbeats included)
 ///   <prefix>.header.heartbeats      valid headers with no data after them
+///   <prefix>.queue.<NN>.packets     valid headers per output queue (00..11)
 ///   <prefix>.seq.lost               datagrams missing from the per-queue sequences (packets)
 ///   <prefix>.seq.expected           datagrams the sequences say were sent (PER = lost/expected)
 ///   <prefix>.seq.reordered          late arrivals (below the next expected, within 1024)
@@ -31,6 +32,7 @@ struct HeaderCounters {
   Counter &seqExpected;
   Counter &seqReordered;
   Counter &seqRestarts;
+  std::array<Counter *, kOutputQueues> queuePackets{};
 
   [[nodiscard]] Counter &error(HeaderError e) const noexcept {
     return *errors[static_cast<size_t>(e)];
@@ -105,6 +107,7 @@ public:
       return false;
     }
     counters_.ok.add();
+    counters_.queuePackets[out.outputQueue]->add();
     const SequenceTracker::Result r = sequences_.add(out.outputQueue, out.seqNum);
     if (r.lost != 0) {
       counters_.seqLost.add(r.lost);

@@ -25,7 +25,7 @@ using readout::EssHeaderV0;
 
 std::vector<Injection> allInjections() {
   std::vector<Injection> out;
-  for (int k = 0; k <= static_cast<int>(Injection::PrevAfterPulse); ++k) {
+  for (int k = 0; k <= static_cast<int>(Injection::OddFibreSync); ++k) {
     out.push_back(static_cast<Injection>(k));
   }
   return out;
@@ -44,6 +44,10 @@ const char *injectionName(Injection kind) {
   case Injection::PulseFraction: return "pulse_fraction";
   case Injection::PrevFraction: return "prev_pulse_fraction";
   case Injection::PrevAfterPulse: return "prev_after_pulse";
+  case Injection::Timing: return "timing";
+  case Injection::TimeStatus: return "time_status";
+  case Injection::EvenFibreSync: return "even_fibre_sync";
+  case Injection::OddFibreSync: return "odd_fibre_sync";
   }
   return "?";
 }
@@ -97,6 +101,14 @@ size_t makeMalformed(Injection kind, std::span<const uint8_t> valid, std::span<u
   case Injection::Short: size = 20; break;
   case Injection::Queue: h.outputQueue = readout::kOutputQueues; break;
   case Injection::Type: h.detectorType = 0xEE; break;
+  case Injection::Timing: h.timeSource = readout::timesource::kTimingSystemSync; break;
+  case Injection::TimeStatus: h.timeSource = readout::timesource::kTimingStatus; break;
+  case Injection::EvenFibreSync:
+    h.timeSource = readout::timesource::kTimingSystemTime | readout::timesource::kEvenFibreSyncLost;
+    break;
+  case Injection::OddFibreSync:
+    h.timeSource = readout::timesource::kTimingSystemTime | readout::timesource::kOddFibreSyncLost;
+    break;
   case Injection::PulseFraction: h.pulseLow = readout::kMaxTicksLow + 1; break;
   case Injection::PrevFraction: h.prevPulseLow = readout::kMaxTicksLow + 1; break;
   case Injection::PrevAfterPulse:

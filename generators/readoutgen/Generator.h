@@ -34,6 +34,10 @@ enum class Injection : uint8_t {
   PulseFraction,  ///< pulse time low 88 052 500         → readouts.header.errors.pulse_fraction
   PrevFraction,   ///< prev. pulse low 88 052 500        → readouts.header.errors.prev_pulse_fraction
   PrevAfterPulse, ///< prev. pulse one second after pulse → readouts.header.errors.prev_after_pulse
+  Timing,         ///< time source: local time, timing-system sync → readouts.header.errors.timing
+  TimeStatus,     ///< time source: local time, status error bit → readouts.header.errors.time_status
+  EvenFibreSync,  ///< time source: even fibre sync lost → readouts.header.errors.even_fibre_sync
+  OddFibreSync,   ///< time source: odd fibre sync lost  → readouts.header.errors.odd_fibre_sync
 };
 /// All kinds, in enum order.
 std::vector<Injection> allInjections();

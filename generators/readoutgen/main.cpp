@@ -66,7 +66,8 @@ int main(int argc, char **argv) {
   app.add_option("--inject-errors", o.inject,
                  "Malformed datagrams to mix in, KIND:N (repeatable; kinds: cookie, version, "
                  "padding, length, truncated, short, queue, type, pulse_fraction, "
-                 "prev_pulse_fraction, prev_after_pulse)")
+                 "prev_pulse_fraction, prev_after_pulse, timing, time_status, even_fibre_sync, "
+                 "odd_fibre_sync)")
       ->delimiter(',');
   app.add_option("--inject-every", o.injectEvery,
                  "One malformed datagram after every this many valid ones")

@@ -133,6 +133,33 @@ TEST(EssHeader, OutputQueue11And12) {
   EXPECT_EQ(check(d), HeaderError::OutputQueue);
 }
 
+TEST(EssHeader, TimeSourceFlags) {
+  namespace ts = timesource;
+  auto d = datagram();
+  auto h = fields(d);
+  const auto with = [&](uint8_t bits) {
+    h.timeSource = bits;
+    put(d, h);
+    return check(d);
+  };
+  // Healthy: local time without sync, timing-system time with sync and status bits, fibre
+  // status bits alone.
+  for (const uint8_t ok : {uint8_t{0}, uint8_t(ts::kLocalSync),
+                           uint8_t(ts::kTimingSystemTime | ts::kTimingSystemSync),
+                           uint8_t(ts::kTimingSystemTime | ts::kTimingStatus),
+                           uint8_t(ts::kEvenFibreStatus | ts::kOddFibreStatus)}) {
+    EXPECT_EQ(with(ok), HeaderError::Ok) << int(ok);
+  }
+  EXPECT_EQ(with(ts::kTimingSystemSync), HeaderError::Timing);
+  EXPECT_EQ(with(ts::kTimingStatus), HeaderError::TimeStatus);
+  EXPECT_EQ(with(ts::kTimingSystemTime | ts::kEvenFibreSyncLost), HeaderError::EvenFibreSync);
+  EXPECT_EQ(with(ts::kTimingSystemTime | ts::kOddFibreSyncLost), HeaderError::OddFibreSync);
+  // Several faults: the first rule wins, so one datagram moves one counter.
+  EXPECT_EQ(with(ts::kTimingSystemSync | ts::kTimingStatus | ts::kOddFibreSyncLost),
+            HeaderError::Timing);
+  EXPECT_EQ(with(ts::kEvenFibreSyncLost | ts::kOddFibreSyncLost), HeaderError::EvenFibreSync);
+}
+
 TEST(EssHeader, PulseFractionBoundary) {
   auto d = datagram();
   auto h = fields(d);
@@ -234,12 +261,17 @@ TEST_F(Counted, OneCounterPerErrorKindAndNothingElse) {
   mutate([](EssHeaderV0 &h) { h.detectorType = 0x44; });
   mutate([](EssHeaderV0 &h) { h.totalLength = 1; });
   mutate([](EssHeaderV0 &h) { h.outputQueue = 200; });
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingSystemSync; });
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingStatus; });
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kEvenFibreSyncLost; });
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kOddFibreSyncLost; });
   mutate([](EssHeaderV0 &h) { h.pulseLow = 0xFFFFFFFF; });
   mutate([](EssHeaderV0 &h) { h.prevPulseLow = 88'052'500; });
   mutate([](EssHeaderV0 &h) { h.prevPulseHigh = 2000; });
   bad.push_back(std::vector<uint8_t>(base.begin(), base.begin() + 10));
-  const char *names[] = {"padding", "version", "cookie", "type", "length", "queue",
-                         "pulse_fraction", "prev_pulse_fraction", "prev_after_pulse", "short"};
+  const char *names[] = {"padding",         "version",         "cookie",         "type",
+                         "length",          "queue",           "timing",         "time_status",
+                         "even_fibre_sync", "odd_fibre_sync",  "pulse_fraction", "prev_pulse_fraction", "prev_after_pulse", "short"};
   for (size_t i = 0; i < bad.size(); ++i) {
     const auto before = ctx.snapshot();
     EXPECT_FALSE(feed(bad[i]));
@@ -276,6 +308,9 @@ TEST_F(Counted, SequenceGapsCountPacketsPerQueue) {
   EXPECT_EQ(v("seq.restarts"), 1);
   EXPECT_EQ(v("seq.lost"), 3);
   EXPECT_EQ(v("seq.expected"), 10);
+  EXPECT_EQ(v("queue.00.packets"), 6) << "valid headers per output queue";
+  EXPECT_EQ(v("queue.03.packets"), 2);
+  EXPECT_EQ(v("queue.11.packets"), 0);
 }
 
 TEST(SequenceTracker, FarBackIsARestartNearBackIsReordered) {

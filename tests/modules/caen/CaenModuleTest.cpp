@@ -178,8 +178,8 @@ struct ModuleTest : ::testing::Test {
     return moved;
   }
   static std::map<std::string, int64_t> rejected(const std::string &reason) {
-    return {{"readouts.header.ok", 1}, {"readouts.seq.expected", 1}, {"readouts.count", 1},
-            {reason, 1}};
+    return {{"readouts.header.ok", 1}, {"readouts.queue.00.packets", 1},
+            {"readouts.seq.expected", 1}, {"readouts.count", 1}, {reason, 1}};
   }
 };
 
