@@ -29,12 +29,15 @@ KafkaOutput::KafkaOutput(const kafka::KafkaOptions &options, const std::string &
       publisher_(producer_, stats, serviceId, options.statsTopicFor(serviceId),
                  options.statusTopicFor(serviceId),
                  serialize::StatusInfo{"efu", EFU_VERSION, serviceId, hostName(),
-                                       static_cast<uint32_t>(getpid()), statsIntervalMs}) {}
+                                       static_cast<uint32_t>(getpid()), statsIntervalMs}),
+      sampler_(producer_, options.samplesTopicFor(serviceId), options.sourceNameFor(serviceId),
+               options.monitorEvery, options.monitorConsecutive, stats) {}
 
 std::string KafkaOutput::describe() const {
-  return fmt::format("events on '{}', counters on '{}', status on '{}' via {}", sink_.topic(),
-                     publisher_.statsTopic(), publisher_.statusTopic(),
-                     producer_.setting("bootstrap.servers"));
+  return fmt::format("events on '{}', counters on '{}', status on '{}', raw samples on '{}' via "
+                     "{}",
+                     sink_.topic(), publisher_.statsTopic(), publisher_.statusTopic(),
+                     sampler_.topic(), producer_.setting("bootstrap.servers"));
 }
 
 void KafkaOutput::requestPublish(std::string statusJson) {

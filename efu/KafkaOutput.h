@@ -5,6 +5,7 @@
 #include "common/kafka/Ev44Sink.h"
 #include "common/kafka/KafkaOptions.h"
 #include "common/kafka/KafkaProducer.h"
+#include "common/kafka/RawSampler.h"
 #include "common/kafka/StatsPublisher.h"
 #include "efu/Runtime.h"
 
@@ -29,6 +30,7 @@ public:
   /// Main thread: publish all counters and this status on the next tick.
   void requestPublish(std::string statusJson);
 
+  kafka::RawSampler *sampler() noexcept override { return &sampler_; }
   void tick(int64_t nowNs) noexcept override;
   /// Flushes buffered events, publishes the final counters and waits (bounded) for delivery.
   void finish() noexcept override;
@@ -54,6 +56,7 @@ private:
   kafka::KafkaProducer producer_;
   kafka::Ev44Sink sink_;
   kafka::StatsPublisher publisher_;
+  kafka::RawSampler sampler_;
   std::mutex statusMutex_;
   std::string statusJson_;
   std::atomic<bool> publishRequested_{false};

@@ -81,6 +81,7 @@ struct Runtime::Queue {
 Runtime::Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receivers,
                  sdk::Module &module, Stats &stats, spdlog::logger &log, ProcessingHooks *hooks)
     : config_(checked(config, receivers.size())), module_(module), log_(log), hooks_(hooks),
+      sampler_(hooks != nullptr ? hooks->sampler() : nullptr),
       rxPackets_(stats.add("rx.packets")), rxBytes_(stats.add("rx.bytes")),
       rxTruncated_(stats.add("rx.dropped.truncated")), rxErrors_(stats.add("rx.errors")),
       rxKernelDrops_(stats.add("rx.dropped.kernel")),
@@ -216,6 +217,9 @@ size_t Runtime::process(Queue &q, size_t max) noexcept {
   for (size_t i = 0; i < n; ++i) {
     const RxSlot &slot = q.ring.consumerSlot(i);
     if (slot.segmentBytes == 0) {
+      if (sampler_ != nullptr) {
+        sampler_->offer({slot.data, slot.size});
+      }
       module_.process(sdk::Packet{slot.data, slot.size, q.index, slot.rxTimeNs, slot.sourceIp,
                                   slot.sourcePort});
       ++datagrams;
@@ -224,6 +228,9 @@ size_t Runtime::process(Queue &q, size_t max) noexcept {
     // A GRO message: datagrams of segmentBytes back to back, the last one possibly shorter.
     for (uint32_t offset = 0; offset < slot.size; offset += slot.segmentBytes) {
       const uint32_t size = std::min(slot.segmentBytes, slot.size - offset);
+      if (sampler_ != nullptr) {
+        sampler_->offer({slot.data + offset, size});
+      }
       module_.process(sdk::Packet{slot.data + offset, size, q.index, slot.rxTimeNs,
                                   slot.sourceIp, slot.sourcePort});
       ++datagrams;

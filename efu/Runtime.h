@@ -3,6 +3,7 @@
 // on the receiving thread itself (run to completion) or on a processing thread behind the ring.
 #pragma once
 
+#include "common/kafka/RawSampler.h"
 #include "common/memory/Doorbell.h"
 #include "common/memory/SpscRing.h"
 #include "common/net/UdpReceiver.h"
@@ -47,6 +48,8 @@ public:
   virtual void tick(int64_t nowNs) noexcept = 0;
   /// Once, after the ring is drained and the module flushed.
   virtual void finish() noexcept = 0;
+  /// Offered every datagram, before the module, on the module's thread; nullptr = none.
+  virtual kafka::RawSampler *sampler() noexcept { return nullptr; }
 };
 
 /// Who calls the module.
@@ -114,6 +117,7 @@ private:
   sdk::Module &module_;
   spdlog::logger &log_;
   ProcessingHooks *hooks_;
+  kafka::RawSampler *sampler_; ///< hooks_->sampler(), fetched once
   std::vector<std::unique_ptr<Queue>> queues_;
   Doorbell doorbell_;
   int64_t nextTickNs_ = 0; ///< written only by the thread that runs the module

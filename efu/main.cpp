@@ -158,6 +158,16 @@ int run(const efu::DaemonOptions &options) {
     return fmt::format(R"({{"rx":{},"cpu":{}}})", report.json(), cpu.json());
   };
   info.requestExit = [&exitRequested] { exitRequested = true; };
+  if (kafka) {
+    efu::kafka::RawSampler &sampler = *kafka->sampler();
+    info.setCalibMode = [&sampler, &log](bool on) {
+      sampler.setAll(on);
+      log->info("CALIB_MODE_SET {}: {}", on ? 1 : 0,
+                on ? fmt::format("every datagram is copied to '{}'", sampler.topic())
+                   : std::string("raw-data mode off"));
+    };
+    info.calibMode = [&sampler] { return sampler.all(); };
+  }
   info.secret = readControlSecret(options.cmdSecretFile);
   info.readOnly = options.cmdReadOnly;
   efu::ControlProtocol protocol(stats, std::move(info));

@@ -57,6 +57,9 @@ std::string KafkaOptions::statsTopicFor(std::string_view serviceId) const {
 std::string KafkaOptions::statusTopicFor(std::string_view serviceId) const {
   return orDefault(statusTopic, serviceId, "_status");
 }
+std::string KafkaOptions::samplesTopicFor(std::string_view serviceId) const {
+  return orDefault(samplesTopic, serviceId, "_samples");
+}
 std::string KafkaOptions::sourceNameFor(std::string_view serviceId) const {
   return orDefault(sourceName, serviceId, "");
 }
@@ -145,7 +148,8 @@ void checkTopicNames(const KafkaOptions &options, std::string_view serviceId) {
   const std::pair<std::string, const char *> topics[] = {
       {options.eventsTopicFor(serviceId), "--topic"},
       {options.statsTopicFor(serviceId), "--stats-topic"},
-      {options.statusTopicFor(serviceId), "--status-topic"}};
+      {options.statusTopicFor(serviceId), "--status-topic"},
+      {options.samplesTopicFor(serviceId), "--ar51-topic"}};
   for (const auto &[name, option] : topics) {
     const bool legal =
         !name.empty() && name.size() <= 249 && name != "." && name != ".." &&
@@ -217,6 +221,20 @@ void addKafkaOptions(CLI::App &app, KafkaOptions &options) {
       ->group(group);
   app.add_option("--status-topic", options.statusTopic,
                  "x5f2 status topic (default <service>_status)")
+      ->group(group);
+  app.add_option("--ar51-topic", options.samplesTopic,
+                 "ar51 raw-readout samples topic (default <service>_samples)")
+      ->group(group);
+  app.add_option("--monitor-every", options.monitorEvery,
+                 "Send a copy of 1 datagram in N, byte for byte, as ar51 (0 = off; CALIB_MODE_SET "
+                 "1 on the control port sends every datagram); samples never stall receiving")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 1'000'000'000u))
+      ->group(group);
+  app.add_option("--monitor-consecutive", options.monitorConsecutive,
+                 "With --monitor-every N: this many datagrams in a row per N")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1'000'000'000u))
       ->group(group);
   app.add_option("--max-events-per-message", options.maxEventsPerMessage,
                  "Events per ev44 message (8 bytes each; sizes message.max.bytes)")

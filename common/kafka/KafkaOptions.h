@@ -30,6 +30,9 @@ struct KafkaOptions {
   std::string eventsTopic;                ///< -t: empty means <service>_detector
   std::string statsTopic;                 ///< empty means <service>_stats
   std::string statusTopic;                ///< empty means <service>_status
+  std::string samplesTopic;               ///< --ar51-topic: empty means <service>_samples
+  uint32_t monitorEvery = 0;              ///< --monitor-every: sample 1 datagram in N (0 = off)
+  uint32_t monitorConsecutive = 1;        ///< --monitor-consecutive: K in a row per N
   uint32_t maxEventsPerMessage = 50000;   ///< events per ev44 message
   uint32_t pulsesPerMessage = 1;          ///< pulses (reference times) per ev44; 0 = no limit
   uint32_t flushIntervalMs = 200;         ///< longest an event waits in the ev44 batch
@@ -39,6 +42,7 @@ struct KafkaOptions {
   [[nodiscard]] std::string eventsTopicFor(std::string_view serviceId) const;
   [[nodiscard]] std::string statsTopicFor(std::string_view serviceId) const;
   [[nodiscard]] std::string statusTopicFor(std::string_view serviceId) const;
+  [[nodiscard]] std::string samplesTopicFor(std::string_view serviceId) const;
   [[nodiscard]] std::string sourceNameFor(std::string_view serviceId) const;
 };
 

@@ -138,9 +138,21 @@ rd_kafka_topic_s *KafkaProducer::topicHandle(std::string_view topic) noexcept {
 
 bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> payload,
                             int64_t timestampMs) noexcept {
-  produced_.add(1);
+  return send(topic, payload, timestampMs, true);
+}
+
+bool KafkaProducer::tryProduce(std::string_view topic, std::span<const uint8_t> payload,
+                               int64_t timestampMs) noexcept {
+  return send(topic, payload, timestampMs, false);
+}
+
+bool KafkaProducer::send(std::string_view topic, std::span<const uint8_t> payload,
+                         int64_t timestampMs, bool wait) noexcept {
+  // Counted as produced once taken (delivery reports come later, on this thread), or refused
+  // for good; a message not taken from a full queue without waiting is not counted here.
   rd_kafka_topic_t *handle = topicHandle(topic);
   if (handle == nullptr) {
+    produced_.add(1);
     failed_.add(1);
     return false;
   }
@@ -152,8 +164,12 @@ bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> pay
         RD_KAFKA_V_VALUE(const_cast<uint8_t *>(payload.data()), payload.size()),
         RD_KAFKA_V_TIMESTAMP(timestampMs), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      produced_.add(1);
       rd_kafka_poll(rk_.get(), 0);
       return true;
+    }
+    if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && !wait) {
+      return false;
     }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && !abort_.load(std::memory_order_relaxed)) {
       // Back-pressure: wait for delivery reports to make room, never drop.
@@ -163,6 +179,7 @@ bool KafkaProducer::produce(std::string_view topic, std::span<const uint8_t> pay
       queued_.set(inFlight());
       continue;
     }
+    produced_.add(1);
     failed_.add(1);
     problem(kSyslogError, std::string("Kafka: cannot produce to '") + std::string(topic) +
                               "': " + rd_kafka_err2str(err));

@@ -52,6 +52,8 @@ public:
 
   bool produce(std::string_view topic, std::span<const uint8_t> payload,
                int64_t timestampMs) noexcept override;
+  bool tryProduce(std::string_view topic, std::span<const uint8_t> payload,
+                  int64_t timestampMs) noexcept override;
   void poll() noexcept override;
   /// Logs a warning with the number left undelivered when the timeout expires.
   int flush(int timeoutMs) override;
@@ -89,6 +91,9 @@ private:
   };
 
   rd_kafka_topic_s *topicHandle(std::string_view topic) noexcept;
+  /// produce() and tryProduce(): `wait` = retry on a full queue (back-pressure).
+  bool send(std::string_view topic, std::span<const uint8_t> payload, int64_t timestampMs,
+            bool wait) noexcept;
   /// Rate-limited log of a problem; brokerTrouble arms the "delivering again" message.
   void problem(int level, std::string_view what, bool brokerTrouble = true) noexcept;
   /// Logs the count of suppressed problem lines once their window has closed.

@@ -22,6 +22,14 @@ public:
   virtual bool produce(std::string_view topic, std::span<const uint8_t> payload,
                        int64_t timestampMs) noexcept = 0;
 
+  /// The same, but never waits: when the producer queue is full the message is not taken and
+  /// not counted (the caller counts it as dropped). For data that must not stall the pipeline,
+  /// such as raw-readout samples. Returns true when queued.
+  virtual bool tryProduce(std::string_view topic, std::span<const uint8_t> payload,
+                          int64_t timestampMs) noexcept {
+    return produce(topic, payload, timestampMs);
+  }
+
   /// Serves delivery reports and errors without blocking. Call regularly (every few ms).
   virtual void poll() noexcept = 0;
 

@@ -14,9 +14,10 @@ namespace efu {
 
 namespace {
 
-constexpr std::array<std::string_view, 10> kCommands{
-    "VERSION_GET",   "DETECTOR_INFO_GET", "STAT_GET_COUNT", "STAT_GET", "STAT_GET_NAME",
-    "CMD_GET_COUNT", "CMD_GET",           "RUNTIMESTATS",   "EXIT",     "AUTH",
+constexpr std::array<std::string_view, 12> kCommands{
+    "VERSION_GET",   "DETECTOR_INFO_GET", "STAT_GET_COUNT", "STAT_GET",       "STAT_GET_NAME",
+    "CMD_GET_COUNT", "CMD_GET",           "RUNTIMESTATS",   "EXIT",           "AUTH",
+    "CALIB_MODE_GET", "CALIB_MODE_SET",
 };
 
 /// Compares every byte whatever the first difference, so reply time tells nothing of the secret.
@@ -94,7 +95,7 @@ bool ControlProtocol::isError(std::string_view reply) noexcept {
 }
 
 bool ControlProtocol::changesState(std::string_view command) noexcept {
-  return command == "EXIT";
+  return command == "EXIT" || command == "CALIB_MODE_SET";
 }
 
 std::string ControlProtocol::handle(std::string_view line, ControlSession &session) {
@@ -168,6 +169,22 @@ std::string ControlProtocol::handle(std::string_view line, ControlSession &sessi
         return std::string(kBadArguments);
       }
       return oneLine(withText(command, info_.runtimeStats ? info_.runtimeStats() : std::string()));
+    }
+    if (command == "CALIB_MODE_GET") {
+      if (!noArgs() || !info_.calibMode) {
+        return std::string(info_.calibMode ? kBadArguments : kBadCommand);
+      }
+      return info_.calibMode() ? "CALIB_MODE_GET 1" : "CALIB_MODE_GET 0";
+    }
+    if (command == "CALIB_MODE_SET") {
+      if (!info_.setCalibMode) {
+        return std::string(kBadCommand);
+      }
+      if (nargs != 1 || (tokens[1] != "0" && tokens[1] != "1")) {
+        return std::string(kBadArguments);
+      }
+      info_.setCalibMode(tokens[1] == "1");
+      return std::string(kOk);
     }
     if (command == "EXIT") {
       if (!noArgs()) {

@@ -26,6 +26,10 @@ struct ControlInfo {
   /// main loop checks); ControlServer writes the reply before that poll() returns whenever the
   /// client's socket has room. May be empty.
   std::function<void()> requestExit;
+  /// CALIB_MODE_SET 0|1: raw-data mode off/on (every datagram sampled to ar51); CALIB_MODE_GET
+  /// reads it. May be empty (then the mode is refused with BADCMD).
+  std::function<void(bool)> setCalibMode;
+  std::function<bool()> calibMode;
   /// Shared secret that commands changing the daemon's state (EXIT) need: a connection sends
   /// "AUTH <secret>" first. Empty: no secret is asked for.
   std::string secret;
@@ -77,7 +81,7 @@ public:
     return handle(line, session);
   }
 
-  /// True for the commands that change the daemon's state (EXIT): the ones that a secret
+  /// True for the commands that change the daemon's state (EXIT, CALIB_MODE_SET): the ones that a secret
   /// protects and read-only mode refuses.
   [[nodiscard]] static bool changesState(std::string_view command) noexcept;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // End to end through Kafka: efu-broker, efu -d udp, udpgen, then efu-dump and kcat read it back.
 #include "tests/integration/TestKit.h"
+#include "efu/tools/dump/Decode.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 using namespace efu::testkit;
@@ -88,6 +90,105 @@ TEST_F(EfuKafka, CountersAndStatusArriveThroughTheBroker) {
   EXPECT_EQ(lastRxPackets, kCount);
   EXPECT_EQ(lastLost, 0);
   EXPECT_GT(statusMessages, 0);
+}
+
+// --monitor-every 10: one datagram in ten arrives on <instrument>_samples as ar51, byte for byte;
+// CALIB_MODE_SET 1 sends all of them; efu-dump writes the samples to a pcap file that tcpdump
+// (an independent reader) reads back.
+TEST_F(EfuKafka, RawSamplesAreTheDatagramsByteForByte) {
+  const uint16_t udpPort = freeUdpPort();
+  const uint16_t cmdPort = freeTcpPort();
+  Process efu({EFU_BINARY, "-d", "udp", "--instrument", "lab", "-i", "127.0.0.1", "-p",
+               std::to_string(udpPort), "-m", std::to_string(cmdPort), "-b", bootstrap_,
+               "--stats-interval", "0.2", "--monitor-every", "10"});
+  ASSERT_TRUE(eventually([&] { return !control(cmdPort, "VERSION_GET").empty(); }))
+      << efu.output();
+  // Datagrams the udp module accepts: sequence number, then any bytes (here: a pattern per i).
+  const auto datagram = [](uint64_t i) {
+    std::vector<uint8_t> bytes(64 + i % 50);
+    std::memcpy(bytes.data(), &i, sizeof(i));
+    for (size_t k = 16; k < bytes.size(); ++k) {
+      bytes[k] = static_cast<uint8_t>(i * 7 + k);
+    }
+    return bytes;
+  };
+  UdpSender sender;
+  int64_t sent = 0;
+  const auto sendUpTo = [&](int64_t last) {
+    for (; sent < last; ++sent) {
+      const auto bytes = datagram(static_cast<uint64_t>(sent));
+      sender.send(udpPort, bytes.data(), bytes.size());
+      if (sent % 20 == 19) { // paced on the receiver: no datagram may be lost
+        ASSERT_TRUE(eventually([&] { return counter(cmdPort, "proc.packets") == sent + 1; }));
+      }
+    }
+    ASSERT_TRUE(eventually([&] { return counter(cmdPort, "proc.packets") == last; }));
+  };
+  sendUpTo(100); // samples: 0, 10, ..., 90
+  EXPECT_EQ(control(cmdPort, "CALIB_MODE_GET"), "CALIB_MODE_GET 0");
+  EXPECT_EQ(control(cmdPort, "CALIB_MODE_SET 1"), "<OK>");
+  EXPECT_EQ(control(cmdPort, "CALIB_MODE_GET"), "CALIB_MODE_GET 1");
+  sendUpTo(105); // all five
+  EXPECT_EQ(control(cmdPort, "CALIB_MODE_SET 0"), "<OK>");
+  sendUpTo(120); // one in ten again, counting on from before calibration mode: 105, 115
+  ASSERT_TRUE(eventually([&] { return counter(cmdPort, "kafka.ar51.messages") == 17; }))
+      << counter(cmdPort, "kafka.ar51.messages").value_or(-1);
+  EXPECT_EQ(counter(cmdPort, "kafka.ar51.dropped"), 0);
+  efu.signal(SIGTERM);
+  ASSERT_EQ(efu.wait(30s).value_or(-1), 0) << efu.output();
+
+  const auto pcap = fs::temp_directory_path() / ("efu-samples-" + std::to_string(getpid()) + ".pcap");
+  std::vector<std::string> argv{DUMP_BINARY, "-b",         bootstrap_, "--from", "beginning",
+                                "--timeout", "3",          "-t",       "lab_samples",
+                                "--pcap",    pcap.string(), "--pcap-port", "9000"};
+  Process dump(argv);
+  ASSERT_TRUE(dump.wait(60s).has_value());
+  std::vector<uint64_t> sampled;          // datagram sequence numbers in consumption order
+  std::map<int64_t, uint64_t> byMessageId; // the topic has several partitions: order by id
+  std::istringstream lines(dump.output());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.front() != '{') {
+      continue;
+    }
+    const auto message = nlohmann::json::parse(line);
+    ASSERT_EQ(message.at("kind"), "ar51");
+    EXPECT_EQ(message.at("source_name"), "lab");
+    const auto bytes = efu::tools::ar51Datagram(message);
+    ASSERT_GE(bytes.size(), 8u);
+    uint64_t seq = 0;
+    std::memcpy(&seq, bytes.data(), sizeof(seq));
+    EXPECT_EQ(bytes, datagram(seq)) << "sample of datagram " << seq;
+    sampled.push_back(seq);
+    EXPECT_TRUE(byMessageId.emplace(message.at("message_id").get<int64_t>(), seq).second);
+  }
+  std::vector<uint64_t> inOrder;
+  for (const auto &[id, seq] : byMessageId) {
+    EXPECT_EQ(id, static_cast<int64_t>(inOrder.size())) << "message ids 0, 1, 2, ...";
+    inOrder.push_back(seq);
+  }
+  EXPECT_EQ(inOrder, (std::vector<uint64_t>{0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 101, 102,
+                                            103, 104, 105, 115}));
+
+  if (::system("command -v tcpdump >/dev/null 2>&1") != 0) {
+    fs::remove(pcap);
+    GTEST_SKIP() << "tcpdump is not installed: the pcap file is not read back";
+  }
+  Process tcpdump({"/usr/bin/env", "tcpdump", "-nn", "-r", pcap.string()});
+  ASSERT_EQ(tcpdump.wait(30s).value_or(-1), 0) << tcpdump.output();
+  std::istringstream packets(tcpdump.output());
+  size_t udpLines = 0;
+  size_t index = 0;
+  for (std::string line; std::getline(packets, line);) {
+    if (line.find("127.0.0.1.9000 > 127.0.0.1.9000: UDP, length ") == std::string::npos) {
+      continue;
+    }
+    const auto length = std::stoul(line.substr(line.rfind(' ') + 1));
+    ASSERT_LT(index, sampled.size());
+    EXPECT_EQ(length, datagram(sampled[index++]).size()) << line;
+    ++udpLines;
+  }
+  EXPECT_EQ(udpLines, sampled.size()) << tcpdump.output();
+  fs::remove(pcap);
 }
 
 TEST_F(EfuKafka, KcatReadsTheSameStatsTopic) {

@@ -4,6 +4,7 @@
 
 #include "common/system/BoundedJson.h"
 
+#include "schemas/ar51_generated.h"
 #include "schemas/ev44_generated.h"
 #include "schemas/f144_generated.h"
 #include "schemas/x5f2_generated.h"
@@ -203,7 +204,52 @@ Json decodeX5f2(const uint8_t *data, size_t size, std::string &error) {
   return out;
 }
 
+Json decodeAr51(const uint8_t *data, size_t size, std::string &error) {
+  flatbuffers::Verifier verifier(data, size);
+  if (!fb::VerifyRawReadoutMessageBuffer(verifier)) {
+    error = "ar51 buffer of " + std::to_string(size) + " bytes fails flatbuffers verification";
+    return nullptr;
+  }
+  const auto *msg = fb::GetRawReadoutMessage(data);
+  Json out;
+  out["kind"] = "ar51";
+  out["source_name"] = optionalString(msg->source_name());
+  out["message_id"] = msg->message_id();
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  const auto *raw = msg->raw_data();
+  const size_t bytes = raw == nullptr ? 0 : raw->size();
+  hex.reserve(2 * bytes);
+  for (size_t i = 0; i < bytes; ++i) {
+    hex += kHex[raw->Get(static_cast<flatbuffers::uoffset_t>(i)) >> 4];
+    hex += kHex[raw->Get(static_cast<flatbuffers::uoffset_t>(i)) & 0xF];
+  }
+  out["size"] = bytes;
+  out["raw_data"] = std::move(hex);
+  return out;
+}
+
 } // namespace
+
+std::vector<uint8_t> ar51Datagram(const nlohmann::json &decoded) {
+  std::vector<uint8_t> bytes;
+  if (!decoded.is_object() || decoded.value("kind", "") != "ar51") {
+    return bytes;
+  }
+  const auto it = decoded.find("raw_data");
+  if (it == decoded.end() || !it->is_string()) {
+    return bytes;
+  }
+  const std::string &hex = it->get_ref<const std::string &>();
+  const auto nibble = [](char c) {
+    return c <= '9' ? c - '0' : c - 'a' + 10;
+  };
+  bytes.reserve(hex.size() / 2);
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    bytes.push_back(static_cast<uint8_t>(nibble(hex[i]) << 4 | nibble(hex[i + 1])));
+  }
+  return bytes;
+}
 
 std::string fileIdentifier(std::span<const uint8_t> buffer) {
   if (buffer.size() < kMinimumSize) {
@@ -225,7 +271,8 @@ std::string fileIdentifier(std::span<const uint8_t> buffer) {
 
 bool isKnownIdentifier(std::string_view identifier) {
   return identifier == fb::Event44MessageIdentifier() ||
-         identifier == fb::f144_LogDataIdentifier() || identifier == fb::StatusIdentifier();
+         identifier == fb::f144_LogDataIdentifier() || identifier == fb::StatusIdentifier() ||
+         identifier == fb::RawReadoutMessageIdentifier();
 }
 
 std::optional<nlohmann::json> decodeMessage(std::span<const uint8_t> buffer, std::string &error) {
@@ -257,6 +304,8 @@ std::optional<nlohmann::json> decodeMessage(std::span<const uint8_t> buffer, std
       out = decodeEv44(data, buffer.size(), error);
     } else if (identifier == fb::f144_LogDataIdentifier()) {
       out = decodeF144(data, buffer.size(), error);
+    } else if (identifier == fb::RawReadoutMessageIdentifier()) {
+      out = decodeAr51(data, buffer.size(), error);
     } else {
       out = decodeX5f2(data, buffer.size(), error);
     }

@@ -168,6 +168,18 @@ std::string textX5f2(const Json &message) {
          "ms status=" + dumpCompact(message.at("status_json"));
 }
 
+std::string textAr51(const Json &message) {
+  const std::string &hex = message.at("raw_data").get_ref<const std::string &>();
+  constexpr size_t kShownBytes = 32;
+  std::string shown = hex.substr(0, 2 * kShownBytes);
+  if (hex.size() > shown.size()) {
+    shown += "...";
+  }
+  return "ar51 " + stringOrDash(message, "source_name") +
+         " id=" + dumpCompact(message.at("message_id")) +
+         " bytes=" + dumpCompact(message.at("size")) + " data=" + shown;
+}
+
 std::string rate(double count, double spanSeconds) {
   char text[64];
   std::snprintf(text, sizeof(text), "%.1f", count / spanSeconds);
@@ -191,6 +203,9 @@ std::string formatText(const nlohmann::json &message) {
     }
     if (kind == "x5f2") {
       return prefix(message) + textX5f2(message);
+    }
+    if (kind == "ar51") {
+      return prefix(message) + textAr51(message);
     }
   } catch (const Json::exception &) {
     // A hand-made object missing a member: fall through to the JSON form.

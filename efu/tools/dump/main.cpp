@@ -5,6 +5,7 @@
 #include "common/time/Time.h"
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
+#include "efu/tools/dump/PcapWriter.h"
 #include "efu/tools/dump/Image.h"
 #include "efu/tools/dump/TofHistogram.h"
 
@@ -51,6 +52,8 @@ struct Options {
   std::string tofPath;
   uint32_t tofBins = 200;
   std::optional<int64_t> tofMaxNs;
+  std::string pcapPath;
+  uint16_t pcapPort = 9000;
 };
 
 using efu::kafka::logToSpdlog;
@@ -221,7 +224,11 @@ private:
 class Printer {
 public:
   Printer(const Options &options, Pictures &pictures)
-      : text_(options.format == "text"), pictures_(pictures) {}
+      : text_(options.format == "text"), pictures_(pictures) {
+    if (!options.pcapPath.empty()) {
+      pcap_.emplace(options.pcapPath, options.pcapPort, options.pcapPort);
+    }
+  }
 
   void handle(const rd_kafka_message_t &msg) {
     const auto *payload = static_cast<const uint8_t *>(msg.payload);
@@ -245,6 +252,15 @@ public:
     if (pictures_.active() && decoded->at("kind") == "ev44") {
       pictures_.add(*decoded);
     }
+    if (pcap_ && decoded->at("kind") == "ar51") {
+      // Capture time: the Kafka message timestamp (when efu sampled it).
+      rd_kafka_timestamp_type_t type{};
+      const int64_t ms = rd_kafka_message_timestamp(&msg, &type);
+      if (!pcap_->write(efu::tools::ar51Datagram(*decoded), ms > 0 ? ms * 1'000'000 : 0)) {
+        spdlog::warn("{}[{}]@{}: ar51 datagram too large for a pcap UDP packet", topic,
+                     msg.partition, msg.offset);
+      }
+    }
     (*decoded)["topic"] = topic;
     (*decoded)["partition"] = msg.partition;
     (*decoded)["offset"] = msg.offset;
@@ -260,6 +276,7 @@ public:
 private:
   bool text_;
   Pictures &pictures_;
+  std::optional<efu::tools::PcapWriter> pcap_;
   efu::tools::DumpCounts counts_;
 };
 
@@ -410,6 +427,12 @@ int main(int argc, char **argv) {
   app.add_flag("--log-scale", options.logScale, "Colour --image by log(1 + count)")
       ->needs(image)
       ->group("Pictures");
+  app.add_option("--pcap", options.pcapPath,
+                 "Also write the datagrams of ar51 raw-readout samples to this pcap file "
+                 "(Ethernet/IPv4/UDP on 127.0.0.1, for Wireshark or replay)");
+  app.add_option("--pcap-port", options.pcapPort, "UDP port the --pcap datagrams are addressed to")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
   auto *tof = app.add_option("--tof-histogram", options.tofPath,
                              "Write a PNG bar chart of the ev44 time of flight")
                   ->type_name("FILE.png")

@@ -22,6 +22,11 @@ public:
     messages.push_back({std::string(topic), {payload.begin(), payload.end()}, timestampMs});
     return true;
   }
+  /// A full queue for tryProduce() while `full` is set (produce() would wait: not modelled).
+  bool tryProduce(std::string_view topic, std::span<const uint8_t> payload,
+                  int64_t timestampMs) noexcept override {
+    return !full && produce(topic, payload, timestampMs);
+  }
   void poll() noexcept override { ++polls; }
   int flush(int) override {
     ++flushes;
@@ -29,6 +34,7 @@ public:
   }
 
   std::vector<Message> messages;
+  bool full = false;
   int polls = 0;
   int flushes = 0;
 };

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Ev44Sink batching and StatsPublisher output, against a recording fake producer.
 #include "common/kafka/Ev44Sink.h"
+#include "common/kafka/RawSampler.h"
+#include "schemas/ar51_generated.h"
 #include "common/kafka/StatsPublisher.h"
 #include "tests/common/kafka/FakeProducer.h"
 
@@ -124,6 +126,60 @@ TEST(Ev44Sink, ZeroIntervalFlushesAtEveryTick) {
   sink.add(1, 2, 3);
   sink.tick(5);
   EXPECT_EQ(producer.messages.size(), 1u);
+}
+
+/// The raw bytes of an ar51 message, after checking its identifier, source and id.
+std::vector<uint8_t> ar51Payload(const FakeProducer::Message &message, int64_t messageId) {
+  flatbuffers::Verifier verifier(message.payload.data(), message.payload.size());
+  EXPECT_TRUE(efu::fb::VerifyRawReadoutMessageBuffer(verifier));
+  const auto *raw = efu::fb::GetRawReadoutMessage(message.payload.data());
+  EXPECT_EQ(raw->source_name()->str(), "loki");
+  EXPECT_EQ(raw->message_id(), messageId);
+  return {raw->raw_data()->begin(), raw->raw_data()->end()};
+}
+
+TEST(RawSampler, EveryNthWithConsecutiveByteForByte) {
+  FakeProducer producer;
+  efu::Stats stats;
+  efu::kafka::RawSampler sampler(producer, "loki_samples", "loki", 5, 2, stats);
+  for (uint8_t i = 0; i < 12; ++i) {
+    const std::vector<uint8_t> datagram{i, static_cast<uint8_t>(i * 3), 0xFF, 0x00};
+    sampler.offer(datagram);
+  }
+  // Datagrams 0, 1 of every 5: 0 1 5 6 10 11.
+  ASSERT_EQ(producer.messages.size(), 6u);
+  const uint8_t expected[] = {0, 1, 5, 6, 10, 11};
+  for (size_t m = 0; m < producer.messages.size(); ++m) {
+    EXPECT_EQ(producer.messages[m].topic, "loki_samples");
+    EXPECT_EQ(ar51Payload(producer.messages[m], static_cast<int64_t>(m)),
+              (std::vector<uint8_t>{expected[m], static_cast<uint8_t>(expected[m] * 3), 0xFF, 0}));
+  }
+  EXPECT_EQ(stats.find("kafka.ar51.messages")->get(), 6);
+  EXPECT_EQ(stats.find("kafka.ar51.dropped")->get(), 0);
+}
+
+TEST(RawSampler, OffUnlessCalibrationModeThenEverythingAndAFullQueueDrops) {
+  FakeProducer producer;
+  efu::Stats stats;
+  efu::kafka::RawSampler sampler(producer, "t", "loki", 0, 1, stats);
+  const std::vector<uint8_t> datagram{1, 2, 3};
+  sampler.offer(datagram);
+  EXPECT_TRUE(producer.messages.empty()) << "--monitor-every 0: off";
+  sampler.setAll(true);
+  EXPECT_TRUE(sampler.all());
+  for (int i = 0; i < 3; ++i) {
+    sampler.offer(datagram);
+  }
+  producer.full = true;
+  sampler.offer(datagram); // never waits: dropped and counted
+  producer.full = false;
+  sampler.offer(datagram);
+  sampler.setAll(false);
+  sampler.offer(datagram);
+  ASSERT_EQ(producer.messages.size(), 4u);
+  EXPECT_EQ(ar51Payload(producer.messages[3], 4), datagram) << "message_id 3 was the dropped one";
+  EXPECT_EQ(stats.find("kafka.ar51.messages")->get(), 4);
+  EXPECT_EQ(stats.find("kafka.ar51.dropped")->get(), 1);
 }
 
 TEST(StatsPublisher, OneF144PerCounterAndOneX5f2) {

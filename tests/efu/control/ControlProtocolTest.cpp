@@ -112,8 +112,8 @@ TEST_F(ControlProtocolTest, StatGetName) {
 TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
   ControlProtocol protocol(stats_, info());
   const auto commands = ControlProtocol::commands();
-  ASSERT_EQ(commands.size(), 10U);
-  EXPECT_EQ(protocol.handle("CMD_GET_COUNT"), "CMD_GET_COUNT 10");
+  ASSERT_EQ(commands.size(), 12U);
+  EXPECT_EQ(protocol.handle("CMD_GET_COUNT"), "CMD_GET_COUNT 12");
   EXPECT_EQ(protocol.handle("CMD_GET_COUNT 1"), kBadArgs);
   for (size_t i = 1; i <= commands.size(); ++i) {
     EXPECT_EQ(protocol.handle("CMD_GET " + std::to_string(i)),
@@ -122,14 +122,17 @@ TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
   EXPECT_EQ(protocol.handle("CMD_GET 1"), "CMD_GET VERSION_GET");
   EXPECT_EQ(protocol.handle("CMD_GET 9"), "CMD_GET EXIT");
   EXPECT_EQ(protocol.handle("CMD_GET 10"), "CMD_GET AUTH");
-  for (const char *line : {"CMD_GET", "CMD_GET 0", "CMD_GET 11", "CMD_GET -1", "CMD_GET x",
+  for (const char *line : {"CMD_GET", "CMD_GET 0", "CMD_GET 13", "CMD_GET -1", "CMD_GET x",
                            "CMD_GET 4294967306", "CMD_GET 1 1"}) {
     EXPECT_EQ(protocol.handle(line), kBadArgs) << line;
   }
 }
 
 TEST_F(ControlProtocolTest, EveryListedCommandIsUnderstood) {
-  ControlProtocol protocol(stats_, info());
+  ControlInfo all = info();
+  all.setCalibMode = [](bool) {};
+  all.calibMode = [] { return false; };
+  ControlProtocol protocol(stats_, all);
   for (const std::string_view command : ControlProtocol::commands()) {
     EXPECT_NE(protocol.handle(command), kBadCmd) << command;
   }
@@ -219,6 +222,32 @@ TEST_F(ControlProtocolTest, ReadOnlyRefusesExitEvenAfterAuth) {
   EXPECT_EQ(exitRequests_, 0);
   EXPECT_TRUE(ControlProtocol::changesState("EXIT"));
   EXPECT_FALSE(ControlProtocol::changesState("STAT_GET"));
+}
+
+TEST_F(ControlProtocolTest, CalibModeAsTheEssEfuAnswersIt) {
+  bool mode = false;
+  ControlInfo withMode = info();
+  withMode.setCalibMode = [&mode](bool on) { mode = on; };
+  withMode.calibMode = [&mode] { return mode; };
+  ControlProtocol protocol(stats_, withMode);
+  EXPECT_EQ(protocol.handle("CALIB_MODE_GET"), "CALIB_MODE_GET 0");
+  EXPECT_EQ(protocol.handle("CALIB_MODE_SET 1"), "<OK>");
+  EXPECT_TRUE(mode);
+  EXPECT_EQ(protocol.handle("CALIB_MODE_GET"), "CALIB_MODE_GET 1");
+  EXPECT_EQ(protocol.handle("CALIB_MODE_SET 0"), "<OK>");
+  EXPECT_FALSE(mode);
+  for (const char *bad : {"CALIB_MODE_SET", "CALIB_MODE_SET 2", "CALIB_MODE_SET on",
+                          "CALIB_MODE_SET 1 1", "CALIB_MODE_GET 1"}) {
+    EXPECT_EQ(protocol.handle(bad), kBadArgs) << bad;
+  }
+  EXPECT_TRUE(ControlProtocol::changesState("CALIB_MODE_SET"));
+  ControlInfo readOnly = withMode;
+  readOnly.readOnly = true;
+  ControlProtocol guarded(stats_, readOnly);
+  EXPECT_EQ(guarded.handle("CALIB_MODE_SET 1"), "Error: <READONLY>");
+  EXPECT_FALSE(mode);
+  EXPECT_EQ(ControlProtocol(stats_, info()).handle("CALIB_MODE_GET"), kBadCmd)
+      << "no raw-data mode without Kafka";
 }
 
 TEST_F(ControlProtocolTest, AuthWithoutASecretIsAccepted) {

@@ -206,7 +206,7 @@ TEST_F(ControlServerTest, PipelinedCommandsAreAnsweredInOrder) {
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
   EXPECT_EQ(client.readLine(server), "STAT_GET rx.packets 42");
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
-  EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 10");
+  EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 12");
 }
 
 TEST_F(ControlServerTest, SeveralClientsAtOnce) {
