@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   const uint8_t *end = data + size;
   if (header.payloadBytes > size ||
-      (header.payloadBytes > 0 && (header.payload < data || header.payload + header.payloadBytes != end))) {
+      (header.payloadBytes > 0 &&
+       (header.payload < data || header.payload + header.payloadBytes != end))) {
     std::abort(); // an accepted header must describe a payload inside the datagram
   }
   (void)sequences.add(header.outputQueue, header.seqNum);

@@ -14,8 +14,7 @@ efu::fuzz::LoadedModule &instance() {
   static efu::fuzz::LoadedModule *loaded = [] {
     const EfuModuleDescriptor &descriptor = efu::fuzz::loadDescriptor(EFU_FUZZ_MODULE);
     const std::string config = EFU_FUZZ_CONFIG;
-    auto *m = new efu::fuzz::LoadedModule(descriptor,
-                                          efu::loadModuleConfig(descriptor, config));
+    auto *m = new efu::fuzz::LoadedModule(descriptor, efu::loadModuleConfig(descriptor, config));
     if (m->module == nullptr) {
       std::fprintf(stderr, "fuzz: %s refused %s: %s\n", EFU_FUZZ_MODULE, EFU_FUZZ_CONFIG,
                    m->context.error.c_str());
@@ -33,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static unsigned inputs = 0;
   efu::fuzz::LoadedModule &m = instance();
   clockNs += 1'000'000; // 1 ms per datagram
-  const efu::sdk::Packet packet{data, static_cast<uint32_t>(size), inputs % 2, clockNs,
+  const efu::sdk::Packet packet{data,       static_cast<uint32_t>(size),
+                                inputs % 2, clockNs,
                                 0x7f000001, static_cast<uint16_t>(40000 + inputs % 3)};
   m.module->process(packet);
   if (++inputs % 64 == 0) {
