@@ -108,19 +108,11 @@ nlohmann::json validateModuleConfig(const char *moduleName, const EfuConfigKey *
 }
 
 nlohmann::json readConfigFile(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError("cannot open config file '" + path + "'");
-  }
-  nlohmann::json config;
   try {
-    config = parseJson(in);
-  } catch (const nlohmann::json::parse_error &e) {
-    throw ConfigError(path + ": not valid JSON: " + e.what());
-  } catch (const JsonDepthError &e) {
-    throw ConfigError(path + ": " + e.what());
+    return readJsonFile(path);
+  } catch (const JsonFileError &e) {
+    throw ConfigError(e.what());
   }
-  return config;
 }
 
 nlohmann::json loadModuleConfig(const EfuModuleDescriptor &d, const std::string &path) {

@@ -82,17 +82,7 @@ int main(int argc, char **argv) {
     if (!bitRate.empty()) {
       o.bitsPerS = parseBitRate(bitRate);
     }
-    nlohmann::json config;
-    {
-      std::ifstream in(o.configPath);
-      try {
-        config = parseJson(in);
-      } catch (const nlohmann::json::parse_error &e) {
-        throw std::runtime_error(o.configPath + ": not valid JSON: " + e.what());
-      } catch (const JsonDepthError &e) {
-        throw std::runtime_error(o.configPath + ": " + e.what());
-      }
-    }
+    const nlohmann::json config = readJsonFile(o.configPath);
     auto source = makeSource(o.detector, config, o.configPath, o.seed);
     const uint32_t w = source->imageWidth();
     const uint32_t h = source->imageHeight();

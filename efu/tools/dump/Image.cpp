@@ -113,17 +113,11 @@ ImageGeometry geometryFromJson(const nlohmann::json &config, const std::string &
 }
 
 ImageGeometry loadGeometry(const std::string &path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw GeometryError("--geometry '" + path + "': cannot open: " + std::strerror(errno));
-  }
   nlohmann::json config;
   try {
-    config = parseJson(in);
-  } catch (const nlohmann::json::parse_error &) {
-    throw GeometryError("--geometry '" + path + "': not valid JSON");
-  } catch (const JsonDepthError &e) {
-    throw GeometryError("--geometry '" + path + "': " + e.what());
+    config = readJsonFile(path);
+  } catch (const JsonFileError &e) {
+    throw GeometryError(std::string("--geometry ") + e.what());
   }
   return geometryFromJson(config, "--geometry " + path);
 }

@@ -279,7 +279,22 @@ TEST_F(ModuleConfigFile, MissingFileIsNamed) {
     loadModuleConfig(kModule, path);
     FAIL() << "expected ConfigError";
   } catch (const ConfigError &e) {
-    EXPECT_TRUE(contains(e.what(), "cannot open config file '" + path + "'")) << e.what();
+    EXPECT_TRUE(contains(e.what(), path + ": cannot open: No such file")) << e.what();
+  }
+}
+
+TEST_F(ModuleConfigFile, AFileLargerThanAnyConfigIsRefusedUnread) {
+  const std::string path = (dir_ / "huge.json").string();
+  {
+    std::ofstream out(path);
+    out << "{}";
+  }
+  std::filesystem::resize_file(path, (64 << 20) + 1); // sparse: no disk used
+  try {
+    loadModuleConfig(kModule, path);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError &e) {
+    EXPECT_TRUE(contains(e.what(), path + ": 67108865 bytes, more than the 64 MiB")) << e.what();
   }
 }
 

@@ -191,8 +191,8 @@ TEST(ImageGeometry, FileErrorsNameTheOptionAndPath) {
     efu::tools::loadGeometry((dir.path() / "absent.json").string());
     FAIL() << "no error";
   } catch (const GeometryError &e) {
-    EXPECT_NE(std::string(e.what()).find("--geometry '" + (dir.path() / "absent.json").string() +
-                                         "': cannot open"),
+    EXPECT_NE(std::string(e.what()).find("--geometry " + (dir.path() / "absent.json").string() +
+                                         ": cannot open"),
               std::string::npos)
         << e.what();
   }
@@ -201,7 +201,7 @@ TEST(ImageGeometry, FileErrorsNameTheOptionAndPath) {
     efu::tools::loadGeometry((dir.path() / "bad.json").string());
     FAIL() << "no error";
   } catch (const GeometryError &e) {
-    EXPECT_NE(std::string(e.what()).find("bad.json': not valid JSON"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("bad.json: not valid JSON"), std::string::npos)
         << e.what();
   }
 }
