@@ -60,6 +60,24 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
                  "SO_SNDBUF request in bytes (0 = kernel default); the granted size is printed")
       ->capture_default_str()
       ->check(CLI::Range(uint64_t{0}, uint64_t{0x7fffffff}));
+  auto *pcap = app.add_option("--pcap", options.pcapPath,
+                              "Replay the UDP payloads of this capture (pcap/pcapng) byte for byte "
+                              "instead of generating datagrams; -i/-p name the destination")
+                   ->check(CLI::ExistingFile);
+  app.add_option("--pcap-filter", options.pcapFilter,
+                 "With --pcap: BPF filter choosing the packets (tcpdump syntax)")
+      ->capture_default_str()
+      ->needs(pcap);
+  app.add_option("--speed", options.speed,
+                 "With --pcap: 1 = the capture's own timing, 2 = twice as fast, 0 = as fast as "
+                 "possible (--pps sets a fixed rate instead)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6))
+      ->needs(pcap);
+  app.add_option("--loop", options.loops, "With --pcap: passes over the capture (0 = until stopped)")
+      ->capture_default_str()
+      ->needs(pcap);
+  pcap->excludes(rate);
   app.add_flag("--json", options.json, "Print the final summary as one JSON line on stdout");
   app.add_flag("-q,--quiet", options.quiet, "No per-second progress lines");
   app.add_flag("--theory", options.theory,

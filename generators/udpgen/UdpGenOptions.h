@@ -33,6 +33,10 @@ struct UdpGenOptions {
   bool quiet = false;                ///< No per-second progress lines.
   bool theory = false;               ///< Print the line-rate table and exit.
   double linkBps = 10e9;             ///< Link speed for --theory, bits/s.
+  std::string pcapPath;              ///< --pcap: replay this capture instead of generating.
+  std::string pcapFilter = "udp";    ///< --pcap-filter: BPF expression for the capture.
+  double speed = 1.0;                ///< --speed: capture timing factor (0 = unpaced).
+  uint64_t loops = 1;                ///< --loop: passes over the capture (0 = until stopped).
 
   /// Datagrams per second implied by --rate or --pps; 0 when unpaced.
   [[nodiscard]] double targetPps() const noexcept {

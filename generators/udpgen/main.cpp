@@ -4,6 +4,7 @@
 #include "common/net/LineRate.h"
 #include "common/system/Affinity.h"
 #include "common/system/Log.h"
+#include "generators/udpgen/PcapReplay.h"
 #include "generators/udpgen/UdpGenOptions.h"
 #include "generators/udpgen/UdpSender.h"
 
@@ -32,6 +33,24 @@ int main(int argc, char **argv) {
   try {
     setupLogging("udpgen", "info", "");
     installStopSignals();
+    if (!options.pcapPath.empty()) {
+      const PcapReplayOptions replay{options.pcapPath, options.pcapFilter, options.address,
+                                     options.port,     options.speed,      options.pps,
+                                     options.loops,    options.count};
+      spdlog::info("replaying {} (filter '{}') to {}:{}, {}, {} pass(es)", options.pcapPath,
+                   options.pcapFilter, options.address, options.port,
+                   options.pps > 0       ? fmt::format("{} pps", options.pps)
+                   : options.speed > 0.0 ? fmt::format("capture timing x{}", options.speed)
+                                         : std::string("unpaced"),
+                   options.loops == 0 ? std::string("unlimited") : std::to_string(options.loops));
+      const PcapReplaySummary summary = replayPcap(replay, stopFlag());
+      std::fputs(replayText(summary).c_str(), stderr);
+      if (options.json) {
+        std::printf("%s\n", replayJson(summary).c_str());
+        std::fflush(stdout);
+      }
+      return 0;
+    }
     if (const std::string error = pinCurrentThread(options.cpu); !error.empty()) {
       spdlog::warn("{}; running unpinned", error);
     }

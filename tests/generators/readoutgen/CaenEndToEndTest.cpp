@@ -128,7 +128,8 @@ protected:
     cmd_ = freeTcpPort();
     efu_ = std::make_unique<Process>(std::vector<std::string>{
         EFU_BINARY, "-d", "caen", "-f", config_, "--instrument", "loki", "-p", std::to_string(udp_),
-        "-m", std::to_string(cmd_), "-b", bootstrap_, "--stats-interval", "0.2"});
+        "-m", std::to_string(cmd_), "-b", bootstrap_, "--stats-interval", "0.2", "--monitor-every",
+        "1"}); // every datagram also to loki_samples, for the replay test
     ASSERT_TRUE(eventually([&] {
       return counter(cmd_, "caen.readouts.header.ok").has_value() ||
              counter(cmd_, "readouts.header.ok").has_value() || !efu_->running();
@@ -276,6 +277,62 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   EXPECT_EQ(dirtyDelta, cleanDelta) << "only the injected error counters may differ";
   EXPECT_EQ(value("readouts.seq.lost"), 0);
   EXPECT_TRUE(efu_->running());
+}
+
+// Commissioning loop: the live run's datagrams, sampled to ar51 (--monitor-every 1), written to
+// a pcap file by efu-dump and replayed by udpgen --pcap into a second efu, form the same events
+// and move the same module counters as the live run did.
+TEST_F(CaenEndToEnd, ACaptureReplayedFormsTheSameEventsAsTheLiveRun) {
+  const auto sent = readoutgen({"-n", "20000", "-r", "200000", "--events-per-pulse", "2500"});
+  const int64_t datagrams = sent.at("datagrams").get<int64_t>();
+  ASSERT_TRUE(processed(datagrams));
+  const auto live = moduleCounters(cmd_);
+  ASSERT_TRUE(eventually([&] { return value("kafka.ar51.messages") == datagrams; }))
+      << value("kafka.ar51.messages") << " of " << datagrams;
+  EXPECT_EQ(value("kafka.ar51.dropped"), 0);
+
+  const auto pcap = dir_ / "loki.pcap";
+  Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "loki_samples", "--from", "beginning",
+                "--timeout", "3", "--format", "text", "--log-level", "warn", "--pcap",
+                pcap.string()});
+  ASSERT_TRUE(dump.wait(60s).has_value());
+
+  const uint16_t replayUdp = freeUdpPort();
+  const uint16_t replayCmd = freeTcpPort();
+  Process replayEfu({EFU_BINARY, "-d", "caen", "-f", config_, "-p", std::to_string(replayUdp),
+                     "-m", std::to_string(replayCmd), "--no-kafka"});
+  ASSERT_TRUE(eventually([&] { return !control(replayCmd, "VERSION_GET").empty(); }))
+      << replayEfu.output();
+  // Paced: the capture spans ~0.1 s; --pps keeps a slow machine's socket buffer from overflowing.
+  Process udpgen({UDPGEN, "--pcap", pcap.string(), "-p", std::to_string(replayUdp), "--pps",
+                  "20000", "--json", "-q"});
+  ASSERT_EQ(udpgen.wait(60s), std::optional<int>(0)) << udpgen.output();
+  nlohmann::json replayed;
+  for (const auto &l : lines(udpgen.output())) {
+    if (l.rfind("{", 0) == 0) {
+      replayed = nlohmann::json::parse(l);
+    }
+  }
+  ASSERT_EQ(replayed.value("sent", int64_t{-1}), datagrams) << udpgen.output();
+  EXPECT_EQ(replayed.value("skipped_not_udp", int64_t{-1}), 0);
+  // The capture is in Kafka consumption order (several partitions): sequence numbers may come
+  // out of order, so only the sequence counters may differ; events and readouts may not.
+  ASSERT_TRUE(eventually([&] {
+    const auto now = moduleCounters(replayCmd);
+    const auto it = now.find("readouts.header.ok");
+    return it != now.end() && it->second == live.at("readouts.header.ok");
+  })) << replayEfu.output();
+  auto again = moduleCounters(replayCmd);
+  auto expected = live;
+  for (auto *counters : {&again, &expected}) {
+    for (auto it = counters->begin(); it != counters->end();) {
+      it = it->first.find(".seq.") != std::string::npos ? counters->erase(it) : std::next(it);
+    }
+  }
+  EXPECT_EQ(again, expected);
+  EXPECT_EQ(again.at("events.formed"), sent.at("events").get<int64_t>());
+  replayEfu.signal(SIGTERM);
+  EXPECT_EQ(replayEfu.wait(20s), std::optional<int>(0)) << replayEfu.output();
 }
 
 } // namespace

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Capture replay: libpcap reads and filters, we strip link, IPv4 and UDP headers and send.
+#include "generators/udpgen/PcapReplay.h"
+
+#include "common/time/Time.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pcap/pcap.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+namespace efu::udpgen {
+namespace {
+
+using PcapPtr = std::unique_ptr<pcap_t, decltype(&pcap_close)>;
+
+/// Bytes before the IPv4 header for a link type, or -1 when the frame is not IPv4.
+int linkHeaderBytes(int linkType, const uint8_t *frame, uint32_t length) {
+  const auto be16 = [&](uint32_t at) { return static_cast<uint32_t>(frame[at] << 8 | frame[at + 1]); };
+  switch (linkType) {
+  case DLT_EN10MB: {
+    uint32_t offset = 12;
+    while (offset + 2 <= length && (be16(offset) == 0x8100 || be16(offset) == 0x88A8)) {
+      offset += 4; // VLAN tags
+    }
+    return offset + 2 <= length && be16(offset) == 0x0800 ? static_cast<int>(offset + 2) : -1;
+  }
+  case DLT_RAW:
+#ifdef DLT_IPV4
+  case DLT_IPV4:
+#endif
+    return 0;
+  case DLT_LINUX_SLL:
+    return length >= 16 && be16(14) == 0x0800 ? 16 : -1;
+  case DLT_NULL:
+  case DLT_LOOP: {
+    if (length < 4) {
+      return -1;
+    }
+    uint32_t family = 0;
+    std::memcpy(&family, frame, 4);
+    const bool ipv4 = family == AF_INET || ntohl(family) == AF_INET;
+    return ipv4 ? 4 : -1;
+  }
+  default:
+    return -1;
+  }
+}
+
+class Socket {
+public:
+  Socket(const std::string &address, uint16_t port) : fd_(::socket(AF_INET, SOCK_DGRAM, 0)) {
+    if (fd_ < 0) {
+      throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+    }
+    destination_.sin_family = AF_INET;
+    destination_.sin_port = htons(port);
+    if (::inet_pton(AF_INET, address.c_str(), &destination_.sin_addr) != 1) {
+      ::close(fd_);
+      throw std::runtime_error("not an IPv4 address: " + address);
+    }
+  }
+  ~Socket() { ::close(fd_); }
+  Socket(const Socket &) = delete;
+  Socket &operator=(const Socket &) = delete;
+  bool send(const uint8_t *data, size_t size) const {
+    return ::sendto(fd_, data, size, 0, reinterpret_cast<const sockaddr *>(&destination_),
+                    sizeof(destination_)) == static_cast<ssize_t>(size);
+  }
+
+private:
+  int fd_;
+  sockaddr_in destination_{};
+};
+
+PcapPtr openCapture(const PcapReplayOptions &options) {
+  char error[PCAP_ERRBUF_SIZE] = {};
+  PcapPtr pcap(pcap_open_offline_with_tstamp_precision(options.path.c_str(),
+                                                       PCAP_TSTAMP_PRECISION_NANO, error),
+               &pcap_close);
+  if (!pcap) {
+    throw std::runtime_error("--pcap " + options.path + ": " + error);
+  }
+  bpf_program program{};
+  if (pcap_compile(pcap.get(), &program, options.filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0) {
+    throw std::runtime_error("--pcap-filter '" + options.filter +
+                             "': " + pcap_geterr(pcap.get()));
+  }
+  const int rc = pcap_setfilter(pcap.get(), &program);
+  pcap_freecode(&program);
+  if (rc != 0) {
+    throw std::runtime_error("--pcap-filter '" + options.filter +
+                             "': " + pcap_geterr(pcap.get()));
+  }
+  return pcap;
+}
+
+void waitUntil(int64_t deadlineNs, const std::atomic<bool> &stop) {
+  for (int64_t now = monotonicNs(); now < deadlineNs && !stop.load(); now = monotonicNs()) {
+    const int64_t left = deadlineNs - now;
+    if (left > 200'000) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(left - 100'000));
+    }
+  }
+}
+
+} // namespace
+
+PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic<bool> &stop) {
+  PcapReplaySummary summary;
+  Socket socket(options.address, options.port);
+  const int64_t startNs = monotonicNs();
+  int64_t passStartNs = startNs;
+  const double gapNs = options.pps > 0 ? 1e9 / static_cast<double>(options.pps) : 0.0;
+  uint64_t paced = 0;
+  for (uint64_t pass = 0; options.loops == 0 || pass < options.loops; ++pass) {
+    PcapPtr pcap = openCapture(options); // opened again per pass (also checks it before sending)
+    const int linkType = pcap_datalink(pcap.get());
+    int64_t firstCaptureNs = -1;
+    pcap_pkthdr *header = nullptr;
+    const u_char *frame = nullptr;
+    int rc = 0;
+    while (!stop.load() && (rc = pcap_next_ex(pcap.get(), &header, &frame)) == 1) {
+      if (options.count > 0 && summary.sent >= options.count) {
+        break;
+      }
+      if (header->caplen < header->len) {
+        ++summary.skippedTruncated;
+        continue;
+      }
+      const int ipAt = linkHeaderBytes(linkType, frame, header->caplen);
+      const uint8_t *ip = frame + (ipAt < 0 ? 0 : ipAt);
+      const uint32_t available = ipAt < 0 ? 0 : header->caplen - static_cast<uint32_t>(ipAt);
+      if (ipAt < 0 || available < 20 || (ip[0] >> 4) != 4 || ip[9] != IPPROTO_UDP) {
+        ++summary.skippedNotUdp;
+        continue;
+      }
+      const uint32_t ipHeader = (ip[0] & 0x0F) * 4U;
+      const uint32_t flagsOffset = static_cast<uint32_t>(ip[6] << 8 | ip[7]);
+      if ((flagsOffset & 0x3FFF) != 0) { // more fragments, or not the first
+        ++summary.skippedFragment;
+        continue;
+      }
+      const uint32_t ipLength = static_cast<uint32_t>(ip[2] << 8 | ip[3]);
+      if (ipHeader < 20 || ipLength > available || ipLength < ipHeader + 8) {
+        ++summary.skippedNotUdp;
+        continue;
+      }
+      const uint8_t *udp = ip + ipHeader;
+      const uint32_t udpLength = static_cast<uint32_t>(udp[4] << 8 | udp[5]);
+      if (udpLength < 8 || udpLength > ipLength - ipHeader) {
+        ++summary.skippedNotUdp;
+        continue;
+      }
+      const int64_t captureNs =
+          int64_t{header->ts.tv_sec} * kNsPerSec + int64_t{header->ts.tv_usec}; // nano precision
+      if (firstCaptureNs < 0) {
+        firstCaptureNs = captureNs;
+        passStartNs = monotonicNs();
+      }
+      if (gapNs > 0.0) {
+        waitUntil(startNs + static_cast<int64_t>(gapNs * static_cast<double>(paced++)), stop);
+      } else if (options.speed > 0.0) {
+        const auto offset = static_cast<double>(captureNs - firstCaptureNs) / options.speed;
+        waitUntil(passStartNs + static_cast<int64_t>(offset), stop);
+      }
+      if (pass == 0) {
+        summary.captureSpanS = static_cast<double>(captureNs - firstCaptureNs) / 1e9;
+      }
+      if (socket.send(udp + 8, udpLength - 8)) {
+        ++summary.sent;
+        summary.bytes += udpLength - 8;
+      } else {
+        ++summary.sendErrors;
+      }
+    }
+    if (rc == PCAP_ERROR) {
+      throw std::runtime_error("--pcap " + options.path + ": " + pcap_geterr(pcap.get()));
+    }
+    if (stop.load() || (options.count > 0 && summary.sent >= options.count)) {
+      break;
+    }
+    ++summary.loops;
+  }
+  summary.elapsedS = static_cast<double>(monotonicNs() - startNs) / 1e9;
+  return summary;
+}
+
+std::string replayText(const PcapReplaySummary &s) {
+  return fmt::format("udpgen replay: {} datagrams ({} B) sent in {:.3f} s over {} pass(es) "
+                     "(capture span {:.3f} s); skipped: {} not IPv4/UDP, {} fragments, {} "
+                     "truncated; {} send errors\n",
+                     s.sent, s.bytes, s.elapsedS, s.loops, s.captureSpanS, s.skippedNotUdp,
+                     s.skippedFragment, s.skippedTruncated, s.sendErrors);
+}
+
+std::string replayJson(const PcapReplaySummary &s) {
+  return nlohmann::json{{"sent", s.sent},
+                        {"bytes", s.bytes},
+                        {"send_errors", s.sendErrors},
+                        {"skipped_not_udp", s.skippedNotUdp},
+                        {"skipped_fragment", s.skippedFragment},
+                        {"skipped_truncated", s.skippedTruncated},
+                        {"loops", s.loops},
+                        {"elapsed_s", s.elapsedS},
+                        {"capture_span_s", s.captureSpanS}}
+      .dump();
+}
+
+} // namespace efu::udpgen
