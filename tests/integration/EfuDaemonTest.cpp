@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -222,6 +225,48 @@ TEST_F(EfuUdpDaemon, SighupReopensTheLogFileAndUsr1StopsCleanly) {
   const std::string text((std::istreambuf_iterator<char>(reopened)), {});
   EXPECT_NE(text.find("efu stopped"), std::string::npos) << text;
   fs::remove_all(dir);
+}
+
+// A capture written by an independent tool (tcpdump on lo) replayed by udpgen --pcap at the
+// capture's timing: every datagram arrives, in order, byte for byte (exact udp.seq counters).
+TEST_F(EfuUdpDaemon, UdpgenReplaysATcpdumpCaptureExactly) {
+  constexpr int kCount = 3000;
+  const fs::path capture =
+      fs::temp_directory_path() / ("efu-lo-" + std::to_string(getpid()) + ".pcap");
+  // A listener on the captured port, so the generator gets no ICMP port-unreachable back.
+  const int sink = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(sink, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  ::getsockname(sink, reinterpret_cast<sockaddr *>(&addr), &len);
+  const uint16_t capturedPort = ntohs(addr.sin_port);
+
+  Process tcpdump({"/usr/bin/env", "tcpdump", "-i", "lo", "-U", "-w", capture.string(), "-c",
+                   std::to_string(kCount), "udp and dst port " + std::to_string(capturedPort)});
+  eventually([&] {
+    return tcpdump.output().find("listening on") != std::string::npos || !tcpdump.running();
+  });
+  if (!tcpdump.running()) {
+    ::close(sink);
+    GTEST_SKIP() << "tcpdump cannot capture on lo here (not installed or no CAP_NET_RAW): "
+                 << tcpdump.output();
+  }
+  Process generator({UDPGEN_BINARY, "-p", std::to_string(capturedPort), "-n",
+                     std::to_string(kCount), "-s", "200", "--pps", "30000", "--quiet"});
+  ASSERT_EQ(generator.wait(60s).value_or(-1), 0) << generator.output();
+  ASSERT_EQ(tcpdump.wait(30s).value_or(-1), 0) << tcpdump.output();
+  ::close(sink);
+
+  start({"--threads", "2"});
+  Process replay({UDPGEN_BINARY, "--pcap", capture.string(), "-p", std::to_string(udpPort_),
+                  "--json", "--quiet"});
+  ASSERT_EQ(replay.wait(60s).value_or(-1), 0) << replay.output();
+  EXPECT_NE(replay.output().find(R"("sent":3000)"), std::string::npos) << replay.output();
+  expectExactStream(kCount, 200);
+  stopWith("SIGTERM");
+  fs::remove(capture);
 }
 
 TEST_F(EfuUdpDaemon, ReadOnlyControlPortRefusesExit) {
