@@ -28,6 +28,9 @@ std::string IntervalReport::total(int64_t nowNs) {
   lastNs_ = startNs_;
   lastPackets_ = 0;
   lastBytes_ = 0;
+  lastDropped_ = 0;
+  lastLost_ = 0;
+  lastFailed_ = 0;
   return line(nowNs);
 }
 
@@ -37,9 +40,18 @@ std::string IntervalReport::line(int64_t nowNs) {
   const int64_t bytes = bytes_.get();
   const double mbps = seconds > 0 ? static_cast<double>(bytes - lastBytes_) * 8 / seconds / 1e6 : 0;
   const double kpps = seconds > 0 ? static_cast<double>(packets - lastPackets_) / seconds / 1e3 : 0;
+  const int64_t dropped = kernel_.get() + truncated_.get();
+  const int64_t lostNow = lost_ != nullptr ? lost_->get() : 0;
+  const int64_t failed = kafkaFailed_ != nullptr ? kafkaFailed_->get() : 0;
+  status_ = (packets > lastPackets_ ? kReceiving : 0U) |
+            (dropped > lastDropped_ || lostNow > lastLost_ ? kLosing : 0U) |
+            (failed > lastFailed_ ? kKafkaFailing : 0U);
   lastNs_ = nowNs;
   lastPackets_ = packets;
   lastBytes_ = bytes;
+  lastDropped_ = dropped;
+  lastLost_ = lostNow;
+  lastFailed_ = failed;
 
   std::string loss;
   std::string lossJson;

@@ -22,8 +22,14 @@ public:
   std::string line(int64_t nowNs);
   /// The same over the whole run since construction (for the final line at shutdown).
   std::string total(int64_t nowNs);
-  /// Same numbers as one JSON object (for RUNTIMESTATS).
+  /// Same numbers as one JSON object (for RUNTIMESTATS_JSON).
   [[nodiscard]] std::string json() const { return json_; }
+
+  /// RUNTIMESTATS bits of the last interval (line()): kReceiving, kLosing, kKafkaFailing.
+  static constexpr uint32_t kReceiving = 1;    ///< datagrams arrived
+  static constexpr uint32_t kLosing = 2;       ///< kernel drops or sequence loss grew
+  static constexpr uint32_t kKafkaFailing = 4; ///< Kafka messages failed
+  [[nodiscard]] uint32_t runtimeStatus() const noexcept { return status_; }
 
 private:
   const Counter &need(const Stats &stats, const char *name);
@@ -43,6 +49,10 @@ private:
   int64_t lastNs_ = 0;
   int64_t lastPackets_ = 0;
   int64_t lastBytes_ = 0;
+  int64_t lastDropped_ = 0;
+  int64_t lastLost_ = 0;
+  int64_t lastFailed_ = 0;
+  uint32_t status_ = 0;
   std::string json_ = "{}";
 };
 

@@ -78,7 +78,7 @@ int run(const efu::DaemonOptions &options) {
             descriptor.version, library->path().string(), service);
 
   efu::Stats stats;
-  efu::Counter &uptime = stats.add("main.uptime_s");
+  efu::Counter &uptime = stats.add("main.uptime");
   efu::Counter &kernelRcvbufErrors = stats.add("kernel.udp.rcvbuf_errors");
   efu::Counter &residentBytes = stats.add("process.rss_bytes");
   efu::Counter &openFds = stats.add("process.fds");
@@ -151,9 +151,9 @@ int run(const efu::DaemonOptions &options) {
 
   bool exitRequested = false;
   efu::ControlInfo info;
-  info.version = EFU_VERSION;
-  info.detectorInfo =
-      fmt::format("{} {} {}", descriptor.name, descriptor.version, descriptor.description);
+  info.version = EFU_VERSION " " EFU_BUILD_STRING;
+  info.detectorInfo = descriptor.name;
+  info.runtimeStatus = [&report] { return report.runtimeStatus(); };
   info.runtimeStats = [&report, &cpu] {
     return fmt::format(R"({{"rx":{},"cpu":{}}})", report.json(), cpu.json());
   };

@@ -14,10 +14,10 @@ namespace efu {
 
 namespace {
 
-constexpr std::array<std::string_view, 12> kCommands{
-    "VERSION_GET",   "DETECTOR_INFO_GET", "STAT_GET_COUNT", "STAT_GET",       "STAT_GET_NAME",
-    "CMD_GET_COUNT", "CMD_GET",           "RUNTIMESTATS",   "EXIT",           "AUTH",
-    "CALIB_MODE_GET", "CALIB_MODE_SET",
+constexpr std::array<std::string_view, 13> kCommands{
+    "VERSION_GET",    "DETECTOR_INFO_GET", "STAT_GET_COUNT",    "STAT_GET", "STAT_GET_NAME",
+    "CMD_GET_COUNT",  "CMD_GET",           "RUNTIMESTATS",      "EXIT",     "AUTH",
+    "CALIB_MODE_GET", "CALIB_MODE_SET",    "RUNTIMESTATS_JSON",
 };
 
 /// Compares every byte whatever the first difference, so reply time tells nothing of the secret.
@@ -165,6 +165,12 @@ std::string ControlProtocol::handle(std::string_view line, ControlSession &sessi
       return "CMD_GET " + std::string(kCommands[*index - 1]);
     }
     if (command == "RUNTIMESTATS") {
+      if (!noArgs()) {
+        return std::string(kBadArguments);
+      }
+      return "RUNTIMESTATS " + std::to_string(info_.runtimeStatus ? info_.runtimeStatus() : 0U);
+    }
+    if (command == "RUNTIMESTATS_JSON") {
       if (!noArgs()) {
         return std::string(kBadArguments);
       }

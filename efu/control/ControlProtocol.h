@@ -15,12 +15,15 @@ namespace efu {
 /// What the daemon tells the protocol about itself. Callbacks run on the thread that calls
 /// ControlProtocol::handle() (the daemon's main thread, through ControlServer::poll()).
 struct ControlInfo {
-  /// Reply of VERSION_GET, e.g. "0.1.0 (gcc 12.2, Release)".
+  /// Reply of VERSION_GET: the version, then the build string, as the ESS EFU answers
+  /// ("0.1.0 2026-12-01 10:40:00 builder Release-gcc12 1a2b3c4").
   std::string version;
-  /// Reply of DETECTOR_INFO_GET: module name, version and description.
+  /// Reply of DETECTOR_INFO_GET: the module name (one word, as ESS tools expect).
   std::string detectorInfo;
-  /// Reply of RUNTIMESTATS: one line such as "uptime_s 12 rx_mbps 9400.1". May be empty.
-  /// Should not throw; if it does, the client gets "Error: <INTERNAL>".
+  /// Reply of RUNTIMESTATS: a status bitmask (IntervalReport::runtimeStatus()). May be empty.
+  std::function<uint32_t()> runtimeStatus;
+  /// Reply of RUNTIMESTATS_JSON: one line of JSON figures. May be empty. Should not throw; if
+  /// it does, the client gets "Error: <INTERNAL>".
   std::function<std::string()> runtimeStats;
   /// Called by EXIT, which replies "<OK>". It should only request the shutdown (set a flag the
   /// main loop checks); ControlServer writes the reply before that poll() returns whenever the

@@ -12,6 +12,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 using namespace efu::testkit;
 using namespace std::chrono_literals;
@@ -267,6 +268,38 @@ TEST_F(EfuUdpDaemon, UdpgenReplaysATcpdumpCaptureExactly) {
   expectExactStream(kCount, 200);
   stopWith("SIGTERM");
   fs::remove(capture);
+}
+
+// The replies in the shapes the ESS operator scripts (efushell) split and convert them.
+TEST_F(EfuUdpDaemon, EssOperatorScriptsCanParseTheReplies) {
+  start({});
+  const auto words = [](const std::string &line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string word; in >> word;) {
+      out.push_back(word);
+    }
+    return out;
+  };
+  // efubriefstat: "cmd, long, date, time, user, version, hash = VERSION_GET...split()"
+  EXPECT_EQ(words(control(cmdPort_, "VERSION_GET")).size(), 7U) << control(cmdPort_, "VERSION_GET");
+  // efubriefstat: "cmd, detector = DETECTOR_INFO_GET...split()"
+  EXPECT_EQ(words(control(cmdPort_, "DETECTOR_INFO_GET")),
+            (std::vector<std::string>{"DETECTOR_INFO_GET", "udp"}));
+  // efubriefstat: "cmd, name, uptime = STAT_GET_NAME main.uptime", then int(uptime)
+  const auto uptime = words(control(cmdPort_, "STAT_GET_NAME main.uptime"));
+  ASSERT_EQ(uptime.size(), 3U);
+  EXPECT_GE(std::stoll(uptime[2]), 0);
+  // isefurunning: int(STAT_GET 1 .split()[2])
+  const auto first = words(control(cmdPort_, "STAT_GET 1"));
+  ASSERT_EQ(first.size(), 3U);
+  EXPECT_NO_THROW((void)std::stoll(first[2]));
+  // RUNTIMESTATS: one unsigned integer; CALIB_MODE_GET: 0 or 1 (here without Kafka: refused)
+  const auto status = words(control(cmdPort_, "RUNTIMESTATS"));
+  ASSERT_EQ(status.size(), 2U);
+  EXPECT_NO_THROW((void)std::stoul(status[1]));
+  EXPECT_EQ(control(cmdPort_, "RUNTIMESTATS_JSON").rfind("RUNTIMESTATS_JSON {", 0), 0U);
+  stopWith("SIGTERM");
 }
 
 TEST_F(EfuUdpDaemon, ReadOnlyControlPortRefusesExit) {

@@ -112,8 +112,8 @@ TEST_F(ControlProtocolTest, StatGetName) {
 TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
   ControlProtocol protocol(stats_, info());
   const auto commands = ControlProtocol::commands();
-  ASSERT_EQ(commands.size(), 12U);
-  EXPECT_EQ(protocol.handle("CMD_GET_COUNT"), "CMD_GET_COUNT 12");
+  ASSERT_EQ(commands.size(), 13U);
+  EXPECT_EQ(protocol.handle("CMD_GET_COUNT"), "CMD_GET_COUNT 13");
   EXPECT_EQ(protocol.handle("CMD_GET_COUNT 1"), kBadArgs);
   for (size_t i = 1; i <= commands.size(); ++i) {
     EXPECT_EQ(protocol.handle("CMD_GET " + std::to_string(i)),
@@ -122,7 +122,7 @@ TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
   EXPECT_EQ(protocol.handle("CMD_GET 1"), "CMD_GET VERSION_GET");
   EXPECT_EQ(protocol.handle("CMD_GET 9"), "CMD_GET EXIT");
   EXPECT_EQ(protocol.handle("CMD_GET 10"), "CMD_GET AUTH");
-  for (const char *line : {"CMD_GET", "CMD_GET 0", "CMD_GET 13", "CMD_GET -1", "CMD_GET x",
+  for (const char *line : {"CMD_GET", "CMD_GET 0", "CMD_GET 14", "CMD_GET -1", "CMD_GET x",
                            "CMD_GET 4294967306", "CMD_GET 1 1"}) {
     EXPECT_EQ(protocol.handle(line), kBadArgs) << line;
   }
@@ -140,20 +140,26 @@ TEST_F(ControlProtocolTest, EveryListedCommandIsUnderstood) {
 
 TEST_F(ControlProtocolTest, RuntimeStats) {
   ControlProtocol protocol(stats_, info());
-  EXPECT_EQ(protocol.handle("RUNTIMESTATS"), "RUNTIMESTATS uptime_s 12 rx_mbps 3.5");
+  EXPECT_EQ(protocol.handle("RUNTIMESTATS_JSON"), "RUNTIMESTATS_JSON uptime_s 12 rx_mbps 3.5");
+  EXPECT_EQ(protocol.handle("RUNTIMESTATS_JSON now"), kBadArgs);
   EXPECT_EQ(protocol.handle("RUNTIMESTATS now"), kBadArgs);
+  // The ESS form: one unsigned number (a status bitmask), which ESS tools parse as an integer.
+  EXPECT_EQ(protocol.handle("RUNTIMESTATS"), "RUNTIMESTATS 0") << "no status callback: 0";
+  ControlInfo withStatus = info();
+  withStatus.runtimeStatus = [] { return 5U; };
+  EXPECT_EQ(ControlProtocol(stats_, withStatus).handle("RUNTIMESTATS"), "RUNTIMESTATS 5");
 }
 
 TEST_F(ControlProtocolTest, RuntimeStatsWithoutCallbackOrFailing) {
   ControlInfo none = info();
   none.runtimeStats = nullptr;
   ControlProtocol withoutCallback(stats_, none);
-  EXPECT_EQ(withoutCallback.handle("RUNTIMESTATS"), "RUNTIMESTATS");
+  EXPECT_EQ(withoutCallback.handle("RUNTIMESTATS_JSON"), "RUNTIMESTATS_JSON");
 
   ControlInfo throwing = info();
   throwing.runtimeStats = []() -> std::string { throw std::runtime_error("boom"); };
   ControlProtocol failing(stats_, throwing);
-  EXPECT_EQ(failing.handle("RUNTIMESTATS"), "Error: <INTERNAL>");
+  EXPECT_EQ(failing.handle("RUNTIMESTATS_JSON"), "Error: <INTERNAL>");
   EXPECT_EQ(failing.handle("VERSION_GET"), "VERSION_GET 0.1.0 test");
 }
 
@@ -163,7 +169,7 @@ TEST_F(ControlProtocolTest, RepliesStayOnOneLine) {
   multi.runtimeStats = [] { return std::string("a 1\nb 2"); };
   ControlProtocol protocol(stats_, multi);
   EXPECT_EQ(protocol.handle("DETECTOR_INFO_GET"), "DETECTOR_INFO_GET udp second line ");
-  EXPECT_EQ(protocol.handle("RUNTIMESTATS"), "RUNTIMESTATS a 1 b 2");
+  EXPECT_EQ(protocol.handle("RUNTIMESTATS_JSON"), "RUNTIMESTATS_JSON a 1 b 2");
 }
 
 TEST_F(ControlProtocolTest, ExitRepliesOkAndRequestsExit) {

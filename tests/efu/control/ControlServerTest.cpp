@@ -206,7 +206,7 @@ TEST_F(ControlServerTest, PipelinedCommandsAreAnsweredInOrder) {
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
   EXPECT_EQ(client.readLine(server), "STAT_GET rx.packets 42");
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
-  EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 12");
+  EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 13");
 }
 
 TEST_F(ControlServerTest, SeveralClientsAtOnce) {

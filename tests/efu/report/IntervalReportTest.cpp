@@ -48,5 +48,32 @@ TEST(IntervalReport, KafkaDeliveryIsInTheLineAndTheJson) {
       << report.json();
 }
 
+TEST(IntervalReport, RuntimeStatusBitsFollowTheLastInterval) {
+  Stats stats;
+  ReceiverCounters rx(stats);
+  Counter &failed = stats.add("kafka.failed");
+  stats.add("kafka.delivered");
+  stats.add("kafka.queue.messages");
+  Counter lost;
+  Counter expected;
+  IntervalReport report(stats, &lost, &expected);
+  (void)report.line(1);
+  EXPECT_EQ(report.runtimeStatus(), 0U) << "nothing arrived";
+  rx.packets.set(10);
+  (void)report.line(2);
+  EXPECT_EQ(report.runtimeStatus(), IntervalReport::kReceiving);
+  rx.packets.set(20);
+  lost.set(1);
+  failed.set(3);
+  (void)report.line(3);
+  EXPECT_EQ(report.runtimeStatus(), IntervalReport::kReceiving | IntervalReport::kLosing |
+                                        IntervalReport::kKafkaFailing);
+  rx.kernel.set(1);
+  (void)report.line(4);
+  EXPECT_EQ(report.runtimeStatus(), IntervalReport::kLosing) << "drops without new datagrams";
+  (void)report.line(5);
+  EXPECT_EQ(report.runtimeStatus(), 0U) << "each bit is about the last interval only";
+}
+
 } // namespace
 } // namespace efu
