@@ -142,6 +142,25 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
                  "counter names efu.<instrument>.*, the x5f2 service id (default: the module "
                  "name)")
       ->check(cli::kNotEmpty);
+  app.add_option("-g,--graphite", o.graphiteHost,
+                 "Send every counter to this carbon host once per stats interval (plaintext "
+                 "protocol, as efu.<instrument>.<region>.<counter>; off when empty)")
+      ->check(cli::kNotEmpty);
+  app.add_option("-o,--gport", o.graphitePort, "Carbon plaintext port for --graphite")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  app.add_option("-r,--region", o.region, "Region part of the Graphite metric prefix")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string &text) -> std::string {
+            return text.find_first_of(" .\t\n") == std::string::npos && !text.empty()
+                       ? std::string()
+                       : "must be one word without dots or spaces, got '" + text + "'";
+          },
+          "WORD"));
+  app.add_option("--graphite-prefix", o.graphitePrefix,
+                 "Metric prefix instead of efu.<instrument>.<region>. (a final dot is added if "
+                 "missing)");
   app.add_flag("--no-kafka", o.noKafka,
                "Publish nothing to Kafka (measurements; counters stay on the control port)");
   kafka::addKafkaOptions(app, o.kafka);

@@ -53,6 +53,10 @@ struct DaemonOptions {
   std::string logLevel = "info";
   std::string logFile;
   std::string instrument; ///< --instrument (alias --service-id); "" = the module name
+  std::string graphiteHost;   ///< -g/--graphite: carbon host ("" = no Graphite output)
+  uint16_t graphitePort = 2003; ///< -o/--gport
+  std::string region = "0";   ///< -r/--region: the metric prefix's region part
+  std::string graphitePrefix; ///< --graphite-prefix ("" = efu.<instrument>.<region>.)
   bool noKafka = false;
   kafka::KafkaOptions kafka;
 };

@@ -9,6 +9,7 @@
 #include "common/system/StopSignals.h"
 #include "common/time/Time.h"
 #include "efu/DaemonContext.h"
+#include "efu/GraphiteOutput.h"
 #include "efu/IntervalReport.h"
 #include "efu/KafkaOutput.h"
 #include "common/sdk/ModuleConfig.h"
@@ -190,6 +191,20 @@ int run(const efu::DaemonOptions &options) {
     }
   }
 
+  std::unique_ptr<efu::GraphiteOutput> graphite;
+  if (!options.graphiteHost.empty()) {
+    std::string prefix = options.graphitePrefix.empty()
+                             ? "efu." + service + "." + options.region + "."
+                             : options.graphitePrefix;
+    if (prefix.back() != '.') {
+      prefix += '.';
+    }
+    graphite = std::make_unique<efu::GraphiteOutput>(
+        efu::GraphiteOptions{options.graphiteHost, options.graphitePort, prefix}, stats, *log);
+    log->info("Graphite: every counter to {}:{} as {}<counter> once per stats interval",
+              options.graphiteHost, options.graphitePort, prefix);
+  }
+
   efu::installStopSignals(efu::Hangup::ReopenLog);
   const int64_t startNs = efu::monotonicNs();
   runtime.start();
@@ -232,6 +247,9 @@ int run(const efu::DaemonOptions &options) {
       log->info("{} | {}", report.line(afterNs), cpu.line());
       if (kafka) {
         kafka->requestPublish(statusJson(afterNs));
+      }
+      if (graphite) {
+        graphite->publish(efu::realtimeNs() / efu::kNsPerSec);
       }
       nextReportNs += intervalNs;
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -300,6 +301,73 @@ TEST_F(EfuUdpDaemon, EssOperatorScriptsCanParseTheReplies) {
   EXPECT_NO_THROW((void)std::stoul(status[1]));
   EXPECT_EQ(control(cmdPort_, "RUNTIMESTATS_JSON").rfind("RUNTIMESTATS_JSON {", 0), 0U);
   stopWith("SIGTERM");
+}
+
+// -g/-o/-r against a real carbon-cache (Debian graphite-carbon): the counters land in whisper
+// files named efu.<instrument>.<region>.<counter>, read back with whisper-fetch.
+TEST_F(EfuUdpDaemon, CountersReachARealCarbonCache) {
+  if (::system("command -v carbon-cache >/dev/null 2>&1 && command -v whisper-fetch "
+               ">/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "carbon-cache or whisper-fetch not installed (graphite-carbon, python3-whisper)";
+  }
+  const fs::path dir = fs::temp_directory_path() / ("efu-carbon-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  for (const char *sub : {"conf", "whisper", "log", "pid"}) {
+    fs::create_directories(dir / sub);
+  }
+  const uint16_t linePort = freeTcpPort();
+  const uint16_t picklePort = freeTcpPort();
+  const uint16_t queryPort = freeTcpPort();
+  std::ofstream(dir / "conf" / "carbon.conf")
+      << "[cache]\nSTORAGE_DIR = " << dir.string() << "/\nLOCAL_DATA_DIR = " << (dir / "whisper").string()
+      << "/\nCONF_DIR = " << (dir / "conf").string() << "/\nLOG_DIR = " << (dir / "log").string()
+      << "/\nPID_DIR = " << (dir / "pid").string() << "/\nUSER =\n"
+      << "LINE_RECEIVER_INTERFACE = 127.0.0.1\nLINE_RECEIVER_PORT = " << linePort
+      << "\nENABLE_UDP_LISTENER = False\nPICKLE_RECEIVER_INTERFACE = 127.0.0.1\n"
+      << "PICKLE_RECEIVER_PORT = " << picklePort << "\nCACHE_QUERY_INTERFACE = 127.0.0.1\n"
+      << "CACHE_QUERY_PORT = " << queryPort << "\nMAX_CACHE_SIZE = inf\n"
+      << "MAX_UPDATES_PER_SECOND = inf\nMAX_CREATES_PER_MINUTE = inf\nWHISPER_AUTOFLUSH = True\n";
+  std::ofstream(dir / "conf" / "storage-schemas.conf")
+      << "[default]\npattern = .*\nretentions = 1s:1h\n";
+  Process carbon({"/usr/bin/env", "carbon-cache", "--config=" + (dir / "conf" / "carbon.conf").string(),
+                  "--nodaemon", "start"});
+  ASSERT_TRUE(eventually([&] {
+    return carbon.output().find("starting on " + std::to_string(linePort)) != std::string::npos ||
+           !carbon.running();
+  }, 30s)) << carbon.output();
+  ASSERT_TRUE(carbon.running()) << carbon.output();
+
+  start({"-g", "127.0.0.1", "-o", std::to_string(linePort), "-r", "7"});
+  udpgen({"-n", "1000", "-s", "64"});
+  expectExactStream(1000, 64);
+  const fs::path file = dir / "whisper" / "efu" / "udp" / "7" / "rx" / "packets.wsp";
+  const auto lastValue = [&]() -> int64_t {
+    if (!fs::exists(file)) {
+      return -1;
+    }
+    Process fetch({"/usr/bin/env", "whisper-fetch", "--from=" + std::to_string(::time(nullptr) - 600),
+                   file.string()});
+    if (fetch.wait(30s).value_or(-1) != 0) {
+      return -1;
+    }
+    int64_t last = -1;
+    std::istringstream lines(fetch.output());
+    for (std::string line; std::getline(lines, line);) {
+      const auto tab = line.find('\t');
+      if (tab != std::string::npos && line.find("None") == std::string::npos) {
+        last = static_cast<int64_t>(std::stod(line.substr(tab + 1)));
+      }
+    }
+    return last;
+  };
+  EXPECT_TRUE(eventually([&] { return lastValue() == 1000; }, 30s))
+      << "last rx.packets in whisper: " << lastValue() << "\n" << efu_->output();
+  EXPECT_EQ(stat("graphite.failures"), 0);
+  EXPECT_GT(stat("graphite.sent"), 0);
+  stopWith("SIGTERM");
+  carbon.signal(SIGTERM);
+  carbon.wait(30s);
+  fs::remove_all(dir);
 }
 
 TEST_F(EfuUdpDaemon, ReadOnlyControlPortRefusesExit) {

@@ -191,6 +191,19 @@ TEST(Options, LongAndShortNames) {
   EXPECT_NE(errorOf({"-d", "udp", "--instrument", ""}), "(accepted)");
 }
 
+TEST(Options, GraphiteAsTheEssEfuSpellsIt) {
+  const DaemonOptions o = parse({"-d", "caen", "-g", "carbon.ess.eu", "-o", "2013", "-r", "1"});
+  EXPECT_EQ(o.graphiteHost, "carbon.ess.eu");
+  EXPECT_EQ(o.graphitePort, 2013);
+  EXPECT_EQ(o.region, "1");
+  const DaemonOptions defaults = parse({"-d", "caen"});
+  EXPECT_EQ(defaults.graphiteHost, "") << "off unless asked for";
+  EXPECT_EQ(defaults.graphitePort, 2003);
+  EXPECT_EQ(defaults.region, "0");
+  EXPECT_NE(errorOf({"-d", "caen", "-r", "a.b"}).find("without dots"), std::string::npos);
+  EXPECT_NE(errorOf({"-d", "caen", "-g", ""}), "(accepted)");
+}
+
 TEST(Options, DetectorIsRequired) {
   EXPECT_THROW(parse({}), CLI::RequiredError);
   EXPECT_THROW(parse({"-p", "9000"}), CLI::RequiredError);

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// GraphiteOutput: the plaintext lines on a real loopback TCP listener, and what happens while
+// nobody listens (counted failures, intervals kept and delivered in order afterwards).
+#include "efu/GraphiteOutput.h"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <spdlog/sinks/null_sink.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+namespace efu {
+namespace {
+
+/// Polls `done` for up to 20 s (only a failing test waits that long).
+template <typename Done> bool eventually(Done done) {
+  const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done() && std::chrono::steady_clock::now() < giveUp) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return done();
+}
+
+/// A carbon stand-in: accepts connections on 127.0.0.1 and collects what they send.
+class Listener {
+public:
+  explicit Listener(uint16_t port = 0) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    const int one = 1;
+    ::setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(::listen(fd_, 4), 0);
+    socklen_t len = sizeof(addr);
+    ::getsockname(fd_, reinterpret_cast<sockaddr *>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~Listener() {
+    if (client_ >= 0) {
+      ::close(client_);
+    }
+    ::close(fd_);
+  }
+  [[nodiscard]] uint16_t port() const { return port_; }
+
+  /// Accepts if needed and appends what has arrived; returns everything received so far.
+  const std::string &received() {
+    pollfd p{fd_, POLLIN, 0};
+    if (client_ < 0 && ::poll(&p, 1, 0) == 1) {
+      client_ = ::accept(fd_, nullptr, nullptr);
+    }
+    char buffer[4096];
+    while (client_ >= 0) {
+      const ssize_t n = ::recv(client_, buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (n <= 0) {
+        break;
+      }
+      text_.append(buffer, static_cast<size_t>(n));
+    }
+    return text_;
+  }
+
+private:
+  int fd_;
+  int client_ = -1;
+  uint16_t port_ = 0;
+  std::string text_;
+};
+
+class GraphiteOutputTest : public ::testing::Test {
+protected:
+  GraphiteOutputTest()
+      : log_("graphite", std::make_shared<spdlog::sinks::null_sink_st>()),
+        packets_(stats_.add("rx.packets")) {
+    packets_.set(42);
+    stats_.add("readouts.header.ok").set(-3);
+  }
+  int64_t value(const char *name) { return stats_.find(name)->get(); }
+
+  Stats stats_;
+  spdlog::logger log_;
+  Counter &packets_;
+};
+
+TEST_F(GraphiteOutputTest, OneLinePerCounterWithPrefixAndTime) {
+  Listener carbon;
+  GraphiteOutput graphite({"127.0.0.1", carbon.port(), "efu.loki.0."}, stats_, log_);
+  graphite.publish(1'700'000'000);
+  const std::string expected = "efu.loki.0.rx.packets 42 1700000000\n"
+                               "efu.loki.0.readouts.header.ok -3 1700000000\n"
+                               "efu.loki.0.graphite.sent 0 1700000000\n"
+                               "efu.loki.0.graphite.failures 0 1700000000\n"
+                               "efu.loki.0.graphite.dropped 0 1700000000\n";
+  EXPECT_TRUE(eventually([&] { return carbon.received() == expected; })) << carbon.received();
+  EXPECT_TRUE(eventually([&] { return value("graphite.sent") == 1; }));
+  packets_.set(43);
+  graphite.publish(1'700'000'001);
+  EXPECT_TRUE(eventually([&] {
+    return carbon.received().find("efu.loki.0.rx.packets 43 1700000001\n") != std::string::npos;
+  })) << carbon.received();
+  EXPECT_EQ(value("graphite.failures"), 0);
+}
+
+TEST_F(GraphiteOutputTest, IntervalsWaitForCarbonAndArriveInOrder) {
+  uint16_t port = 0;
+  {
+    Listener probe; // a port that was free a moment ago, nobody listening now
+    port = probe.port();
+  }
+  GraphiteOutput graphite({"127.0.0.1", port, "x."}, stats_, log_);
+  graphite.publish(100);
+  ASSERT_TRUE(eventually([&] { return value("graphite.failures") >= 1; }));
+  graphite.publish(101);
+  Listener carbon(port); // carbon comes up: the back-off retry delivers both
+  EXPECT_TRUE(eventually([&] { return value("graphite.sent") == 2; }));
+  const std::string &text = carbon.received();
+  const auto first = text.find("x.rx.packets 42 100\n");
+  const auto second = text.find("x.rx.packets 42 101\n");
+  ASSERT_NE(first, std::string::npos) << text;
+  ASSERT_NE(second, std::string::npos) << text;
+  EXPECT_LT(first, second);
+  EXPECT_EQ(value("graphite.dropped"), 0);
+}
+
+} // namespace
+} // namespace efu
