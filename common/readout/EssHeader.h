@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// ESS readout header (WIRE-FORMATS §2): packed layout, tick/ns conversion, validation, writer.
+// ESS readout header (docs/wire-formats.md §2): packed layout, tick/ns conversion, validation, writer.
 #pragma once
 
 #include <array>
@@ -189,7 +189,7 @@ struct EssHeader {
   size_t payloadBytes = 0;      ///< 0 = heartbeat
 };
 
-/// Checks every rule of WIRE-FORMATS §2 in the order of the HeaderError enum and fills `out`
+/// Checks every rule of docs/wire-formats.md §2 in the order of the HeaderError enum and fills `out`
 /// when the result is Ok. Pure: no counters, no state. Hot path.
 inline HeaderError validateHeader(const uint8_t *data, size_t size, const DetectorTypes &accepted,
                                   EssHeader &out) noexcept {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// readoutgen source for CAEN charge-division tubes (caen module, WIRE-FORMATS §4).
+// readoutgen source for CAEN charge-division tubes (caen module, docs/wire-formats.md §4).
 #pragma once
 
 #include "generators/readoutgen/ReadoutSource.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// readoutgen source for VMM3 strip detectors (vmm3 module, WIRE-FORMATS §3).
+// readoutgen source for VMM3 strip detectors (vmm3 module, docs/wire-formats.md §3).
 #pragma once
 
 #include "generators/readoutgen/ReadoutSource.h"

@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
   using namespace efu;
   using namespace efu::readoutgen;
 
-  CLI::App app{"readoutgen: ESS readout datagrams (WIRE-FORMATS §2-4) for a detector module, "
+  CLI::App app{"readoutgen: ESS readout datagrams (docs/wire-formats.md §2-4) for a detector module, "
                "driven by the module's instrument JSON, with optional ground truth (--truth)."};
   GeneratorOptions o;
   std::string bitRate;

@@ -9,7 +9,7 @@
 
 namespace efu::udpgen {
 
-/// Smallest payload: the 8-byte sequence number (WIRE-FORMATS §1).
+/// Smallest payload: the 8-byte sequence number (docs/wire-formats.md §1).
 inline constexpr uint32_t kMinSizeBytes = 8;
 /// Largest UDP/IPv4 payload: 65535 - 20 (IP) - 8 (UDP).
 inline constexpr uint32_t kMaxSizeBytes = 65507;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// udpgen: UDP throughput/loss generator (WIRE-FORMATS §1 payloads), paced without drift.
+// udpgen: UDP throughput/loss generator (docs/wire-formats.md §1 payloads), paced without drift.
 #include "common/system/StopSignals.h"
 #include "common/net/LineRate.h"
 #include "common/system/Affinity.h"
@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
 
   CLI::App app{"udpgen: UDP throughput and loss generator. Each datagram carries a u64 LE "
                "sequence number (from 0) and, from 16 B on, a u64 LE CLOCK_REALTIME transmit "
-               "time in ns (WIRE-FORMATS §1)."};
+               "time in ns (docs/wire-formats.md §1)."};
   UdpGenOptions options;
   addUdpGenOptions(app, options);
   CLI11_PARSE(app, argc, argv);

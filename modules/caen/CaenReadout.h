@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// CAEN charge-division readout (WIRE-FORMATS §4): packed layout and the position → pixel rule.
+// CAEN charge-division readout (docs/wire-formats.md §4): packed layout and the position → pixel rule.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Exact packet-level accounting of a sequence-numbered datagram stream (WIRE-FORMATS §1).
+// Exact packet-level accounting of a sequence-numbered datagram stream (docs/wire-formats.md §1).
 #pragma once
 
 #include <array>

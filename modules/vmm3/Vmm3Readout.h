@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// VMM3 readout (WIRE-FORMATS §3): the 20-byte packed layout, field limits and validation.
+// VMM3 readout (docs/wire-formats.md §3): the 20-byte packed layout, field limits and validation.
 #pragma once
 
 #include "common/readout/EssHeader.h"

@@ -17,7 +17,7 @@
 
 namespace efu::test {
 
-/// One received datagram, decoded per WIRE-FORMATS §1.
+/// One received datagram, decoded per docs/wire-formats.md §1.
 struct Datagram {
   size_t sizeBytes = 0;
   uint64_t sequence = 0;

@@ -198,7 +198,7 @@ TEST(SequenceTracker, JustOutsideTheWindowIsARestartOnceTheNextNumberFollowsIt) 
 }
 
 // A single stale datagram just beyond the window (a duplicate delayed by kWindow packets) is
-// not a restart: the stream goes on at its old numbers (WIRE-FORMATS §1: lost = numbers never
+// not a restart: the stream goes on at its old numbers (docs/wire-formats.md §1: lost = numbers never
 // received).
 TEST(SequenceTracker, StaleDatagramJustOutsideTheWindowDoesNotCauseFalseLoss) {
   SequenceTracker t;

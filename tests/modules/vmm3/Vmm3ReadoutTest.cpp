@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// VMM3 readout parser boundaries (WIRE-FORMATS §3) and configuration validation.
+// VMM3 readout parser boundaries (docs/wire-formats.md §3) and configuration validation.
 #include "modules/vmm3/Vmm3Readout.h"
 #include "modules/vmm3/Vmm3Config.h"
 
