@@ -17,9 +17,9 @@ const Counter &IntervalReport::need(const Stats &stats, const char *name) {
 }
 
 IntervalReport::IntervalReport(const Stats &stats, const Counter *lost, const Counter *expected)
-    : packets_(need(stats, "rx.packets")), bytes_(need(stats, "rx.bytes")),
-      ringFullWaits_(need(stats, "rx.ring_full_waits")), kernel_(need(stats, "rx.dropped.kernel")),
-      truncated_(need(stats, "rx.dropped.truncated")),
+    : packets_(need(stats, "receive.packets")), bytes_(need(stats, "receive.bytes")),
+      ringFullWaits_(need(stats, "receive.ring_full_waits")), kernel_(need(stats, "receive.dropped")),
+      truncated_(need(stats, "receive.truncated")),
       rcvbufErrors_(need(stats, "kernel.udp.rcvbuf_errors")), lost_(lost), expected_(expected),
       kafkaDelivered_(stats.find("kafka.delivered")), kafkaFailed_(stats.find("kafka.failed")),
       kafkaQueued_(stats.find("kafka.queue.messages")), startNs_(monotonicNs()), lastNs_(startNs_) {}

@@ -82,11 +82,11 @@ Runtime::Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receive
                  sdk::Module &module, Stats &stats, spdlog::logger &log, ProcessingHooks *hooks)
     : config_(checked(config, receivers.size())), module_(module), log_(log), hooks_(hooks),
       sampler_(hooks != nullptr ? hooks->sampler() : nullptr),
-      rxPackets_(stats.add("rx.packets")), rxBytes_(stats.add("rx.bytes")),
-      rxTruncated_(stats.add("rx.dropped.truncated")), rxErrors_(stats.add("rx.errors")),
-      rxKernelDrops_(stats.add("rx.dropped.kernel")),
-      rxRingFullWaits_(stats.add("rx.ring_full_waits")), rxMessages_(stats.add("rx.messages")),
-      procPackets_(stats.add("proc.packets")), procIdle_(stats.add("proc.idle_sleeps")) {
+      rxPackets_(stats.add("receive.packets")), rxBytes_(stats.add("receive.bytes")),
+      rxTruncated_(stats.add("receive.truncated")), rxErrors_(stats.add("receive.errors")),
+      rxKernelDrops_(stats.add("receive.dropped")),
+      rxRingFullWaits_(stats.add("receive.ring_full_waits")), rxMessages_(stats.add("receive.messages")),
+      procPackets_(stats.add("processing.packets")), procIdle_(stats.add("thread.processing_idle")) {
   // Run to completion empties the ring after every batch: one batch of slots stays in cache.
   const size_t slots = config.threading == Threading::RunToCompletion
                            ? std::max<size_t>(2, std::bit_ceil(size_t{config.rxBatch}))
@@ -95,10 +95,10 @@ Runtime::Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receive
   for (unsigned i = 0; i < receivers.size(); ++i) {
     auto queue = std::make_unique<Queue>(i, *receivers[i], slots, config.slotBytes, config.rxBatch);
     if (receivers.size() > 1) {
-      const std::string prefix = "rx.q" + std::to_string(i) + ".";
+      const std::string prefix = "receive.q" + std::to_string(i) + ".";
       queue->packets = &stats.add(prefix + "packets");
       queue->bytes = &stats.add(prefix + "bytes");
-      queue->kernelDrops = &stats.add(prefix + "dropped.kernel");
+      queue->kernelDrops = &stats.add(prefix + "dropped");
     }
     queues_.push_back(std::move(queue));
   }
@@ -245,7 +245,7 @@ size_t Runtime::process(Queue &q, size_t max) noexcept {
 
 void Runtime::waitForFreeSlot(Queue &q) noexcept {
   // Not reading is what keeps the datagrams: the socket buffer holds them meanwhile, and only
-  // its overflow is a loss (counted by the kernel, rx.dropped.kernel).
+  // its overflow is a loss (counted by the kernel, receive.dropped).
   rxRingFullWaits_.addShared(1);
   doorbell_.ring(); // in case the processing thread is about to sleep
   for (int round = 0; q.ring.reserve(1) == 0 && !stopRx_.load(std::memory_order_relaxed);

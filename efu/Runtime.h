@@ -72,7 +72,7 @@ struct RuntimeConfig {
   int rxPriority = 0;            ///< SCHED_FIFO priority of the rx threads; 0 = normal
 };
 
-/// Owns the data-path threads. Registers rx.* and proc.* counters in `stats` (rx.q<i>.* per
+/// Owns the data-path threads. Registers receive.*, processing.packets and thread.processing_idle counters in `stats` (receive.q<i>.* per
 /// queue when there are several). Every datagram is counted in exactly one place: processed,
 /// truncated, or dropped by the kernel when the socket buffer overflowed. A full ring is never
 /// a loss: the rx thread stops reading until the processing thread frees a slot, and the

@@ -133,23 +133,24 @@ enum class HeaderError : uint8_t {
   Count_
 };
 
-/// Stable lowercase name of an error kind (used as the counter name's last part).
+/// Stable lowercase name of an error kind: the last part of parser.essheader.errors.<kind>, the
+/// ESS EFU's names where it has the same check.
 constexpr const char *headerErrorName(HeaderError e) noexcept {
   switch (e) {
   case HeaderError::Ok: return "ok";
-  case HeaderError::TooShort: return "short";
-  case HeaderError::Padding: return "padding";
+  case HeaderError::TooShort: return "buffer";
+  case HeaderError::Padding: return "pad";
   case HeaderError::Version: return "version";
   case HeaderError::Cookie: return "cookie";
   case HeaderError::DetectorType: return "type";
-  case HeaderError::Length: return "length";
-  case HeaderError::OutputQueue: return "queue";
+  case HeaderError::Length: return "size";
+  case HeaderError::OutputQueue: return "output_queue";
   case HeaderError::Timing: return "timing";
   case HeaderError::TimeStatus: return "time_status";
   case HeaderError::EvenFibreSync: return "even_fibre_sync";
   case HeaderError::OddFibreSync: return "odd_fibre_sync";
-  case HeaderError::PulseFraction: return "pulse_fraction";
-  case HeaderError::PrevFraction: return "prev_pulse_fraction";
+  case HeaderError::PulseFraction: return "timefrac";
+  case HeaderError::PrevFraction: return "prev_timefrac";
   case HeaderError::PrevAfterPulse: return "prev_after_pulse";
   case HeaderError::Count_: break;
   }

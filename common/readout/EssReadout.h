@@ -12,18 +12,19 @@
 
 namespace efu::readout {
 
-/// The header counters of a module, registered in the constructor (set-up path) as
-///   <prefix>.header.errors.<kind>   one per HeaderError (see headerErrorName())
-///   <prefix>.header.ok              datagrams whose header passed (heartbeats included)
-///   <prefix>.header.heartbeats      valid headers with no data after them
-///   <prefix>.queue.<NN>.packets     valid headers per output queue (00..11)
-///   <prefix>.seq.lost               datagrams missing from the per-queue sequences (packets)
-///   <prefix>.seq.expected           datagrams the sequences say were sent (PER = lost/expected)
-///   <prefix>.seq.reordered          late arrivals (below the next expected, within 1024)
-///   <prefix>.seq.restarts           back to 0 or far back: a sender restarted, resynchronised
-/// The default prefix is "readouts". Counter references stay valid for the module's life.
+/// The header counters of a module, registered in the constructor (set-up path) under the ESS
+/// EFU's names (docs/counters.md):
+///   parser.essheader.errors.<kind>   one per HeaderError (see headerErrorName())
+///   parser.essheader.ok              datagrams whose header passed (heartbeats included)
+///   parser.essheader.heartbeats      valid headers with no data after them
+///   parser.essheader.oq.<NN>.packets valid headers per output queue (00..11)
+///   parser.essheader.seq.lost        datagrams missing from the per-queue sequences (packets)
+///   parser.essheader.seq.expected    datagrams the sequences say were sent (PER = lost/expected)
+///   parser.essheader.seq.reordered   late arrivals (below the next expected, within 1024)
+///   parser.essheader.seq.restarts    back to 0 or far back: a sender restarted, resynchronised
+/// Counter references stay valid for the module's life.
 struct HeaderCounters {
-  HeaderCounters(sdk::ModuleContext &ctx, std::string_view prefix = "readouts");
+  explicit HeaderCounters(sdk::ModuleContext &ctx);
 
   std::array<Counter *, static_cast<size_t>(HeaderError::Count_)> errors{}; ///< [Ok] unused
   Counter &ok;
@@ -133,11 +134,12 @@ private:
   SequenceTracker sequences_;
 };
 
-/// Time-of-flight counters: <prefix>.tof.ok (against the pulse), <prefix>.tof.prev_pulse (event
-/// before the pulse, measured against the previous pulse), <prefix>.tof.errors.negative (before
-/// the previous pulse too), <prefix>.tof.errors.too_large (above the configured maximum).
+/// Time-of-flight counters (the ESS EFU's names): events.timestamp.tof.count (measured against
+/// the pulse), events.timestamp.prevtof.count (before the pulse, measured against the previous
+/// pulse), events.timestamp.tof.negative (before the previous pulse too),
+/// events.timestamp.tof.high (above the configured maximum).
 struct TofCounters {
-  TofCounters(sdk::ModuleContext &ctx, std::string_view prefix = "readouts");
+  explicit TofCounters(sdk::ModuleContext &ctx);
   Counter &ok;
   Counter &prevPulse;
   Counter &negative;

@@ -10,7 +10,7 @@ namespace efu {
 /// A counter or gauge. Exactly one thread writes it (add/set); any thread may read it.
 /// A write is a load of the writer's own value plus a release store (no locked RMW; on x86 both
 /// are plain moves). Reads acquire, so a reader that sees a counter's new value also sees
-/// everything its writer wrote before it — e.g. a module's counters once proc.packets shows
+/// everything its writer wrote before it — e.g. a module's counters once processing.packets shows
 /// the datagram.
 struct alignas(64) Counter {
   std::atomic<int64_t> value{0};

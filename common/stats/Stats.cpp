@@ -22,7 +22,7 @@ bool Stats::validName(std::string_view name) noexcept {
 Counter &Stats::add(std::string_view name) {
   if (!validName(name)) {
     throw StatsError("invalid counter name '" + std::string(name) +
-                     "': use dotted lowercase segments of [a-z0-9_], e.g. rx.packets");
+                     "': use dotted lowercase segments of [a-z0-9_], e.g. receive.packets");
   }
   std::lock_guard lock(mutex_);
   for (const auto &existing : names_) {

@@ -20,7 +20,7 @@ public:
   using std::runtime_error::runtime_error;
 };
 
-/// Names are dotted lowercase ("rx.packets", "readouts.errors.size"): [a-z0-9_] segments separated
+/// Names are dotted lowercase ("receive.packets", "readouts.errors.size"): [a-z0-9_] segments separated
 /// by single dots. Counters keep their registration order, which is the 1-based index used by the
 /// control protocol (STAT_GET i). References returned by add() stay valid for the registry's life.
 /// Thread rules: add() may be called from any thread (it locks); reading values never locks

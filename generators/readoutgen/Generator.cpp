@@ -53,8 +53,26 @@ const char *injectionName(Injection kind) {
 }
 
 std::string injectionCounter(Injection kind) {
-  const char *error = kind == Injection::Truncated ? "length" : injectionName(kind);
-  return std::string("readouts.header.errors.") + error;
+  using readout::HeaderError;
+  HeaderError error = HeaderError::Ok;
+  switch (kind) {
+  case Injection::Cookie: error = HeaderError::Cookie; break;
+  case Injection::Version: error = HeaderError::Version; break;
+  case Injection::Padding: error = HeaderError::Padding; break;
+  case Injection::Length:
+  case Injection::Truncated: error = HeaderError::Length; break;
+  case Injection::Short: error = HeaderError::TooShort; break;
+  case Injection::Queue: error = HeaderError::OutputQueue; break;
+  case Injection::Type: error = HeaderError::DetectorType; break;
+  case Injection::PulseFraction: error = HeaderError::PulseFraction; break;
+  case Injection::PrevFraction: error = HeaderError::PrevFraction; break;
+  case Injection::PrevAfterPulse: error = HeaderError::PrevAfterPulse; break;
+  case Injection::Timing: error = HeaderError::Timing; break;
+  case Injection::TimeStatus: error = HeaderError::TimeStatus; break;
+  case Injection::EvenFibreSync: error = HeaderError::EvenFibreSync; break;
+  case Injection::OddFibreSync: error = HeaderError::OddFibreSync; break;
+  }
+  return std::string("parser.essheader.errors.") + readout::headerErrorName(error);
 }
 
 std::pair<Injection, uint64_t> parseInjection(const std::string &text) {

@@ -23,21 +23,21 @@ namespace efu::readoutgen {
 /// datagram with one defect, sent in addition to it (it uses no sequence number), and moves
 /// exactly one header counter of the receiving module (see injectionCounter()).
 enum class Injection : uint8_t {
-  Cookie,         ///< cookie "ESX"                      → readouts.header.errors.cookie
-  Version,        ///< version 2                         → readouts.header.errors.version
-  Padding,        ///< padding byte 1                    → readouts.header.errors.padding
-  Length,         ///< total length field = size + 1     → readouts.header.errors.length
-  Truncated,      ///< only the first 2/3 of the bytes   → readouts.header.errors.length
-  Short,          ///< only the first 20 bytes           → readouts.header.errors.short
-  Queue,          ///< output queue 12                   → readouts.header.errors.queue
-  Type,           ///< detector type 0xEE                → readouts.header.errors.type
-  PulseFraction,  ///< pulse time low 88 052 500         → readouts.header.errors.pulse_fraction
-  PrevFraction,   ///< prev. pulse low 88 052 500        → readouts.header.errors.prev_pulse_fraction
-  PrevAfterPulse, ///< prev. pulse one second after pulse → readouts.header.errors.prev_after_pulse
-  Timing,         ///< time source: local time, timing-system sync → readouts.header.errors.timing
-  TimeStatus,     ///< time source: local time, status error bit → readouts.header.errors.time_status
-  EvenFibreSync,  ///< time source: even fibre sync lost → readouts.header.errors.even_fibre_sync
-  OddFibreSync,   ///< time source: odd fibre sync lost  → readouts.header.errors.odd_fibre_sync
+  Cookie,         ///< cookie "ESX"                      → parser.essheader.errors.cookie
+  Version,        ///< version 2                         → parser.essheader.errors.version
+  Padding,        ///< padding byte 1                    → parser.essheader.errors.pad
+  Length,         ///< total length field = size + 1     → parser.essheader.errors.size
+  Truncated,      ///< only the first 2/3 of the bytes   → parser.essheader.errors.size
+  Short,          ///< only the first 20 bytes           → parser.essheader.errors.buffer
+  Queue,          ///< output queue 12                   → parser.essheader.errors.output_queue
+  Type,           ///< detector type 0xEE                → parser.essheader.errors.type
+  PulseFraction,  ///< pulse time low 88 052 500         → parser.essheader.errors.timefrac
+  PrevFraction,   ///< prev. pulse low 88 052 500        → parser.essheader.errors.prev_timefrac
+  PrevAfterPulse, ///< prev. pulse one second after pulse → parser.essheader.errors.prev_after_pulse
+  Timing,         ///< time source: local time, timing-system sync → parser.essheader.errors.timing
+  TimeStatus,     ///< time source: local time, status error bit → parser.essheader.errors.time_status
+  EvenFibreSync,  ///< time source: even fibre sync lost → parser.essheader.errors.even_fibre_sync
+  OddFibreSync,   ///< time source: odd fibre sync lost  → parser.essheader.errors.odd_fibre_sync
 };
 /// All kinds, in enum order.
 std::vector<Injection> allInjections();

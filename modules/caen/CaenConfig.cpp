@@ -21,7 +21,7 @@ const EfuConfigKey kCaenKeys[] = {
      "Readouts whose amplitude sum A+B is below this are rejected (readouts.rejected.threshold)",
      0, 65534},
     {"max_tof_ns", ConfigType::Integer, "1000000000",
-     "Events with a time of flight above this (ns) are rejected (readouts.tof.errors.too_large)",
+     "Events with a time of flight above this (ns) are rejected (events.timestamp.tof.high)",
      0, 2147483647},
     {"mapping", ConfigType::Array, nullptr,
      "Tube map: [{\"bank\": B, \"fiber\": F, \"fens\": [first, last], \"groups\": G, "

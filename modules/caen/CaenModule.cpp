@@ -14,7 +14,7 @@ CaenCounters::CaenCounters(sdk::ModuleContext &ctx)
       group(ctx.counter("readouts.errors.group")), time(ctx.counter("readouts.errors.time")),
       amplitude(ctx.counter("readouts.errors.amplitude")),
       position(ctx.counter("readouts.errors.position")),
-      threshold(ctx.counter("readouts.rejected.threshold")), events(ctx.counter("events.formed")) {}
+      threshold(ctx.counter("readouts.rejected.threshold")), events(ctx.counter("events.count")) {}
 
 CaenModule::CaenModule(sdk::ModuleContext &ctx)
     : config_(ctx.config(), ctx.configSource()), events_(ctx.events()), headerCounters_(ctx),

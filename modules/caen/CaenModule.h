@@ -22,7 +22,7 @@ struct CaenCounters {
   Counter &amplitude;   ///< readouts.errors.amplitude: A + B <= 0
   Counter &position;    ///< readouts.errors.position: A < 0 or B < 0 (fraction outside [0, 1])
   Counter &threshold;   ///< readouts.rejected.threshold: A + B < amplitude_threshold
-  Counter &events;      ///< events.formed: events handed to the event sink
+  Counter &events;      ///< events.count: events handed to the event sink
 };
 
 /// One instance per daemon; process() runs on the processing thread.

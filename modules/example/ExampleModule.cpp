@@ -28,16 +28,17 @@ public:
   explicit ExampleModule(sdk::ModuleContext &ctx)
       : events_(ctx.events()), maxPixel_(ctx.config().at("max_pixel").get<uint32_t>()),
         maxTofNs_(ctx.config().at("max_tof_ns").get<uint32_t>()),
-        accepted_(ctx.counter("example.events")),
-        badSize_(ctx.counter("example.errors.size")),
-        badPixel_(ctx.counter("example.errors.pixel")),
-        badTof_(ctx.counter("example.errors.tof")) {}
+        readouts_(ctx.counter("readouts.count")), accepted_(ctx.counter("events.count")),
+        badSize_(ctx.counter("readouts.errors.size")),
+        badPixel_(ctx.counter("readouts.errors.pixel")),
+        badTof_(ctx.counter("readouts.errors.tof")) {}
 
   void process(const sdk::Packet &packet) noexcept override {
     if (packet.size % sizeof(Pair) != 0) {
       badSize_.add(); // a whole datagram rejected: count it, never guess
       return;
     }
+    readouts_.add(packet.size / sizeof(Pair));
     for (uint32_t offset = 0; offset < packet.size; offset += sizeof(Pair)) {
       Pair pair;
       std::memcpy(&pair, packet.data + offset, sizeof(pair)); // unaligned-safe
@@ -58,6 +59,7 @@ private:
   sdk::EventSink &events_;
   const uint32_t maxPixel_;
   const uint32_t maxTofNs_;
+  Counter &readouts_;
   Counter &accepted_;
   Counter &badSize_;
   Counter &badPixel_;

@@ -27,10 +27,13 @@ public:
         stale_(ctx.counter("udp.seq.stale")),
         sources_(ctx.counter("udp.seq.sources")),
         overflow_(ctx.counter("udp.seq.sources_overflow")),
-        short_(ctx.counter("udp.rx.short")), delayMin_(ctx.counter("udp.delay.min_us")),
+        readouts_(ctx.counter("readouts.count")), short_(ctx.counter("readouts.errors.short")),
+ delayMin_(ctx.counter("udp.delay.min_us")),
         delayMean_(ctx.counter("udp.delay.mean_us")), delayMax_(ctx.counter("udp.delay.max_us")),
         delaySamples_(ctx.counter("udp.delay.samples")) {
     ctx.setLossCounters(lost_, expected_);
+    // Registered so every module answers the ESS tools (efurates.py); udp forms no events.
+    ctx.counter("events.count");
   }
 
   void process(const sdk::Packet &packet) noexcept override {
@@ -38,11 +41,12 @@ public:
       short_.add();
       return;
     }
+    readouts_.add();
     uint64_t seq = 0;
     std::memcpy(&seq, packet.data, sizeof(seq)); // little-endian on the wire and on x86/arm64
     trackers_[sourceIndex(packet)].add(seq);
     // Published per datagram (five relaxed stores), so the counters are exact as soon as the
-    // runtime's proc.packets, which is added after process() returns, shows this datagram.
+    // runtime's processing.packets, which is added after process() returns, shows this datagram.
     publishSequence();
     if (packet.size >= 16) {
       int64_t txNs = 0;
@@ -150,6 +154,7 @@ private:
   Counter &stale_;
   Counter &sources_;
   Counter &overflow_;
+  Counter &readouts_; ///< datagrams carrying a sequence number
   Counter &short_;
   Counter &delayMin_;
   Counter &delayMean_;

@@ -18,20 +18,20 @@ public:
       : ctx_(ctx), config_(parseVmm3Config(ctx.config(), ctx.configSource())), headerCounters_(ctx),
         parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}), tofCounters_(ctx),
         tof_(tofCounters_, config_.maxTofNs), former_(EventFormer::paramsFrom(config_), *this),
-        readoutsOk_(ctx.counter("vmm3.readouts")),
-        unknownHybrid_(ctx.counter("vmm3.readouts.errors.hybrid")), hits_(ctx.counter("vmm3.hits")),
-        belowThreshold_(ctx.counter("vmm3.hits.below_threshold")),
-        late_(ctx.counter("vmm3.hits.late")), clusters_{&ctx.counter("vmm3.clusters.x"),
-                                                        &ctx.counter("vmm3.clusters.y")},
-        unmatched_{&ctx.counter("vmm3.clusters.x.unmatched"),
-                   &ctx.counter("vmm3.clusters.y.unmatched")},
-        forcedCloses_(ctx.counter("vmm3.clusters.forced_close")),
-        sortOverflows_(ctx.counter("vmm3.sort.overflows")),
-        matchOverflows_(ctx.counter("vmm3.match.overflows")), events_(ctx.counter("vmm3.events")),
-        timeoutFlushes_(ctx.counter("vmm3.flushes.timeout")),
-        restarts_(ctx.counter("vmm3.restarts")) {
+        readoutsOk_(ctx.counter("readouts.count")),
+        unknownHybrid_(ctx.counter("readouts.errors.hybrid")), hits_(ctx.counter("hits.count")),
+        belowThreshold_(ctx.counter("hits.rejected.threshold")),
+        late_(ctx.counter("hits.late")), clusters_{&ctx.counter("clusters.x.count"),
+                                                        &ctx.counter("clusters.y.count")},
+        unmatched_{&ctx.counter("clusters.x.unmatched"),
+                   &ctx.counter("clusters.y.unmatched")},
+        forcedCloses_(ctx.counter("clusters.forced_close")),
+        sortOverflows_(ctx.counter("sort.overflows")),
+        matchOverflows_(ctx.counter("match.overflows")), events_(ctx.counter("events.count")),
+        timeoutFlushes_(ctx.counter("flushes.timeout")),
+        restarts_(ctx.counter("hits.time_restarts")) {
     for (size_t i = 1; i < readoutErrors_.size(); ++i) {
-      readoutErrors_[i] = &ctx.counter(std::string("vmm3.readouts.errors.") +
+      readoutErrors_[i] = &ctx.counter(std::string("readouts.errors.") +
                                        readoutErrorName(static_cast<ReadoutError>(i)));
     }
     ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);

@@ -12,8 +12,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static efu::Stats &stats = []() -> efu::Stats & {
     auto *s = new efu::Stats;
-    s->add("rx.packets").set(1);
-    s->add("readouts.header.ok").set(-2);
+    s->add("receive.packets").set(1);
+    s->add("parser.essheader.ok").set(-2);
     return *s;
   }();
   static bool exitRequested = false;

@@ -44,10 +44,10 @@ protected:
   }
 
   /// Waits until the processing thread has handled `n` datagrams. The module's counters are
-  /// written in process(), before proc.packets counts the datagram, so they are final then.
+  /// written in process(), before processing.packets counts the datagram, so they are final then.
   void waitProcessed(int64_t n) {
-    ASSERT_TRUE(eventually([&] { return stat("proc.packets") >= n; })) << efu_->output();
-    ASSERT_EQ(stat("proc.packets"), n);
+    ASSERT_TRUE(eventually([&] { return stat("processing.packets") >= n; })) << efu_->output();
+    ASSERT_EQ(stat("processing.packets"), n);
   }
 
   void stopWith(const std::string &how) {
@@ -64,13 +64,13 @@ protected:
   /// After `count` datagrams of `size` bytes from one udpgen: every one counted exactly once.
   void expectExactStream(int64_t count, int64_t size) {
     waitProcessed(count);
-    EXPECT_EQ(stat("rx.packets"), count);
-    EXPECT_EQ(stat("rx.bytes"), count * size);
+    EXPECT_EQ(stat("receive.packets"), count);
+    EXPECT_EQ(stat("receive.bytes"), count * size);
     EXPECT_EQ(stat("udp.seq.expected"), count);
     EXPECT_EQ(stat("udp.seq.lost"), 0);
     EXPECT_EQ(stat("udp.seq.reordered"), 0);
     EXPECT_EQ(stat("udp.seq.duplicates"), 0);
-    EXPECT_EQ(stat("rx.dropped.kernel"), 0);
+    EXPECT_EQ(stat("receive.dropped"), 0);
   }
 
   /// Runs udpgen to completion with `args` (port added); asserts it succeeded.
@@ -160,9 +160,9 @@ TEST_P(EfuUdp, ShortAndEmptyDatagramsAreCountedAndTheDaemonLives) {
   sender.send(udpPort_, bytes, 1);
   sender.sendSequence(udpPort_, 0, 8); // the shortest valid one
   waitProcessed(5);
-  EXPECT_EQ(stat("udp.rx.short"), 4);
+  EXPECT_EQ(stat("readouts.errors.short"), 4);
   EXPECT_EQ(stat("udp.seq.expected"), 1);
-  EXPECT_EQ(stat("rx.packets"), 5);
+  EXPECT_EQ(stat("receive.packets"), 5);
   EXPECT_TRUE(efu_->running());
   stopWith("SIGTERM");
 }
@@ -175,7 +175,7 @@ TEST_F(EfuUdpDaemon, GroSplitsCoalescedDatagramsExactly) {
   // runtime's unit tests.)
   udpgen({"-n", std::to_string(kCount), "-s", "1472", "--rate", "400M", "--gso", "16"});
   expectExactStream(kCount, 1472);
-  EXPECT_LT(stat("rx.messages"), kCount / 2); // coalesced: many datagrams per message
+  EXPECT_LT(stat("receive.messages"), kCount / 2); // coalesced: many datagrams per message
   EXPECT_NE(efu_->output().find("GRO"), std::string::npos) << efu_->output();
   stopWith("SIGTERM");
 }
@@ -193,16 +193,16 @@ TEST_F(EfuUdpDaemon, TwoRxQueuesTwoSendersExactTotals) {
     ASSERT_EQ(*code, 0) << generator->output();
   }
   waitProcessed(2 * kEach);
-  EXPECT_EQ(stat("rx.packets"), 2 * kEach);
-  EXPECT_EQ(stat("rx.q0.packets") + stat("rx.q1.packets"), 2 * kEach);
-  EXPECT_EQ(stat("rx.bytes"), int64_t{2 * kEach} * 700);
+  EXPECT_EQ(stat("receive.packets"), 2 * kEach);
+  EXPECT_EQ(stat("receive.q0.packets") + stat("receive.q1.packets"), 2 * kEach);
+  EXPECT_EQ(stat("receive.bytes"), int64_t{2 * kEach} * 700);
   // Two sequences from 0, one per source: the module tells them apart by source address and
   // port, so both count exactly whether the kernel put them on the same socket or not.
   EXPECT_EQ(stat("udp.seq.sources"), 2);
   EXPECT_EQ(stat("udp.seq.expected"), 2 * kEach);
   EXPECT_EQ(stat("udp.seq.lost"), 0);
   EXPECT_EQ(stat("udp.seq.duplicates"), 0);
-  EXPECT_EQ(stat("rx.dropped.kernel"), 0);
+  EXPECT_EQ(stat("receive.dropped"), 0);
   stopWith("EXIT");
 }
 
@@ -340,7 +340,7 @@ TEST_F(EfuUdpDaemon, CountersReachARealCarbonCache) {
   start({"-g", "127.0.0.1", "-o", std::to_string(linePort), "-r", "7"});
   udpgen({"-n", "1000", "-s", "64"});
   expectExactStream(1000, 64);
-  const fs::path file = dir / "whisper" / "efu" / "udp" / "7" / "rx" / "packets.wsp";
+  const fs::path file = dir / "whisper" / "efu" / "udp" / "7" / "receive" / "packets.wsp";
   const auto lastValue = [&]() -> int64_t {
     if (!fs::exists(file)) {
       return -1;
@@ -361,7 +361,7 @@ TEST_F(EfuUdpDaemon, CountersReachARealCarbonCache) {
     return last;
   };
   EXPECT_TRUE(eventually([&] { return lastValue() == 1000; }, 30s))
-      << "last rx.packets in whisper: " << lastValue() << "\n" << efu_->output();
+      << "last receive.packets in whisper: " << lastValue() << "\n" << efu_->output();
   EXPECT_EQ(stat("graphite.failures"), 0);
   EXPECT_GT(stat("graphite.sent"), 0);
   stopWith("SIGTERM");
@@ -377,7 +377,7 @@ TEST_F(EfuUdpDaemon, ReadOnlyControlPortRefusesExit) {
             std::string::npos)
       << efu_->output();
   EXPECT_EQ(control(cmdPort_, "EXIT"), "Error: <READONLY>");
-  EXPECT_EQ(control(cmdPort_, "STAT_GET_NAME rx.packets"), "STAT_GET_NAME rx.packets 0");
+  EXPECT_EQ(control(cmdPort_, "STAT_GET_NAME receive.packets"), "STAT_GET_NAME receive.packets 0");
   EXPECT_TRUE(efu_->running());
   stopWith("SIGTERM");
 }

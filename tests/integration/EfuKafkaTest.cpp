@@ -62,7 +62,7 @@ TEST_F(EfuKafka, CountersAndStatusArriveThroughTheBroker) {
   Process udpgen({UDPGEN_BINARY, "-p", std::to_string(udpPort), "-n", std::to_string(kCount), "-s",
                   "256", "--rate", "100M", "--quiet"});
   ASSERT_EQ(udpgen.wait(60s).value_or(-1), 0) << udpgen.output();
-  ASSERT_TRUE(eventually([&] { return counter(cmdPort, "proc.packets") == kCount; }))
+  ASSERT_TRUE(eventually([&] { return counter(cmdPort, "processing.packets") == kCount; }))
       << efu.output();
   ASSERT_TRUE(eventually([&] { return counter(cmdPort, "kafka.delivered") > 0; }))
       << efu.output();
@@ -76,7 +76,7 @@ TEST_F(EfuKafka, CountersAndStatusArriveThroughTheBroker) {
   for (const auto &message : messages) {
     if (message.value("kind", "") == "f144") {
       const std::string source = message.at("source_name");
-      if (source == "efu.udp.rx.packets") {
+      if (source == "efu.udp.receive.packets") {
         lastRxPackets = message.at("value").get<int64_t>();
       } else if (source == "efu.udp.udp.seq.lost") {
         lastLost = message.at("value").get<int64_t>();
@@ -119,10 +119,10 @@ TEST_F(EfuKafka, RawSamplesAreTheDatagramsByteForByte) {
       const auto bytes = datagram(static_cast<uint64_t>(sent));
       sender.send(udpPort, bytes.data(), bytes.size());
       if (sent % 20 == 19) { // paced on the receiver: no datagram may be lost
-        ASSERT_TRUE(eventually([&] { return counter(cmdPort, "proc.packets") == sent + 1; }));
+        ASSERT_TRUE(eventually([&] { return counter(cmdPort, "processing.packets") == sent + 1; }));
       }
     }
-    ASSERT_TRUE(eventually([&] { return counter(cmdPort, "proc.packets") == last; }));
+    ASSERT_TRUE(eventually([&] { return counter(cmdPort, "processing.packets") == last; }));
   };
   sendUpTo(100); // samples: 0, 10, ..., 90
   EXPECT_EQ(control(cmdPort, "CALIB_MODE_GET"), "CALIB_MODE_GET 0");

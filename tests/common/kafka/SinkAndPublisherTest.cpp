@@ -185,7 +185,7 @@ TEST(RawSampler, OffUnlessCalibrationModeThenEverythingAndAFullQueueDrops) {
 TEST(StatsPublisher, OneF144PerCounterAndOneX5f2) {
   FakeProducer producer;
   efu::Stats stats;
-  stats.add("rx.packets").add(12345);
+  stats.add("receive.packets").add(12345);
   stats.add("udp.seq.lost");
   efu::serialize::StatusInfo info{"efu", "0.1.0", "", "host", 77, 1000};
   StatsPublisher publisher(producer, stats, "udp", "udp_stats", "udp_status", info);
@@ -193,7 +193,7 @@ TEST(StatsPublisher, OneF144PerCounterAndOneX5f2) {
   EXPECT_EQ(publisher.publish(nowNs, R"({"module":"udp"})"), 3u);
   ASSERT_EQ(producer.messages.size(), 3u);
 
-  const std::vector<std::pair<std::string, int64_t>> expected{{"efu.udp.rx.packets", 12345},
+  const std::vector<std::pair<std::string, int64_t>> expected{{"efu.udp.receive.packets", 12345},
                                                               {"efu.udp.udp.seq.lost", 0}};
   for (size_t i = 0; i < expected.size(); ++i) {
     const auto &message = producer.messages[i];

@@ -242,7 +242,7 @@ struct Counted : ::testing::Test {
     EssHeader h;
     return parser.parse(d.data(), d.size(), h);
   }
-  int64_t v(const std::string &n) { return ctx.value("readouts." + n); }
+  int64_t v(const std::string &n) { return ctx.value(n); }
 };
 
 TEST_F(Counted, OneCounterPerErrorKindAndNothingElse) {
@@ -269,28 +269,29 @@ TEST_F(Counted, OneCounterPerErrorKindAndNothingElse) {
   mutate([](EssHeaderV0 &h) { h.prevPulseLow = 88'052'500; });
   mutate([](EssHeaderV0 &h) { h.prevPulseHigh = 2000; });
   bad.push_back(std::vector<uint8_t>(base.begin(), base.begin() + 10));
-  const char *names[] = {"padding",         "version",         "cookie",         "type",
-                         "length",          "queue",           "timing",         "time_status",
-                         "even_fibre_sync", "odd_fibre_sync",  "pulse_fraction", "prev_pulse_fraction", "prev_after_pulse", "short"};
+  const char *names[] = {"pad",          "version",        "cookie",          "type",
+                         "size",         "output_queue",   "timing",          "time_status",
+                         "even_fibre_sync", "odd_fibre_sync", "timefrac",     "prev_timefrac",
+                         "prev_after_pulse", "buffer"};
   for (size_t i = 0; i < bad.size(); ++i) {
     const auto before = ctx.snapshot();
     EXPECT_FALSE(feed(bad[i]));
     auto after = ctx.snapshot();
-    const std::string name = std::string("readouts.header.errors.") + names[i];
+    const std::string name = std::string("parser.essheader.errors.") + names[i];
     EXPECT_EQ(after[name], before.at(name) + 1) << name;
     after[name] -= 1;
     EXPECT_EQ(after, before) << "only " << name << " may move";
   }
-  EXPECT_EQ(v("header.ok"), 0);
-  EXPECT_EQ(v("seq.expected"), 0);
+  EXPECT_EQ(v("parser.essheader.ok"), 0);
+  EXPECT_EQ(v("parser.essheader.seq.expected"), 0);
 }
 
 TEST_F(Counted, HeartbeatsAndOk) {
   EXPECT_TRUE(feed(datagram(0, 0, 0)));
   EXPECT_TRUE(feed(datagram(1, 0, 1)));
   EXPECT_TRUE(feed(datagram(0, 24, 2)));
-  EXPECT_EQ(v("header.ok"), 3);
-  EXPECT_EQ(v("header.heartbeats"), 2);
+  EXPECT_EQ(v("parser.essheader.ok"), 3);
+  EXPECT_EQ(v("parser.essheader.heartbeats"), 2);
 }
 
 TEST_F(Counted, SequenceGapsCountPacketsPerQueue) {
@@ -299,18 +300,18 @@ TEST_F(Counted, SequenceGapsCountPacketsPerQueue) {
   EXPECT_TRUE(feed(datagram(0, 24, 15, 0))); // 12, 13, 14 lost
   EXPECT_TRUE(feed(datagram(0, 24, 0, 3)));  // other queue: independent
   EXPECT_TRUE(feed(datagram(0, 24, 1, 3)));
-  EXPECT_EQ(v("seq.lost"), 3);
-  EXPECT_EQ(v("seq.expected"), 8); // 10, 11, 12..15 on queue 0; 0, 1 on queue 3
+  EXPECT_EQ(v("parser.essheader.seq.lost"), 3);
+  EXPECT_EQ(v("parser.essheader.seq.expected"), 8); // 10, 11, 12..15 on queue 0; 0, 1 on queue 3
   EXPECT_TRUE(feed(datagram(0, 24, 13, 0))); // late
-  EXPECT_EQ(v("seq.reordered"), 1);
+  EXPECT_EQ(v("parser.essheader.seq.reordered"), 1);
   EXPECT_TRUE(feed(datagram(0, 24, 0, 0)));  // restart (back to 0)
   EXPECT_TRUE(feed(datagram(0, 24, 1, 0)));
-  EXPECT_EQ(v("seq.restarts"), 1);
-  EXPECT_EQ(v("seq.lost"), 3);
-  EXPECT_EQ(v("seq.expected"), 10);
-  EXPECT_EQ(v("queue.00.packets"), 6) << "valid headers per output queue";
-  EXPECT_EQ(v("queue.03.packets"), 2);
-  EXPECT_EQ(v("queue.11.packets"), 0);
+  EXPECT_EQ(v("parser.essheader.seq.restarts"), 1);
+  EXPECT_EQ(v("parser.essheader.seq.lost"), 3);
+  EXPECT_EQ(v("parser.essheader.seq.expected"), 10);
+  EXPECT_EQ(v("parser.essheader.oq.00.packets"), 6) << "valid headers per output queue";
+  EXPECT_EQ(v("parser.essheader.oq.03.packets"), 2);
+  EXPECT_EQ(v("parser.essheader.oq.11.packets"), 0);
 }
 
 TEST(SequenceTracker, FarBackIsARestartNearBackIsReordered) {
@@ -357,17 +358,28 @@ TEST_F(TofTest, Cases) {
   EXPECT_FALSE(calc.compute(h.prevPulseTimeNs - 1, h, t)); // before both
   ASSERT_TRUE(calc.compute(h.pulseTimeNs + 100'000'000, h, t)); // == max: accepted
   EXPECT_FALSE(calc.compute(h.pulseTimeNs + 100'000'001, h, t)); // max + 1: rejected
-  EXPECT_EQ(ctx.value("readouts.tof.ok"), 3);
-  EXPECT_EQ(ctx.value("readouts.tof.prev_pulse"), 1);
-  EXPECT_EQ(ctx.value("readouts.tof.errors.negative"), 1);
-  EXPECT_EQ(ctx.value("readouts.tof.errors.too_large"), 1);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.count"), 3);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.count"), 1);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.negative"), 1);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.high"), 1);
 }
 
-TEST(HeaderCounters, CustomPrefix) {
+TEST(HeaderCounters, EssNames) {
+  // The ESS EFU's names, which its operator scripts and dashboards read.
   FakeModuleContext ctx;
-  HeaderCounters c(ctx, "vmm");
-  EXPECT_TRUE(ctx.has("vmm.header.errors.cookie"));
-  EXPECT_TRUE(ctx.has("vmm.seq.lost"));
+  HeaderCounters c(ctx);
+  for (const char *name :
+       {"parser.essheader.errors.buffer", "parser.essheader.errors.pad",
+        "parser.essheader.errors.size", "parser.essheader.errors.cookie",
+        "parser.essheader.errors.version", "parser.essheader.errors.output_queue",
+        "parser.essheader.errors.type", "parser.essheader.errors.timing",
+        "parser.essheader.errors.time_status", "parser.essheader.errors.even_fibre_sync",
+        "parser.essheader.errors.odd_fibre_sync", "parser.essheader.errors.timefrac",
+        "parser.essheader.heartbeats", "parser.essheader.oq.00.packets",
+        "parser.essheader.oq.11.packets"}) {
+    EXPECT_TRUE(ctx.has(name)) << name;
+  }
+  EXPECT_FALSE(ctx.has("parser.essheader.oq.12.packets"));
 }
 
 } // namespace

@@ -165,19 +165,19 @@ TEST(Ev44Builder, FieldsSitInTheEssSlots) {
 TEST(F144, LongRoundTripAndSlots) {
   flatbuffers::FlatBufferBuilder fbb;
   const auto buffer =
-      copy(efu::serialize::buildF144Long(fbb, "efu.udp.rx.packets", 1'700'000'000'123'456'789, -5));
+      copy(efu::serialize::buildF144Long(fbb, "efu.udp.receive.packets", 1'700'000'000'123'456'789, -5));
   flatbuffers::Verifier verifier(buffer.data(), buffer.size());
   ASSERT_TRUE(efu::fb::Verifyf144_LogDataBuffer(verifier));
   ASSERT_TRUE(flatbuffers::BufferHasIdentifier(buffer.data(), "f144"));
   const auto *log = efu::fb::Getf144_LogData(buffer.data());
-  EXPECT_EQ(log->source_name()->str(), "efu.udp.rx.packets");
+  EXPECT_EQ(log->source_name()->str(), "efu.udp.receive.packets");
   EXPECT_EQ(log->timestamp(), 1'700'000'000'123'456'789);
   ASSERT_EQ(log->value_type(), efu::fb::Value::Long);
   EXPECT_EQ(log->value_as_Long()->value(), -5);
 
   // ESS f144: slot 0 source_name, 1 timestamp, 2 value type (Long is union member 7), 3 value.
   const auto *table = flatbuffers::GetRoot<flatbuffers::Table>(buffer.data());
-  EXPECT_EQ(table->GetPointer<const flatbuffers::String *>(slot(0))->str(), "efu.udp.rx.packets");
+  EXPECT_EQ(table->GetPointer<const flatbuffers::String *>(slot(0))->str(), "efu.udp.receive.packets");
   EXPECT_EQ(table->GetField<int64_t>(slot(1), 0), 1'700'000'000'123'456'789);
   EXPECT_EQ(table->GetField<uint8_t>(slot(2), 0), 7);
   const auto *value = table->GetPointer<const flatbuffers::Table *>(slot(3));

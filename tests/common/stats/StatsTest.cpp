@@ -21,7 +21,7 @@ std::string counterName(size_t i) {
 }
 
 TEST(Stats, ValidNames) {
-  for (const char *name : {"rx", "rx.packets", "readouts.errors.size", "kernel.udp.rcvbuf_errors",
+  for (const char *name : {"rx", "receive.packets", "readouts.errors.size", "kernel.udp.rcvbuf_errors",
                            "main.uptime_s", "a1.b2.c3", "_", "x.0"}) {
     EXPECT_TRUE(Stats::validName(name)) << name;
   }
@@ -50,22 +50,22 @@ TEST(Stats, AddRejectsInvalidNameWithAMessageNamingIt) {
 
 TEST(Stats, DuplicateNameThrowsAndKeepsTheFirst) {
   Stats stats;
-  Counter &first = stats.add("rx.packets");
+  Counter &first = stats.add("receive.packets");
   first.set(5);
   try {
-    stats.add("rx.packets");
+    stats.add("receive.packets");
     FAIL() << "expected StatsError";
   } catch (const StatsError &e) {
-    EXPECT_NE(std::string(e.what()).find("rx.packets"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("receive.packets"), std::string::npos) << e.what();
   }
   EXPECT_EQ(stats.size(), 1U);
   EXPECT_EQ(stats.value(0), 5);
-  EXPECT_EQ(stats.find("rx.packets"), &first);
+  EXPECT_EQ(stats.find("receive.packets"), &first);
 }
 
 TEST(Stats, IndexFollowsRegistrationOrder) {
   Stats stats;
-  const std::vector<std::string> names{"zeta", "alpha", "rx.packets", "beta.gamma"};
+  const std::vector<std::string> names{"zeta", "alpha", "receive.packets", "beta.gamma"};
   for (size_t i = 0; i < names.size(); ++i) {
     stats.add(names[i]).set(static_cast<int64_t>(i) * 10);
   }
@@ -80,12 +80,12 @@ TEST(Stats, IndexFollowsRegistrationOrder) {
 
 TEST(Stats, FindReturnsTheRegisteredCounterOrNull) {
   Stats stats;
-  Counter &packets = stats.add("rx.packets");
-  Counter &bytes = stats.add("rx.bytes");
-  EXPECT_EQ(stats.find("rx.packets"), &packets);
-  EXPECT_EQ(stats.find("rx.bytes"), &bytes);
+  Counter &packets = stats.add("receive.packets");
+  Counter &bytes = stats.add("receive.bytes");
+  EXPECT_EQ(stats.find("receive.packets"), &packets);
+  EXPECT_EQ(stats.find("receive.bytes"), &bytes);
   EXPECT_EQ(stats.find("rx"), nullptr);
-  EXPECT_EQ(stats.find("rx.packets.x"), nullptr);
+  EXPECT_EQ(stats.find("receive.packets.x"), nullptr);
   EXPECT_EQ(stats.find(""), nullptr);
 }
 
@@ -106,17 +106,17 @@ TEST(Stats, ReferencesStayValidAsTheRegistryGrows) {
 TEST(Stats, SnapshotListsNamesAndValuesInOrder) {
   Stats stats;
   EXPECT_TRUE(stats.snapshot().empty());
-  stats.add("rx.packets").set(42);
-  stats.add("rx.bytes").set(1000);
-  Counter &proc = stats.add("proc.packets");
+  stats.add("receive.packets").set(42);
+  stats.add("receive.bytes").set(1000);
+  Counter &proc = stats.add("processing.packets");
   proc.set(-7);
   const auto snap = stats.snapshot();
   ASSERT_EQ(snap.size(), 3U);
-  EXPECT_EQ(snap[0].name, "rx.packets");
+  EXPECT_EQ(snap[0].name, "receive.packets");
   EXPECT_EQ(snap[0].value, 42);
-  EXPECT_EQ(snap[1].name, "rx.bytes");
+  EXPECT_EQ(snap[1].name, "receive.bytes");
   EXPECT_EQ(snap[1].value, 1000);
-  EXPECT_EQ(snap[2].name, "proc.packets");
+  EXPECT_EQ(snap[2].name, "processing.packets");
   EXPECT_EQ(snap[2].value, -7);
   proc.add(10);
   EXPECT_EQ(snap[2].value, -7) << "a snapshot is a copy";
@@ -138,7 +138,7 @@ TEST(Counter, AddAndSet) {
 
 TEST(Stats, OneWriterAndOneReaderConcurrently) {
   Stats stats;
-  Counter &packets = stats.add("rx.packets");
+  Counter &packets = stats.add("receive.packets");
   Counter &gauge = stats.add("ring.fill");
   constexpr int64_t kWrites = 1'000'000;
   std::atomic<bool> done{false};
@@ -164,7 +164,7 @@ TEST(Stats, OneWriterAndOneReaderConcurrently) {
 
   EXPECT_EQ(nonMonotonic, 0);
   EXPECT_EQ(stats.value(0), kWrites);
-  EXPECT_EQ(stats.find("rx.packets")->get(), kWrites);
+  EXPECT_EQ(stats.find("receive.packets")->get(), kWrites);
   EXPECT_EQ(stats.value(1), (kWrites - 1) % 101);
 }
 

@@ -16,9 +16,9 @@ constexpr std::string_view kBadArgs = "Error: <BADARGS>";
 class ControlProtocolTest : public ::testing::Test {
 protected:
   ControlProtocolTest() {
-    stats_.add("rx.packets").set(42);
-    stats_.add("rx.bytes").set(1000);
-    stats_.add("proc.packets").set(-7);
+    stats_.add("receive.packets").set(42);
+    stats_.add("receive.bytes").set(1000);
+    stats_.add("processing.packets").set(-7);
   }
 
   ControlInfo info() {
@@ -74,10 +74,10 @@ TEST_F(ControlProtocolTest, StatGetCount) {
 
 TEST_F(ControlProtocolTest, StatGetIsOneBasedAndLive) {
   ControlProtocol protocol(stats_, info());
-  EXPECT_EQ(protocol.handle("STAT_GET 1"), "STAT_GET rx.packets 42");
-  EXPECT_EQ(protocol.handle("STAT_GET 2"), "STAT_GET rx.bytes 1000");
-  EXPECT_EQ(protocol.handle("STAT_GET 3"), "STAT_GET proc.packets -7");
-  EXPECT_EQ(protocol.handle("  STAT_GET \t 01 \r\n"), "STAT_GET rx.packets 42");
+  EXPECT_EQ(protocol.handle("STAT_GET 1"), "STAT_GET receive.packets 42");
+  EXPECT_EQ(protocol.handle("STAT_GET 2"), "STAT_GET receive.bytes 1000");
+  EXPECT_EQ(protocol.handle("STAT_GET 3"), "STAT_GET processing.packets -7");
+  EXPECT_EQ(protocol.handle("  STAT_GET \t 01 \r\n"), "STAT_GET receive.packets 42");
   stats_.add("late.counter").set(5);
   EXPECT_EQ(protocol.handle("STAT_GET 4"), "STAT_GET late.counter 5");
 }
@@ -87,7 +87,7 @@ TEST_F(ControlProtocolTest, StatGetRejectsBadIndices) {
   for (const char *line :
        {"STAT_GET", "STAT_GET 0", "STAT_GET 4", "STAT_GET -1", "STAT_GET +1", "STAT_GET abc",
         "STAT_GET 1x", "STAT_GET 1.0", "STAT_GET 0x1", "STAT_GET 18446744073709551617",
-        "STAT_GET 99999999999999999999999999", "STAT_GET 1 2", "STAT_GET rx.packets"}) {
+        "STAT_GET 99999999999999999999999999", "STAT_GET 1 2", "STAT_GET receive.packets"}) {
     EXPECT_EQ(protocol.handle(line), kBadArgs) << line;
   }
 }
@@ -101,12 +101,12 @@ TEST_F(ControlProtocolTest, StatGetOnEmptyRegistry) {
 
 TEST_F(ControlProtocolTest, StatGetName) {
   ControlProtocol protocol(stats_, info());
-  EXPECT_EQ(protocol.handle("STAT_GET_NAME rx.bytes"), "STAT_GET_NAME rx.bytes 1000");
-  EXPECT_EQ(protocol.handle("STAT_GET_NAME proc.packets\r\n"), "STAT_GET_NAME proc.packets -7");
+  EXPECT_EQ(protocol.handle("STAT_GET_NAME receive.bytes"), "STAT_GET_NAME receive.bytes 1000");
+  EXPECT_EQ(protocol.handle("STAT_GET_NAME processing.packets\r\n"), "STAT_GET_NAME processing.packets -7");
   EXPECT_EQ(protocol.handle("STAT_GET_NAME no.such"), kBadArgs);
   EXPECT_EQ(protocol.handle("STAT_GET_NAME RX.BYTES"), kBadArgs);
   EXPECT_EQ(protocol.handle("STAT_GET_NAME"), kBadArgs);
-  EXPECT_EQ(protocol.handle("STAT_GET_NAME rx.bytes rx.packets"), kBadArgs);
+  EXPECT_EQ(protocol.handle("STAT_GET_NAME receive.bytes receive.packets"), kBadArgs);
 }
 
 TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
@@ -224,7 +224,7 @@ TEST_F(ControlProtocolTest, ReadOnlyRefusesExitEvenAfterAuth) {
   ControlSession session;
   EXPECT_EQ(protocol.handle("AUTH s3cret", session), "<OK>");
   EXPECT_EQ(protocol.handle("EXIT", session), "Error: <READONLY>");
-  EXPECT_EQ(protocol.handle("STAT_GET_NAME rx.packets", session), "STAT_GET_NAME rx.packets 42");
+  EXPECT_EQ(protocol.handle("STAT_GET_NAME receive.packets", session), "STAT_GET_NAME receive.packets 42");
   EXPECT_EQ(exitRequests_, 0);
   EXPECT_TRUE(ControlProtocol::changesState("EXIT"));
   EXPECT_FALSE(ControlProtocol::changesState("STAT_GET"));

@@ -144,7 +144,7 @@ private:
 class ControlServerTest : public ::testing::Test {
 protected:
   ControlServerTest() {
-    stats_.add("rx.packets").set(42);
+    stats_.add("receive.packets").set(42);
     ControlInfo info;
     info.version = "0.1.0";
     info.detectorInfo = "udp 1.0 test module";
@@ -185,7 +185,7 @@ TEST_F(ControlServerTest, AnswersCommands) {
   ControlServer server(*protocol_, loopback(), stats_);
   TestClient client(server.port());
   EXPECT_EQ(client.ask(server, "VERSION_GET"), "VERSION_GET 0.1.0");
-  EXPECT_EQ(client.ask(server, "STAT_GET_NAME rx.packets"), "STAT_GET_NAME rx.packets 42");
+  EXPECT_EQ(client.ask(server, "STAT_GET_NAME receive.packets"), "STAT_GET_NAME receive.packets 42");
   // The server's own counters live in the same registry.
   EXPECT_EQ(client.ask(server, "STAT_GET_COUNT"), "STAT_GET_COUNT 8");
   // A request is counted before it runs, so it sees itself.
@@ -204,7 +204,7 @@ TEST_F(ControlServerTest, PipelinedCommandsAreAnsweredInOrder) {
   client.send(server, "VERSION_GET\r\nFOO\nSTAT_GET 1\n\nCMD_GET_COUNT\n");
   EXPECT_EQ(client.readLine(server), "VERSION_GET 0.1.0");
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
-  EXPECT_EQ(client.readLine(server), "STAT_GET rx.packets 42");
+  EXPECT_EQ(client.readLine(server), "STAT_GET receive.packets 42");
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
   EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 13");
 }
@@ -267,7 +267,7 @@ TEST_F(ControlServerTest, OverLongLineIsRejectedOnceAndConnectionKept) {
   // Over-long by one byte inside a single send, followed by a good command.
   client.send(server, std::string(limit + 1, 'Y') + "\nSTAT_GET 1\n");
   EXPECT_EQ(client.readLine(server), "Error: <BADSIZE>");
-  EXPECT_EQ(client.readLine(server), "STAT_GET rx.packets 42");
+  EXPECT_EQ(client.readLine(server), "STAT_GET receive.packets 42");
 
   // Exactly at the limit is a normal (here: unknown) command.
   client.send(server, std::string(limit, 'Z') + "\n");
@@ -383,7 +383,7 @@ TEST_F(ControlServerTest, IdleClientsCannotLockOthersOut) {
     return counter("control.connections") == static_cast<int64_t>(squatters.size());
   }));
   TestClient operatorClient(server.port());
-  EXPECT_EQ(operatorClient.ask(server, "STAT_GET_NAME rx.packets"), "STAT_GET_NAME rx.packets 42");
+  EXPECT_EQ(operatorClient.ask(server, "STAT_GET_NAME receive.packets"), "STAT_GET_NAME receive.packets 42");
   EXPECT_EQ(counter("control.clients.evicted"), 2 * 4 + 1);
 }
 

@@ -81,9 +81,9 @@ class GraphiteOutputTest : public ::testing::Test {
 protected:
   GraphiteOutputTest()
       : log_("graphite", std::make_shared<spdlog::sinks::null_sink_st>()),
-        packets_(stats_.add("rx.packets")) {
+        packets_(stats_.add("receive.packets")) {
     packets_.set(42);
-    stats_.add("readouts.header.ok").set(-3);
+    stats_.add("parser.essheader.ok").set(-3);
   }
   int64_t value(const char *name) { return stats_.find(name)->get(); }
 
@@ -96,8 +96,8 @@ TEST_F(GraphiteOutputTest, OneLinePerCounterWithPrefixAndTime) {
   Listener carbon;
   GraphiteOutput graphite({"127.0.0.1", carbon.port(), "efu.loki.0."}, stats_, log_);
   graphite.publish(1'700'000'000);
-  const std::string expected = "efu.loki.0.rx.packets 42 1700000000\n"
-                               "efu.loki.0.readouts.header.ok -3 1700000000\n"
+  const std::string expected = "efu.loki.0.receive.packets 42 1700000000\n"
+                               "efu.loki.0.parser.essheader.ok -3 1700000000\n"
                                "efu.loki.0.graphite.sent 0 1700000000\n"
                                "efu.loki.0.graphite.failures 0 1700000000\n"
                                "efu.loki.0.graphite.dropped 0 1700000000\n";
@@ -106,7 +106,7 @@ TEST_F(GraphiteOutputTest, OneLinePerCounterWithPrefixAndTime) {
   packets_.set(43);
   graphite.publish(1'700'000'001);
   EXPECT_TRUE(eventually([&] {
-    return carbon.received().find("efu.loki.0.rx.packets 43 1700000001\n") != std::string::npos;
+    return carbon.received().find("efu.loki.0.receive.packets 43 1700000001\n") != std::string::npos;
   })) << carbon.received();
   EXPECT_EQ(value("graphite.failures"), 0);
 }
@@ -124,8 +124,8 @@ TEST_F(GraphiteOutputTest, IntervalsWaitForCarbonAndArriveInOrder) {
   Listener carbon(port); // carbon comes up: the back-off retry delivers both
   EXPECT_TRUE(eventually([&] { return value("graphite.sent") == 2; }));
   const std::string &text = carbon.received();
-  const auto first = text.find("x.rx.packets 42 100\n");
-  const auto second = text.find("x.rx.packets 42 101\n");
+  const auto first = text.find("x.receive.packets 42 100\n");
+  const auto second = text.find("x.receive.packets 42 101\n");
   ASSERT_NE(first, std::string::npos) << text;
   ASSERT_NE(second, std::string::npos) << text;
   EXPECT_LT(first, second);

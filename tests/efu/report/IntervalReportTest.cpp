@@ -9,9 +9,9 @@ namespace {
 
 struct ReceiverCounters {
   explicit ReceiverCounters(Stats &stats)
-      : packets(stats.add("rx.packets")), bytes(stats.add("rx.bytes")),
-        ringFull(stats.add("rx.ring_full_waits")), kernel(stats.add("rx.dropped.kernel")),
-        truncated(stats.add("rx.dropped.truncated")),
+      : packets(stats.add("receive.packets")), bytes(stats.add("receive.bytes")),
+        ringFull(stats.add("receive.ring_full_waits")), kernel(stats.add("receive.dropped")),
+        truncated(stats.add("receive.truncated")),
         rcvbuf(stats.add("kernel.udp.rcvbuf_errors")) {}
   Counter &packets, &bytes, &ringFull, &kernel, &truncated, &rcvbuf;
 };

@@ -162,7 +162,7 @@ protected:
   }
 
   bool waitProcessed(int64_t n) {
-    return eventually([&] { return stat("proc.packets") >= n; }) && stat("proc.packets") == n;
+    return eventually([&] { return stat("processing.packets") >= n; }) && stat("processing.packets") == n;
   }
 
   Stats stats_;
@@ -185,12 +185,12 @@ TEST_F(RuntimeTest, AFullRingHoldsBackReadingAndLosesNothing) {
   for (uint32_t i = 0; i < kCount; ++i) {
     sender.send(port, i, 100);
   }
-  ASSERT_TRUE(eventually([&] { return stat("rx.ring_full_waits") > 0; }));
-  EXPECT_LE(stat("rx.packets"), 4 + 2); // the ring's slots and at most the module's batch
+  ASSERT_TRUE(eventually([&] { return stat("receive.ring_full_waits") > 0; }));
+  EXPECT_LE(stat("receive.packets"), 4 + 2); // the ring's slots and at most the module's batch
   module_.hold = false;
-  ASSERT_TRUE(waitProcessed(kCount)) << stat("proc.packets");
-  EXPECT_EQ(stat("rx.packets"), kCount);
-  EXPECT_EQ(stat("rx.dropped.kernel"), 0);
+  ASSERT_TRUE(waitProcessed(kCount)) << stat("processing.packets");
+  EXPECT_EQ(stat("receive.packets"), kCount);
+  EXPECT_EQ(stat("receive.dropped"), 0);
   const auto seen = module_.seen();
   ASSERT_EQ(seen.size(), kCount);
   for (uint32_t i = 0; i < kCount; ++i) {
@@ -266,10 +266,10 @@ TEST_F(RuntimeTest, GroMessagesAreSplitIntoTheSentDatagrams) {
     EXPECT_EQ(seen[12 + k].size, 64U);
     EXPECT_EQ(seen[12 + k].first4, 200 + k);
   }
-  EXPECT_EQ(stat("rx.packets"), 15);
-  EXPECT_EQ(stat("rx.bytes"), 10 * 1000 + 300 + 777 + 3 * 64);
-  EXPECT_LT(stat("rx.messages"), 15); // the kernel coalesced
-  EXPECT_EQ(stat("rx.dropped.truncated"), 0);
+  EXPECT_EQ(stat("receive.packets"), 15);
+  EXPECT_EQ(stat("receive.bytes"), 10 * 1000 + 300 + 777 + 3 * 64);
+  EXPECT_LT(stat("receive.messages"), 15); // the kernel coalesced
+  EXPECT_EQ(stat("receive.truncated"), 0);
 }
 
 TEST_F(RuntimeTest, OversizedDatagramsAreCountedAndTheOthersKeepTheirOrder) {
@@ -281,14 +281,14 @@ TEST_F(RuntimeTest, OversizedDatagramsAreCountedAndTheOthersKeepTheirOrder) {
   Sender sender;
   sender.send(port, 0, 100);
   sender.send(port, 1, 100);
-  ASSERT_TRUE(eventually([&] { return module_.seen().empty() && stat("rx.packets") >= 1; }));
+  ASSERT_TRUE(eventually([&] { return module_.seen().empty() && stat("receive.packets") >= 1; }));
   sender.send(port, 2, kSlotBytes + 1); // does not fit a slot
   sender.send(port, 3, kSlotBytes);     // fits exactly
   sender.send(port, 4, 100);
   module_.hold = false;
   ASSERT_TRUE(waitProcessed(4));
-  EXPECT_EQ(stat("rx.packets"), 5);
-  EXPECT_EQ(stat("rx.dropped.truncated"), 1);
+  EXPECT_EQ(stat("receive.packets"), 5);
+  EXPECT_EQ(stat("receive.truncated"), 1);
   const auto seen = module_.seen();
   ASSERT_EQ(seen.size(), 4U);
   EXPECT_EQ(seen[0].first4, 0U);
@@ -319,11 +319,11 @@ TEST_F(RuntimeTest, RxQueuesShareThePortAndTheirTotalsAreExact) {
   }
   constexpr int64_t kTotal = kSources * kPerSource;
   ASSERT_TRUE(waitProcessed(kTotal));
-  EXPECT_EQ(stat("rx.packets"), kTotal);
-  EXPECT_EQ(stat("rx.q0.packets") + stat("rx.q1.packets"), kTotal);
-  EXPECT_EQ(stat("rx.q0.bytes") + stat("rx.q1.bytes"), stat("rx.bytes"));
-  EXPECT_GT(stat("rx.q0.packets"), 0); // all 16 on one socket: 1 in 32768
-  EXPECT_GT(stat("rx.q1.packets"), 0);
+  EXPECT_EQ(stat("receive.packets"), kTotal);
+  EXPECT_EQ(stat("receive.q0.packets") + stat("receive.q1.packets"), kTotal);
+  EXPECT_EQ(stat("receive.q0.bytes") + stat("receive.q1.bytes"), stat("receive.bytes"));
+  EXPECT_GT(stat("receive.q0.packets"), 0); // all 16 on one socket: 1 in 32768
+  EXPECT_GT(stat("receive.q1.packets"), 0);
   std::vector<uint32_t> next(kSources, 0);
   std::vector<int> queueOf(kSources, -1);
   std::set<uint32_t> queues;
@@ -353,7 +353,7 @@ TEST_F(RuntimeTest, StopProcessesEverythingReceived) {
   for (uint32_t i = 0; i < 200; ++i) {
     sender.send(port, i, 32);
   }
-  ASSERT_TRUE(eventually([&] { return stat("rx.packets") == 200; }));
+  ASSERT_TRUE(eventually([&] { return stat("receive.packets") == 200; }));
   std::thread release([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     module_.hold = false;
@@ -361,7 +361,7 @@ TEST_F(RuntimeTest, StopProcessesEverythingReceived) {
   runtime_->stop(); // returns only after the ring is drained and the module flushed
   release.join();
   EXPECT_EQ(module_.seen().size(), 200U);
-  EXPECT_EQ(stat("proc.packets"), 200);
+  EXPECT_EQ(stat("processing.packets"), 200);
   EXPECT_EQ(module_.flushes.load(), 1);
 }
 

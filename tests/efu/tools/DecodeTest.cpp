@@ -67,9 +67,9 @@ TEST(DumpDecode, Ev44InconsistentArraysAreWarnedAbout) {
 }
 
 TEST(DumpDecode, F144Long) {
-  const auto msg = decodeOk(efu::test::makeF144Long("efu.udp.rx.packets", 123456789, -42));
+  const auto msg = decodeOk(efu::test::makeF144Long("efu.udp.receive.packets", 123456789, -42));
   EXPECT_EQ(msg["kind"], "f144");
-  EXPECT_EQ(msg["source_name"], "efu.udp.rx.packets");
+  EXPECT_EQ(msg["source_name"], "efu.udp.receive.packets");
   EXPECT_EQ(msg["timestamp"], 123456789);
   EXPECT_EQ(msg["value_type"], "Long");
   EXPECT_EQ(msg["value"], -42);

@@ -233,7 +233,7 @@ protected:
                             {1, 2, 3, 4, 5}),
         efu::test::makeEv44("loki", 2, {}, {}, {}, {})}},
       {"t_stats",
-       {efu::test::makeF144Long("efu.udp.rx.packets", 1700000000000000000, 1234),
+       {efu::test::makeF144Long("efu.udp.receive.packets", 1700000000000000000, 1234),
         efu::test::makeF144ArrayInt("efu.udp.hist", 1700000000000000001, {1, 2, 3}),
         efu::test::Bytes{'n', 'o', 't', ' ', 'a', ' ', 'f', 'l', 'a', 't', 'b', 'u', 'f'}}},
       {"t_status", {efu::test::makeX5f2(R"({"module":"udp","uptime_s":3})")}},
@@ -306,7 +306,7 @@ TEST_F(ToolsIntegration, DumpDecodesProducedMessages) {
   for (const auto &msg : byKind["f144"]) {
     f144BySource[msg["source_name"].get<std::string>()] = msg;
   }
-  EXPECT_EQ(f144BySource["efu.udp.rx.packets"]["value"], 1234);
+  EXPECT_EQ(f144BySource["efu.udp.receive.packets"]["value"], 1234);
   EXPECT_EQ(f144BySource["efu.udp.hist"]["value"], nlohmann::json({1, 2, 3}));
   EXPECT_EQ(f144BySource["auto.created"]["topic"], "t_auto");
   EXPECT_EQ(byKind["x5f2"][0]["status_json"]["module"], "udp");

@@ -77,9 +77,9 @@ TEST(ReadoutGen, ModuleReproducesTheTruthExactly) {
       ASSERT_LE(d.size(), 8972U);
     }
     auto ctx = moduleOver(config, r);
-    EXPECT_EQ(ctx->value("events.formed"), 50'000);
-    EXPECT_EQ(ctx->value("readouts.seq.lost"), 0);
-    EXPECT_EQ(ctx->value("readouts.seq.expected"), static_cast<int64_t>(r.summary.datagrams));
+    EXPECT_EQ(ctx->value("events.count"), 50'000);
+    EXPECT_EQ(ctx->value("parser.essheader.seq.lost"), 0);
+    EXPECT_EQ(ctx->value("parser.essheader.seq.expected"), static_cast<int64_t>(r.summary.datagrams));
     std::vector<TruthEvent> got;
     for (const auto &e : ctx->sink.events) {
       got.push_back(TruthEvent{e.pulseTimeNs, e.tofNs, e.pixelId});

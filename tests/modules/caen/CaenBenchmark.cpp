@@ -80,7 +80,7 @@ void BM_CaenProcessNullSink(benchmark::State &state) {
   state.SetItemsProcessed(readouts);
   state.counters["readouts/s"] = benchmark::Counter(static_cast<double>(readouts),
                                                     benchmark::Counter::kIsRate);
-  if (ctx.value("events.formed") != readouts) {
+  if (ctx.value("events.count") != readouts) {
     state.SkipWithError("not every readout became an event");
   }
 }

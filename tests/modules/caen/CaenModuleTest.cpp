@@ -178,15 +178,15 @@ struct ModuleTest : ::testing::Test {
     return moved;
   }
   static std::map<std::string, int64_t> rejected(const std::string &reason) {
-    return {{"readouts.header.ok", 1}, {"readouts.queue.00.packets", 1},
-            {"readouts.seq.expected", 1}, {"readouts.count", 1}, {reason, 1}};
+    return {{"parser.essheader.ok", 1}, {"parser.essheader.oq.00.packets", 1},
+            {"parser.essheader.seq.expected", 1}, {"readouts.count", 1}, {reason, 1}};
   }
 };
 
 TEST_F(ModuleTest, AcceptedReadoutBecomesPixelEvent) {
   const auto moved = one(b.readout(23, 23, 15, 50, 50, 12345));
-  EXPECT_EQ(moved.at("events.formed"), 1);
-  EXPECT_EQ(moved.at("readouts.tof.ok"), 1);
+  EXPECT_EQ(moved.at("events.count"), 1);
+  EXPECT_EQ(moved.at("events.timestamp.tof.count"), 1);
   ASSERT_EQ(ctx.sink.events.size(), 1U);
   const auto &e = ctx.sink.events[0];
   EXPECT_EQ(e.pixelId, 31 * 100 + 50 + 1);
@@ -203,8 +203,8 @@ TEST_F(ModuleTest, EachRejectionHasItsCounter) {
   EXPECT_EQ(one(b.readout(0, 0, 0, -5, 2)), rejected("readouts.errors.amplitude"));
   EXPECT_EQ(one(b.readout(0, 0, 0, -5, 20)), rejected("readouts.errors.position"));
   EXPECT_EQ(one(b.readout(0, 0, 0, 4, 5)), rejected("readouts.rejected.threshold"));
-  EXPECT_EQ(one(b.readout(0, 0, 0, 200, 0, 100'000'020)), rejected("readouts.tof.errors.too_large"));
-  EXPECT_EQ(one(b.readout(0, 0, 0, 200, 0, -200'000'000)), rejected("readouts.tof.errors.negative"));
+  EXPECT_EQ(one(b.readout(0, 0, 0, 200, 0, 100'000'020)), rejected("events.timestamp.tof.high"));
+  EXPECT_EQ(one(b.readout(0, 0, 0, 200, 0, -200'000'000)), rejected("events.timestamp.tof.negative"));
   auto r = b.readout(0, 0, 0, 50, 50);
   r.timeLow = readout::kMaxTicksLow + 1;
   EXPECT_EQ(one(r), rejected("readouts.errors.time"));
@@ -213,19 +213,19 @@ TEST_F(ModuleTest, EachRejectionHasItsCounter) {
 
 TEST_F(ModuleTest, Boundaries) {
   // threshold 10: sum 10 accepted, 9 rejected; fiber/FEN 23 accepted; group 15 last mapped
-  EXPECT_EQ(one(b.readout(23, 23, 15, 5, 5)).count("events.formed"), 1U);
+  EXPECT_EQ(one(b.readout(23, 23, 15, 5, 5)).count("events.count"), 1U);
   EXPECT_EQ(one(b.readout(23, 23, 15, 5, 4)).count("readouts.rejected.threshold"), 1U);
   EXPECT_EQ(one(b.readout(23, 23, 16, 5, 5)).count("readouts.errors.group"), 1U);
   // just below max accepted (exact max/max+1 are in EssHeaderTest), before the pulse → previous
-  EXPECT_EQ(one(b.readout(0, 0, 0, 20, 0, 99'999'980)).count("readouts.tof.ok"), 1U);
-  EXPECT_EQ(one(b.readout(0, 0, 0, 20, 0, -12)).count("readouts.tof.prev_pulse"), 1U);
+  EXPECT_EQ(one(b.readout(0, 0, 0, 20, 0, 99'999'980)).count("events.timestamp.tof.count"), 1U);
+  EXPECT_EQ(one(b.readout(0, 0, 0, 20, 0, -12)).count("events.timestamp.prevtof.count"), 1U);
   EXPECT_EQ(ctx.sink.events.back().pulseTimeNs,
             readout::ticksToNs(b.f.prevPulse.high, b.f.prevPulse.low));
   EXPECT_EQ(ctx.sink.events.size(), 3U);
   // position 0 and the last pixel
-  EXPECT_EQ(one(b.readout(0, 0, 0, 100, 0)).count("events.formed"), 1U);
+  EXPECT_EQ(one(b.readout(0, 0, 0, 100, 0)).count("events.count"), 1U);
   EXPECT_EQ(ctx.sink.events.back().pixelId, 1);
-  EXPECT_EQ(one(b.readout(0, 0, 1, 0, 100)).count("events.formed"), 1U);
+  EXPECT_EQ(one(b.readout(0, 0, 1, 0, 100)).count("events.count"), 1U);
   EXPECT_EQ(ctx.sink.events.back().pixelId, 1 * 100 + 99 + 1);
 }
 
@@ -239,7 +239,7 @@ TEST_F(ModuleTest, LengthAndTruncation) {
   b.add(b.readout(0, 0, 1, 50, 50));
   module.process(b.finish());
   EXPECT_EQ(ctx.value("readouts.errors.length"), 1);
-  EXPECT_EQ(ctx.value("events.formed"), 1);
+  EXPECT_EQ(ctx.value("events.count"), 1);
   // implausible length (1000 > rest): counted once, rest of datagram dropped
   b.start();
   r.length = 1000;
@@ -247,14 +247,14 @@ TEST_F(ModuleTest, LengthAndTruncation) {
   b.add(b.readout(0, 0, 1, 50, 50));
   module.process(b.finish());
   EXPECT_EQ(ctx.value("readouts.errors.length"), 2);
-  EXPECT_EQ(ctx.value("events.formed"), 1);
+  EXPECT_EQ(ctx.value("events.count"), 1);
   // 23 trailing bytes: truncated; 24: one readout
   b.start();
   b.add(b.readout(0, 0, 1, 50, 50));
   b.addBytes(23);
   module.process(b.finish());
   EXPECT_EQ(ctx.value("readouts.errors.truncated"), 1);
-  EXPECT_EQ(ctx.value("events.formed"), 2);
+  EXPECT_EQ(ctx.value("events.count"), 2);
   EXPECT_EQ(ctx.value("readouts.count"), 2);
 }
 
@@ -262,23 +262,23 @@ TEST_F(ModuleTest, HeaderErrorsAndHeartbeats) {
   b.start();
   auto p = b.finish();
   module.process(p); // heartbeat
-  EXPECT_EQ(ctx.value("readouts.header.heartbeats"), 1);
+  EXPECT_EQ(ctx.value("parser.essheader.heartbeats"), 1);
   b.f.detectorType = readout::kTypeBifrost;
   b.start();
   b.add(b.readout(0, 0, 0, 50, 50));
   module.process(b.finish());
-  EXPECT_EQ(ctx.value("readouts.header.errors.type"), 1);
+  EXPECT_EQ(ctx.value("parser.essheader.errors.type"), 1);
   EXPECT_EQ(ctx.value("readouts.count"), 0);
   // the loss pair handed to the daemon is the sequence pair
   ASSERT_NE(ctx.lossLost(), nullptr);
-  EXPECT_EQ(ctx.lossExpected()->get(), ctx.value("readouts.seq.expected"));
+  EXPECT_EQ(ctx.lossExpected()->get(), ctx.value("parser.essheader.seq.expected"));
   b.seq += 5;
   b.f.detectorType = readout::kTypeLoki;
   b.start();
   module.process(b.finish());
   // 1 (the refused BIFROST datagram's number) + 5 skipped
   EXPECT_EQ(ctx.lossLost()->get(), 6);
-  EXPECT_EQ(ctx.value("readouts.seq.lost"), 6);
+  EXPECT_EQ(ctx.value("parser.essheader.seq.lost"), 6);
 }
 
 } // namespace

@@ -32,12 +32,12 @@ TEST(ExampleModule, PairsBecomeEventsAndBadOnesAreCounted) {
   sender.send(udpPort, good, sizeof(good));
   sender.send(udpPort, mixed, sizeof(mixed));
   sender.send(udpPort, odd, sizeof(odd));
-  ASSERT_TRUE(eventually([&] { return counter(cmdPort, "proc.packets") == 3; })) << efu.output();
-  EXPECT_EQ(counter(cmdPort, "example.events"), 2);
+  ASSERT_TRUE(eventually([&] { return counter(cmdPort, "processing.packets") == 3; })) << efu.output();
+  EXPECT_EQ(counter(cmdPort, "events.count"), 2);
   EXPECT_EQ(counter(cmdPort, "events.unpublished"), 2); // --no-kafka: counted, not sent
-  EXPECT_EQ(counter(cmdPort, "example.errors.pixel"), 2);
-  EXPECT_EQ(counter(cmdPort, "example.errors.tof"), 1);
-  EXPECT_EQ(counter(cmdPort, "example.errors.size"), 1);
+  EXPECT_EQ(counter(cmdPort, "readouts.errors.pixel"), 2);
+  EXPECT_EQ(counter(cmdPort, "readouts.errors.tof"), 1);
+  EXPECT_EQ(counter(cmdPort, "readouts.errors.size"), 1);
   efu.signal(SIGTERM);
   EXPECT_EQ(efu.wait(10s).value_or(-1), 0);
   std::remove(config.c_str());

@@ -157,7 +157,7 @@ void BM_ModuleProcess(benchmark::State &state) {
   module->flush();
   state.SetItemsProcessed(state.iterations() * 64 * static_cast<int64_t>(kHitsPerDatagram));
   state.counters["events"] = static_cast<double>(ctx.sink.count);
-  state.counters["late"] = static_cast<double>(ctx.value("vmm3.hits.late"));
+  state.counters["late"] = static_cast<double>(ctx.value("hits.late"));
   entry()->destroy(module);
   dlclose(lib);
 }

@@ -125,17 +125,17 @@ TEST_F(Vmm3EndToEnd, GroundTruthComesBackThroughKafka) {
   const int64_t datagrams =
       summary.at("datagrams").get<int64_t>() + summary.at("injected").get<int64_t>();
   ASSERT_EQ(summary.at("injected").get<int64_t>(), 60);
-  ASSERT_TRUE(eventually([&] { return counter(cmdPort, "proc.packets") == datagrams; }, 60s))
+  ASSERT_TRUE(eventually([&] { return counter(cmdPort, "processing.packets") == datagrams; }, 60s))
       << efu.output();
-  EXPECT_EQ(counter(cmdPort, "readouts.seq.lost"), 0);
-  EXPECT_EQ(counter(cmdPort, "vmm3.readouts"), summary.at("readouts").get<int64_t>());
-  EXPECT_EQ(counter(cmdPort, "vmm3.hits.below_threshold"), kEvents); // one noise hit per event
-  EXPECT_EQ(counter(cmdPort, "vmm3.hits.late"), 0);
+  EXPECT_EQ(counter(cmdPort, "parser.essheader.seq.lost"), 0);
+  EXPECT_EQ(counter(cmdPort, "readouts.count"), summary.at("readouts").get<int64_t>());
+  EXPECT_EQ(counter(cmdPort, "hits.rejected.threshold"), kEvents); // one noise hit per event
+  EXPECT_EQ(counter(cmdPort, "hits.late"), 0);
   // Malformed datagrams mixed in are counted once each and change nothing else.
-  EXPECT_EQ(counter(cmdPort, "readouts.header.errors.cookie"), 20);
-  EXPECT_EQ(counter(cmdPort, "readouts.header.errors.length"), 20);
-  EXPECT_EQ(counter(cmdPort, "readouts.header.errors.type"), 20);
-  EXPECT_EQ(counter(cmdPort, "readouts.header.ok"), summary.at("datagrams").get<int64_t>());
+  EXPECT_EQ(counter(cmdPort, "parser.essheader.errors.cookie"), 20);
+  EXPECT_EQ(counter(cmdPort, "parser.essheader.errors.size"), 20);
+  EXPECT_EQ(counter(cmdPort, "parser.essheader.errors.type"), 20);
+  EXPECT_EQ(counter(cmdPort, "parser.essheader.ok"), summary.at("datagrams").get<int64_t>());
   efu.signal(SIGTERM); // flush() forms the last event; the final publication carries it
   ASSERT_EQ(efu.wait(30s).value_or(-1), 0) << efu.output();
 

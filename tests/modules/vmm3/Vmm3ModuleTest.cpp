@@ -111,10 +111,10 @@ TEST_F(Vmm3Module, DescriptorAndCounters) {
   EXPECT_STREQ(descriptor_->name, "vmm3");
   EXPECT_GE(descriptor_->configKeyCount, 10U);
   for (const char *name :
-       {"vmm3.readouts", "vmm3.hits", "vmm3.hits.below_threshold", "vmm3.hits.late",
-        "vmm3.clusters.x", "vmm3.clusters.y", "vmm3.clusters.x.unmatched",
-        "vmm3.clusters.y.unmatched", "vmm3.events", "vmm3.readouts.errors.length",
-        "vmm3.readouts.errors.hybrid", "readouts.header.errors.type", "readouts.tof.ok"}) {
+       {"readouts.count", "hits.count", "hits.rejected.threshold", "hits.late",
+        "clusters.x.count", "clusters.y.count", "clusters.x.unmatched",
+        "clusters.y.unmatched", "events.count", "readouts.errors.length",
+        "readouts.errors.hybrid", "parser.essheader.errors.type", "events.timestamp.tof.count"}) {
     EXPECT_TRUE(ctx_->has(name)) << name;
   }
   EXPECT_NE(ctx_->lossLost(), nullptr);
@@ -130,13 +130,13 @@ TEST_F(Vmm3Module, OneNeutronBecomesOneEvent) {
   EXPECT_EQ(events()[0].pixelId, static_cast<int32_t>(200 * kNx + 10 + 1)); // 199.5 → 200
   EXPECT_EQ(events()[0].pulseTimeNs, kPulseNs);
   EXPECT_EQ(events()[0].tofNs, kHitNs - kPulseNs); // earliest hit, fine time 0
-  EXPECT_EQ(stat("vmm3.readouts"), 5);
-  EXPECT_EQ(stat("vmm3.hits"), 5);
-  EXPECT_EQ(stat("vmm3.clusters.x"), 1);
-  EXPECT_EQ(stat("vmm3.clusters.y"), 1);
-  EXPECT_EQ(stat("vmm3.events"), 1);
-  EXPECT_EQ(stat("readouts.tof.ok"), 1);
-  EXPECT_EQ(stat("readouts.header.ok"), 1);
+  EXPECT_EQ(stat("readouts.count"), 5);
+  EXPECT_EQ(stat("hits.count"), 5);
+  EXPECT_EQ(stat("clusters.x.count"), 1);
+  EXPECT_EQ(stat("clusters.y.count"), 1);
+  EXPECT_EQ(stat("events.count"), 1);
+  EXPECT_EQ(stat("events.timestamp.tof.count"), 1);
+  EXPECT_EQ(stat("parser.essheader.ok"), 1);
 }
 
 TEST_F(Vmm3Module, FineTimeMovesTheEventTime) {
@@ -155,9 +155,9 @@ TEST_F(Vmm3Module, NoiseBelowThresholdIsIgnored) {
   module_->flush();
   ASSERT_EQ(events().size(), 1U);
   EXPECT_EQ(events()[0].pixelId, static_cast<int32_t>(20 * kNx + 10 + 1)); // 11 did not pull it
-  EXPECT_EQ(stat("vmm3.hits.below_threshold"), 2);
-  EXPECT_EQ(stat("vmm3.hits"), 2);
-  EXPECT_EQ(stat("vmm3.clusters.x"), 1);
+  EXPECT_EQ(stat("hits.rejected.threshold"), 2);
+  EXPECT_EQ(stat("hits.count"), 2);
+  EXPECT_EQ(stat("clusters.x.count"), 1);
 }
 
 TEST_F(Vmm3Module, ClusterAcrossTwoDatagrams) {
@@ -170,9 +170,9 @@ TEST_F(Vmm3Module, ClusterAcrossTwoDatagrams) {
   module_->flush();
   ASSERT_EQ(events().size(), 1U);
   EXPECT_EQ(events()[0].pixelId, static_cast<int32_t>(61 * kNx + 51 + 1)); // y: 60.5 → 61
-  EXPECT_EQ(stat("vmm3.clusters.x"), 1);
-  EXPECT_EQ(stat("vmm3.clusters.y"), 1);
-  EXPECT_EQ(stat("readouts.seq.lost"), 0);
+  EXPECT_EQ(stat("clusters.x.count"), 1);
+  EXPECT_EQ(stat("clusters.y.count"), 1);
+  EXPECT_EQ(stat("parser.essheader.seq.lost"), 0);
 }
 
 TEST_F(Vmm3Module, TofUsesThePulseOfTheDatagramThatCarriedTheHits) {
@@ -192,8 +192,8 @@ TEST_F(Vmm3Module, TofUsesThePulseOfTheDatagramThatCarriedTheHits) {
     EXPECT_EQ(events()[k].pulseTimeNs, kPulseNs + int64_t{k} * 1'000'000'000) << k;
     EXPECT_EQ(events()[k].tofNs, kHitNs - kPulseNs) << k;
   }
-  EXPECT_EQ(stat("readouts.tof.ok"), 4);
-  EXPECT_EQ(stat("readouts.tof.prev_pulse"), 0);
+  EXPECT_EQ(stat("events.timestamp.tof.count"), 4);
+  EXPECT_EQ(stat("events.timestamp.prevtof.count"), 0);
 }
 
 TEST_F(Vmm3Module, HitsBeforeThePulseUseThePreviousPulse) {
@@ -208,7 +208,7 @@ TEST_F(Vmm3Module, HitsBeforeThePulseUseThePreviousPulse) {
   const int64_t prevNs = readout::ticksToNs(kPulseSec - 1, 82'763'036);
   EXPECT_EQ(events()[0].pulseTimeNs, prevNs);
   EXPECT_EQ(events()[0].tofNs, readout::ticksToNs(kPulseSec, kPulseTicks - 1000) - prevNs);
-  EXPECT_EQ(stat("readouts.tof.prev_pulse"), 1);
+  EXPECT_EQ(stat("events.timestamp.prevtof.count"), 1);
 }
 
 TEST_F(Vmm3Module, TickClosesOpenClustersAfterTheTimeout) {
@@ -218,12 +218,12 @@ TEST_F(Vmm3Module, TickClosesOpenClustersAfterTheTimeout) {
   module_->process(d.packet(rx));
   module_->tick(rx + 19'999'999); // freia.json: cluster_timeout_ms 20
   EXPECT_TRUE(events().empty());
-  EXPECT_EQ(stat("vmm3.flushes.timeout"), 0);
+  EXPECT_EQ(stat("flushes.timeout"), 0);
   module_->tick(rx + 20'000'000);
   ASSERT_EQ(events().size(), 1U);
-  EXPECT_EQ(stat("vmm3.flushes.timeout"), 1);
+  EXPECT_EQ(stat("flushes.timeout"), 1);
   module_->tick(rx + 40'000'000); // nothing open: no second flush
-  EXPECT_EQ(stat("vmm3.flushes.timeout"), 1);
+  EXPECT_EQ(stat("flushes.timeout"), 1);
 }
 
 TEST_F(Vmm3Module, EveryReadoutErrorIsCountedOnceAndTheRestStillCounts) {
@@ -248,21 +248,21 @@ TEST_F(Vmm3Module, EveryReadoutErrorIsCountedOnceAndTheRestStillCounts) {
     Datagram d(seq++);
     d.add(hit('x', 1, 100)).add(bad).add(hit('y', 1, 100));
     module_->process(d.packet());
-    EXPECT_EQ(stat(std::string("vmm3.readouts.errors.") + c.name), 1) << c.name;
+    EXPECT_EQ(stat(std::string("readouts.errors.") + c.name), 1) << c.name;
   }
-  EXPECT_EQ(stat("vmm3.readouts"), 2 * static_cast<int64_t>(std::size(cases)));
+  EXPECT_EQ(stat("readouts.count"), 2 * static_cast<int64_t>(std::size(cases)));
   // Length errors stop the datagram: the readout after it is not read.
   Datagram d(seq++);
   Vmm3Readout bad = hit('x', 3, 100);
   bad.length = 24;
   d.add(hit('x', 1, 100)).add(bad).add(hit('y', 1, 100));
   module_->process(d.packet());
-  EXPECT_EQ(stat("vmm3.readouts.errors.length"), 1);
+  EXPECT_EQ(stat("readouts.errors.length"), 1);
   Datagram t(seq++);
   t.add(hit('x', 1, 100)).raw({1, 2, 3, 4, 5, 6, 7});
   module_->process(t.packet());
-  EXPECT_EQ(stat("vmm3.readouts.errors.truncated"), 1);
-  EXPECT_EQ(stat("vmm3.readouts"), 2 * static_cast<int64_t>(std::size(cases)) + 2);
+  EXPECT_EQ(stat("readouts.errors.truncated"), 1);
+  EXPECT_EQ(stat("readouts.count"), 2 * static_cast<int64_t>(std::size(cases)) + 2);
   for (const auto &[name, value] : ctx_->snapshot()) {
     if (name.find("header.errors") != std::string::npos) {
       EXPECT_EQ(value, 0) << name;
@@ -274,14 +274,14 @@ TEST_F(Vmm3Module, HeaderErrorsAndHeartbeats) {
   Datagram wrongType(0, readout::kTypeEstia);
   wrongType.add(hit('x', 1, 100));
   module_->process(wrongType.packet());
-  EXPECT_EQ(stat("readouts.header.errors.type"), 1);
+  EXPECT_EQ(stat("parser.essheader.errors.type"), 1);
   Datagram heartbeat(1);
   module_->process(heartbeat.packet());
-  EXPECT_EQ(stat("readouts.header.heartbeats"), 1);
+  EXPECT_EQ(stat("parser.essheader.heartbeats"), 1);
   const uint8_t junk[5] = {0, 0, 'E', 'S', 'S'};
   module_->process(sdk::Packet{junk, sizeof(junk), 0, 0});
-  EXPECT_EQ(stat("readouts.header.errors.short"), 1);
-  EXPECT_EQ(stat("vmm3.readouts"), 0);
+  EXPECT_EQ(stat("parser.essheader.errors.buffer"), 1);
+  EXPECT_EQ(stat("readouts.count"), 0);
 }
 
 TEST_F(Vmm3Module, BadNestedConfigNamesTheKey) {
