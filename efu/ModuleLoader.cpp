@@ -8,6 +8,9 @@
 #include <set>
 #include <system_error>
 
+#ifndef EFU_BUILD_DIR
+#error "EFU_BUILD_DIR must be defined by the build"
+#endif
 #ifndef EFU_MODULE_INSTALL_DIR
 #error "EFU_MODULE_INSTALL_DIR must be defined by the build"
 #endif
@@ -40,8 +43,13 @@ std::vector<fs::path> moduleSearchPath(const std::vector<std::string> &userDirs)
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    // Build tree: build/efu/efu finds build/modules.
-    dirs.push_back(exe.parent_path().parent_path() / "modules");
+    // Build tree: every program built there (efu, the tools, the tests) finds build/modules.
+    // Installed programs are outside it and never look there.
+    const fs::path build(EFU_BUILD_DIR);
+    const auto [end, unused] = std::mismatch(build.begin(), build.end(), exe.begin(), exe.end());
+    if (end == build.end()) {
+      dirs.push_back(build / "modules");
+    }
   }
   return dirs;
 }

@@ -8,6 +8,7 @@
 #include <spdlog/logger.h>
 #include <spdlog/version.h>
 
+#include <concepts>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -98,6 +99,17 @@ public:
   virtual void flush() noexcept {}
 };
 
+/// The 2-D picture of a detector's pixels (efu-dump --image): pixel ids are 1-based and
+/// row-major, pixel = y * width + x + 1, with y = 0 the top row. A module that provides it
+/// declares `static sdk::ImageGeometry imageGeometry(const nlohmann::json &config,
+/// const std::string &configSource)` (config already validated; throws ConfigError).
+struct ImageGeometry {
+  uint32_t width = 0;
+  uint32_t height = 0;
+};
+
+class ReadoutSource; // common/sdk/ReadoutSource.h: the module's encoder for readoutgen
+
 enum class ConfigType : uint32_t { Integer = 0, Number = 1, Boolean = 2, String = 3, Array = 4, Object = 5 };
 
 } // namespace efu::sdk
@@ -128,11 +140,89 @@ struct EfuModuleDescriptor {
   /// Returns nullptr after ctx->setError() when construction fails.
   efu::sdk::Module *(*create)(efu::sdk::ModuleContext *ctx);
   void (*destroy)(efu::sdk::Module *module);
+  /// What the module tells the tools about itself; nullptr when it does not provide it. Both
+  /// take the configuration validated against configKeys and return false after filling
+  /// *error when the module refuses it.
+  /// The detector image of a configuration (efu-dump --image): CLASS::imageGeometry().
+  bool (*geometry)(const nlohmann::json *config, const char *configSource,
+                   efu::sdk::ImageGeometry *out, std::string *error);
+  /// A readout encoder for readoutgen (CLASS::Source), released with destroySource.
+  efu::sdk::ReadoutSource *(*createSource)(const nlohmann::json *config, const char *configSource,
+                                           uint64_t seed, std::string *error);
+  void (*destroySource)(efu::sdk::ReadoutSource *source);
 };
 
 } // extern "C"
 
-/// Defines the module's entry point. CLASS must have a constructor CLASS(efu::sdk::ModuleContext&).
+namespace efu::sdk::detail {
+
+/// Runs `f`, turning an exception into `false` and its text in *error (exceptions do not cross
+/// the module boundary).
+template <class F> bool guarded(std::string *error, F &&f) noexcept {
+  try {
+    f();
+    return true;
+  } catch (const std::exception &e) {
+    *error = e.what();
+  } catch (...) {
+    *error = "unknown exception from the module";
+  }
+  return false;
+}
+
+template <class M>
+concept HasGeometry = requires(const nlohmann::json &c, const std::string &s) {
+  { M::imageGeometry(c, s) } -> std::same_as<ImageGeometry>;
+};
+
+template <class M>
+concept HasSource = requires(const nlohmann::json &c, const std::string &s, uint64_t seed) {
+  typename M::Source;
+  new typename M::Source(c, s, seed);
+};
+
+template <class M> constexpr auto geometryHook() {
+  using Hook = bool (*)(const nlohmann::json *, const char *, ImageGeometry *, std::string *);
+  if constexpr (HasGeometry<M>) {
+    return static_cast<Hook>([](const nlohmann::json *config, const char *source,
+                                ImageGeometry *out, std::string *error) {
+      return guarded(error, [&] { *out = M::imageGeometry(*config, source); });
+    });
+  } else {
+    return static_cast<Hook>(nullptr);
+  }
+}
+
+template <class M> constexpr auto createSourceHook() {
+  using Hook = ReadoutSource *(*)(const nlohmann::json *, const char *, uint64_t, std::string *);
+  if constexpr (HasSource<M>) {
+    return static_cast<Hook>([](const nlohmann::json *config, const char *source, uint64_t seed,
+                                std::string *error) -> ReadoutSource * {
+      ReadoutSource *made = nullptr;
+      guarded(error, [&] { made = new typename M::Source(*config, source, seed); });
+      return made;
+    });
+  } else {
+    return static_cast<Hook>(nullptr);
+  }
+}
+
+template <class M> constexpr auto destroySourceHook() {
+  using Hook = void (*)(ReadoutSource *);
+  if constexpr (HasSource<M>) {
+    return static_cast<Hook>([](ReadoutSource *source) {
+      delete static_cast<typename M::Source *>(source);
+    });
+  } else {
+    return static_cast<Hook>(nullptr);
+  }
+}
+
+} // namespace efu::sdk::detail
+
+/// Defines the module's entry point. CLASS must have a constructor CLASS(efu::sdk::ModuleContext&);
+/// it may describe itself with `static sdk::ImageGeometry imageGeometry(config, configSource)`
+/// and `using Source = <a ReadoutSource constructible from (config, configSource, seed)>;`.
 /// The last arguments are the key table and its length (`kKeys, std::size(kKeys)`), or
 /// EFU_NO_CONFIG_KEYS.
 #define EFU_MODULE(CLASS, NAME, VERSION, DESCRIPTION, ...)                                        \
@@ -157,7 +247,10 @@ struct EfuModuleDescriptor {
           }                                                                                        \
           return nullptr;                                                                          \
         },                                                                                         \
-        [](efu::sdk::Module *module) { delete module; }};                                          \
+        [](efu::sdk::Module *module) { delete module; },                                           \
+        efu::sdk::detail::geometryHook<CLASS>(),                                                   \
+        efu::sdk::detail::createSourceHook<CLASS>(),                                               \
+        efu::sdk::detail::destroySourceHook<CLASS>()};                                             \
     return &descriptor;                                                                            \
   }
 

@@ -267,7 +267,7 @@ private:
   std::vector<TruthEvent> &out_;
 };
 
-Generator::Generator(const GeneratorOptions &options, std::unique_ptr<ReadoutSource> source,
+Generator::Generator(const GeneratorOptions &options, SourcePtr source,
                      Pattern pattern, DatagramSink &sink)
     : options_(options), source_(std::move(source)), pattern_(std::move(pattern)), sink_(sink),
       tof_(options.tof.empty() ? fmt::format("uniform:0:{}", 1e3 / options.pulseHz)

@@ -4,7 +4,7 @@
 
 #include "common/readout/EssHeader.h"
 #include "generators/readoutgen/Pattern.h"
-#include "generators/readoutgen/ReadoutSource.h"
+#include "generators/readoutgen/Sources.h"
 
 #include <array>
 #include <atomic>
@@ -70,6 +70,7 @@ private:
 /// Command-line options (defaults are the documented ones; main.cpp lets CLI11 print them).
 struct GeneratorOptions {
   std::string detector = "caen";
+  std::vector<std::string> moduleDirs; ///< --module-path
   std::string configPath;
   std::string address = "127.0.0.1";
   uint16_t port = 9000;
@@ -147,7 +148,7 @@ class Generator {
 public:
   /// Throws std::invalid_argument for inconsistent options (e.g. size too small for a header
   /// and one event, a bad --tof or --inject-errors).
-  Generator(const GeneratorOptions &options, std::unique_ptr<ReadoutSource> source,
+  Generator(const GeneratorOptions &options, SourcePtr source,
             Pattern pattern, DatagramSink &sink);
   Generator(const Generator &) = delete;
   Generator &operator=(const Generator &) = delete;
@@ -170,7 +171,7 @@ private:
   void injectAfter(GeneratorSummary &s);
 
   GeneratorOptions options_;
-  std::unique_ptr<ReadoutSource> source_;
+  SourcePtr source_;
   Pattern pattern_;
   DatagramSink &sink_;
   TofDistribution tof_;

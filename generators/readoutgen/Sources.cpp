@@ -1,37 +1,57 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The registry of readoutgen detector sources: THE place to add one (one line in makeSource()).
 #include "generators/readoutgen/Sources.h"
 #include "common/sdk/ModuleConfig.h"
-#include "generators/readoutgen/CaenSource.h"
-#include "generators/readoutgen/ReadoutSource.h"
-#include "generators/readoutgen/Vmm3Source.h"
 
 #include <stdexcept>
 
 namespace efu::readoutgen {
 
-nlohmann::json applyKeyTable(const char *module, const EfuConfigKey *keys, size_t count,
-                             const nlohmann::json &config, const std::string &source) {
-  return validateModuleConfig(module, keys, count, config, source);
+void SourceDeleter::operator()(ReadoutSource *source) const noexcept {
+  if (library) {
+    library->descriptor().destroySource(source);
+  } else {
+    delete source;
+  }
 }
 
-// To register a source: include its header above and add one `if` line below. Sources of other
-// detector families (e.g. Vmm3Source) may be added here by their owners; nothing else in
-// readoutgen needs to change.
-std::unique_ptr<ReadoutSource> makeSource(const std::string &detector, const nlohmann::json &config,
-                                          const std::string &configSource, uint64_t seed) {
-  if (detector == "caen") {
-    return std::make_unique<CaenSource>(config, configSource, seed);
+std::string sourceNames(const std::vector<std::string> &moduleDirs) {
+  const auto dirs = moduleSearchPath(moduleDirs);
+  std::string out;
+  for (const auto &name : listModules(dirs)) {
+    try {
+      if (loadModule(name, dirs)->descriptor().createSource != nullptr) {
+        out += (out.empty() ? "" : ", ") + name;
+      }
+    } catch (const std::exception &) {
+      // a module that does not load has no source to offer; efu -d NAME says why
+    }
   }
-  if (detector == "vmm3") {
-    return std::make_unique<Vmm3Source>(config, configSource, seed);
-  }
-  throw std::invalid_argument("readoutgen has no source for detector '" + detector +
-                              "'; known: " + sourceNames());
+  return out.empty() ? "(none found)" : out;
 }
 
-std::string sourceNames() {
-  return "caen, vmm3";
+SourcePtr makeSource(const std::string &module, const nlohmann::json &config,
+                     const std::string &configSource, uint64_t seed,
+                     const std::vector<std::string> &moduleDirs) {
+  std::shared_ptr<ModuleLibrary> library;
+  try {
+    library = loadModule(module, moduleSearchPath(moduleDirs));
+  } catch (const ModuleNotFound &e) {
+    throw std::invalid_argument(std::string(e.what()) + "; modules with a readout source: " +
+                                sourceNames(moduleDirs));
+  }
+  const EfuModuleDescriptor &d = library->descriptor();
+  if (d.createSource == nullptr) {
+    throw std::invalid_argument("module '" + module +
+                                "' describes no readout source (docs/modules.md); modules "
+                                "with one: " + sourceNames(moduleDirs));
+  }
+  const nlohmann::json validated = validateModuleConfig(d, config, configSource);
+  std::string error;
+  ReadoutSource *source = d.createSource(&validated, configSource.c_str(), seed, &error);
+  if (source == nullptr) {
+    throw sdk::ConfigError(error);
+  }
+  return SourcePtr(source, SourceDeleter{std::move(library)});
 }
 
 } // namespace efu::readoutgen

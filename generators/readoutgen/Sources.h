@@ -1,20 +1,42 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Helpers for readoutgen sources: the module key table applied to an instrument JSON.
+// readoutgen's detector sources: whatever module describes its readouts through the SDK
+// (EfuModuleDescriptor::createSource). Adding a detector needs no change here.
 #pragma once
 
-#include "common/sdk/Module.h"
+#include "common/sdk/ReadoutSource.h"
+#include "efu/ModuleLoader.h"
 
-#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace efu::readoutgen {
 
-/// Validates `config` against a module's key table exactly as the daemon does (unknown keys,
-/// types, ranges, required keys) and returns it with defaults filled in. Throws
-/// sdk::ConfigError naming `source`, the key and the value.
-nlohmann::json applyKeyTable(const char *module, const EfuConfigKey *keys, size_t count,
-                             const nlohmann::json &config, const std::string &source);
+using sdk::Neutron;
+using sdk::ReadoutSource;
+using sdk::TruthSink;
+
+/// Releases a source the way it was made: through its module (which stays loaded until then),
+/// or with delete for one a test built directly (library == nullptr).
+struct SourceDeleter {
+  std::shared_ptr<ModuleLibrary> library;
+  void operator()(ReadoutSource *source) const noexcept;
+};
+using SourcePtr = std::unique_ptr<ReadoutSource, SourceDeleter>;
+
+/// The readout source of module `module` (efu-module-<module>.so, searched like efu does:
+/// `moduleDirs` first). `config` is the instrument JSON the module reads with `efu --config`;
+/// it is validated against the module's key table exactly as the daemon does. `seed` makes runs
+/// reproducible. Throws std::invalid_argument for a module that is missing or provides no
+/// source (naming the ones that do), and sdk::ConfigError for a bad configuration.
+SourcePtr makeSource(const std::string &module, const nlohmann::json &config,
+                     const std::string &configSource, uint64_t seed,
+                     const std::vector<std::string> &moduleDirs = {});
+
+/// Modules on the search path that provide a readout source, comma-separated.
+std::string sourceNames(const std::vector<std::string> &moduleDirs = {});
 
 } // namespace efu::readoutgen

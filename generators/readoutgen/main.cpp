@@ -7,7 +7,7 @@
 #include "common/system/StopSignals.h"
 #include "generators/readoutgen/Generator.h"
 #include "generators/readoutgen/Pattern.h"
-#include "generators/readoutgen/ReadoutSource.h"
+#include "generators/readoutgen/Sources.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -25,8 +25,14 @@ int main(int argc, char **argv) {
                "driven by the module's instrument JSON, with optional ground truth (--truth)."};
   GeneratorOptions o;
   std::string bitRate;
-  app.add_option("-d,--detector", o.detector, "Detector source: " + sourceNames())
+  app.add_option("-d,--detector", o.detector,
+                 "Detector module whose readouts to generate (any module that describes its "
+                 "readout source; the list is in --help-modules)")
       ->capture_default_str();
+  app.add_option("--module-path", o.moduleDirs,
+                 "Directories searched first for efu-module-NAME.so (as efu --module-path)");
+  bool listModules = false;
+  app.add_flag("--help-modules", listModules, "List the modules readoutgen can generate for");
   app.add_option("-c,--config", o.configPath, "Instrument JSON (the module's --config file)")
       ->required()
       ->check(efu::cli::kRegularFile);
@@ -75,6 +81,10 @@ int main(int argc, char **argv) {
   app.add_flag("-q,--quiet", o.quiet, "No progress lines");
   app.add_flag("--json", o.json, "Print the summary as one JSON line on stdout");
   CLI11_PARSE(app, argc, argv);
+  if (listModules) {
+    std::printf("modules with a readout source: %s\n", sourceNames(o.moduleDirs).c_str());
+    return 0;
+  }
 
   try {
     setupLogging("readoutgen", "info", "");
@@ -83,7 +93,7 @@ int main(int argc, char **argv) {
       o.bitsPerS = parseBitRate(bitRate);
     }
     const nlohmann::json config = readJsonFile(o.configPath);
-    auto source = makeSource(o.detector, config, o.configPath, o.seed);
+    auto source = makeSource(o.detector, config, o.configPath, o.seed, o.moduleDirs);
     const uint32_t w = source->imageWidth();
     const uint32_t h = source->imageHeight();
     Pattern pattern = o.maskPath.empty() ? Pattern(o.pattern, w, h)

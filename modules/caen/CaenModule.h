@@ -5,6 +5,7 @@
 #include "common/readout/EssReadout.h"
 #include "common/sdk/Module.h"
 #include "modules/caen/CaenConfig.h"
+#include "modules/caen/CaenSource.h"
 
 namespace efu::caen {
 
@@ -34,6 +35,14 @@ public:
   void process(const sdk::Packet &packet) noexcept override;
 
   [[nodiscard]] const CaenConfig &config() const noexcept { return config_; }
+
+  /// Self-description (docs/modules.md): the image is pixels_per_tube wide and one row per
+  /// tube; readoutgen encodes neutrons with CaenSource.
+  static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
+    const CaenConfig c(config, source);
+    return {c.imageWidth(), c.imageHeight()};
+  }
+  using Source = CaenSource;
 
 private:
   CaenConfig config_;

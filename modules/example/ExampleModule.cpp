@@ -1,75 +1,56 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The smallest useful module: datagrams of (pixel, tof) pairs become events. See docs/modules.md.
-#include "common/sdk/Module.h"
+#include "modules/example/ExampleModule.h"
 
 #include <cstring>
-#include <iterator>
 
 namespace efu::example {
 
-/// Configuration keys: validated by the daemon before the constructor runs.
-const EfuConfigKey kKeys[] = {
-    {"max_pixel", sdk::ConfigType::Integer, "1024", "Largest valid pixel id", 1, 2147483647},
-    {"max_tof_ns", sdk::ConfigType::Integer, "71428571",
-     "Largest valid time of flight in ns (default: one 14 Hz pulse period)", 0, 2147483647},
-};
+ExampleConfig::ExampleConfig(const nlohmann::json &config, const std::string &source)
+    : detectorType(config.at("detector_type").get<uint8_t>()),
+      width(config.at("width").get<uint32_t>()), height(config.at("height").get<uint32_t>()),
+      maxTofNs(config.at("max_tof_ns").get<int64_t>()) {
+  (void)source; // every check is in the key table; a module with cross-key rules names it here
+}
 
-namespace {
+ExampleCounters::ExampleCounters(sdk::ModuleContext &ctx)
+    : readouts(ctx.counter("readouts.count")), size(ctx.counter("readouts.errors.size")),
+      position(ctx.counter("readouts.errors.position")), events(ctx.counter("events.count")) {}
 
-/// Wire format: a sequence of little-endian {u32 pixel, u32 tofNs} pairs.
-struct Pair {
-  uint32_t pixel;
-  uint32_t tofNs;
-};
-static_assert(sizeof(Pair) == 8);
+ExampleModule::ExampleModule(sdk::ModuleContext &ctx)
+    : config_(ctx.config(), ctx.configSource()), events_(ctx.events()), headerCounters_(ctx),
+      tofCounters_(ctx), counters_(ctx),
+      parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}),
+      tof_(tofCounters_, config_.maxTofNs) {
+  ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
+}
 
-class ExampleModule final : public sdk::Module {
-public:
-  explicit ExampleModule(sdk::ModuleContext &ctx)
-      : events_(ctx.events()), maxPixel_(ctx.config().at("max_pixel").get<uint32_t>()),
-        maxTofNs_(ctx.config().at("max_tof_ns").get<uint32_t>()),
-        readouts_(ctx.counter("readouts.count")), accepted_(ctx.counter("events.count")),
-        badSize_(ctx.counter("readouts.errors.size")),
-        badPixel_(ctx.counter("readouts.errors.pixel")),
-        badTof_(ctx.counter("readouts.errors.tof")) {}
-
-  void process(const sdk::Packet &packet) noexcept override {
-    if (packet.size % sizeof(Pair) != 0) {
-      badSize_.add(); // a whole datagram rejected: count it, never guess
-      return;
-    }
-    readouts_.add(packet.size / sizeof(Pair));
-    for (uint32_t offset = 0; offset < packet.size; offset += sizeof(Pair)) {
-      Pair pair;
-      std::memcpy(&pair, packet.data + offset, sizeof(pair)); // unaligned-safe
-      if (pair.pixel == 0 || pair.pixel > maxPixel_) {
-        badPixel_.add();
-      } else if (pair.tofNs > maxTofNs_) {
-        badTof_.add();
-      } else {
-        // The receive time stands in for the pulse time a real readout would carry.
-        events_.add(packet.rxTimeNs, static_cast<int32_t>(pair.tofNs),
-                    static_cast<int32_t>(pair.pixel));
-        accepted_.add();
-      }
-    }
+void ExampleModule::process(const sdk::Packet &packet) noexcept {
+  readout::EssHeader h; // 1. the ESS header: checked, counted, sequence-tracked by the SDK
+  if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) {
+    return;
   }
+  const uint8_t *p = h.payload;
+  size_t left = h.payloadBytes;
+  while (left >= sizeof(ExampleReadout)) { // 2. the readouts: count every refusal by reason
+    ExampleReadout r;
+    std::memcpy(&r, p, sizeof(r)); // unaligned-safe
+    p += sizeof(r);
+    left -= sizeof(r);
+    counters_.readouts.add();
+    if (r.x >= config_.width || r.y >= config_.height) {
+      counters_.position.add();
+      continue;
+    }
+    readout::Tof tof; // 3. time of flight against the pulse (or the previous pulse)
+    if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof)) {
+      continue; // counted by the TofCalculator
+    }
+    events_.add(tof.pulseTimeNs, tof.tofNs, static_cast<int32_t>(r.y * config_.width + r.x + 1));
+    counters_.events.add();
+  }
+  if (left != 0) {
+    counters_.size.add(); // a readout cut short: counted, never guessed
+  }
+}
 
-private:
-  sdk::EventSink &events_;
-  const uint32_t maxPixel_;
-  const uint32_t maxTofNs_;
-  Counter &readouts_;
-  Counter &accepted_;
-  Counter &badSize_;
-  Counter &badPixel_;
-  Counter &badTof_;
-};
-
-} // namespace
 } // namespace efu::example
-
-EFU_MODULE(efu::example::ExampleModule, "example", "1.0.0",
-           "Minimal example: datagrams of (u32 pixel, u32 tof ns) pairs become events",
-           efu::example::kKeys,
-           std::size(efu::example::kKeys))

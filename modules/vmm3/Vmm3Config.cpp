@@ -103,9 +103,7 @@ Hybrid parseHybrid(const nlohmann::json &h, size_t index, const Vmm3Config &c,
 
 } // namespace
 
-Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &source) {
-  const nlohmann::json j =
-      validateModuleConfig("vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, config, source);
+Vmm3Config parseVmm3Config(const nlohmann::json &j, const std::string &source) {
   Vmm3Config c;
   c.instrument = j.at("instrument").get<std::string>();
   c.detectorType = j.at("detector_type").get<uint8_t>();
@@ -157,7 +155,9 @@ Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &sour
 }
 
 Vmm3Config loadVmm3Config(const std::string &path) {
-  return parseVmm3Config(readConfigFile(path), path);
+  return parseVmm3Config(
+      validateModuleConfig("vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, readConfigFile(path), path),
+      path);
 }
 
 } // namespace efu::vmm3

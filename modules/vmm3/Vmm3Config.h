@@ -77,12 +77,12 @@ struct Vmm3Config {
 extern const EfuConfigKey kVmm3ConfigKeys[];
 extern const size_t kVmm3ConfigKeyCount;
 
-/// Validates a configuration object: unknown keys, types and ranges of the top-level keys
-/// (missing keys take the table's defaults), then the hybrid list and the geometry. Throws
-/// sdk::ConfigError naming `source`, the key path and the value.
+/// Parses a configuration the key table has already validated (as the daemon and the tools pass
+/// it: unknown keys refused, defaults filled in), then checks the hybrid list and the geometry.
+/// Throws sdk::ConfigError naming `source`, the key path and the value.
 Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &source);
 
-/// Reads a JSON file and parses it with parseVmm3Config(). Throws sdk::ConfigError.
+/// Reads a JSON file, validates it with the key table and parses it. Throws sdk::ConfigError.
 Vmm3Config loadVmm3Config(const std::string &path);
 
 } // namespace efu::vmm3

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// efu-dump pictures: detector geometry from an instrument config, pixel counts, PNG output.
+// efu-dump pictures: detector geometry from the module that reads the config, pixel counts, PNG.
 #include "efu/tools/dump/Image.h"
 
+#include "common/sdk/ModuleConfig.h"
 #include "common/system/BoundedJson.h"
+#include "efu/ModuleLoader.h"
 
 #include <png.h>
 #include <unistd.h>
@@ -14,112 +16,109 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
 
 namespace efu::tools {
 namespace {
 
-constexpr int64_t kMaxDimension = 65535;
-// The caen module's defaults (modules/caen/CaenConfig.cpp kCaenKeys; ImageTest checks them).
-constexpr int64_t kCaenDefaultBanks = 1;
-constexpr int64_t kCaenDefaultPixelsPerTube = 512;
-
-std::string joined(const std::vector<std::string> &names) {
-  std::string out;
-  for (const auto &name : names) {
-    out += (out.empty() ? "" : ", ") + name;
+/// Asks one module for the geometry of `config`; nullopt (and why, in *why) when it has none or
+/// refuses the config.
+std::optional<ImageGeometry> askModule(const ModuleLibrary &library, const nlohmann::json &config,
+                                       const std::string &source, std::string *why) {
+  const EfuModuleDescriptor &d = library.descriptor();
+  if (d.geometry == nullptr) {
+    *why = std::string("module '") + d.name + "' describes no image geometry (docs/modules.md)";
+    return std::nullopt;
   }
-  return out;
-}
-
-std::vector<std::string> present(const nlohmann::json &config,
-                                 std::initializer_list<const char *> keys) {
-  std::vector<std::string> found;
-  for (const char *key : keys) {
-    if (config.contains(key)) {
-      found.emplace_back(key);
-    }
+  nlohmann::json validated;
+  try {
+    validated = validateModuleConfig(d, config, source);
+  } catch (const sdk::ConfigError &e) {
+    *why = e.what();
+    return std::nullopt;
   }
-  return found;
-}
-
-uint32_t dimension(const nlohmann::json &config, const std::string &source, const char *key,
-                   std::optional<int64_t> fallback) {
-  if (!config.contains(key)) {
-    return static_cast<uint32_t>(*fallback);
+  sdk::ImageGeometry size;
+  if (!d.geometry(&validated, source.c_str(), &size, why)) {
+    return std::nullopt;
   }
-  const auto &value = config.at(key);
-  if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
-      value.get<int64_t>() > kMaxDimension) {
-    throw GeometryError(source + ": " + key + " = " + value.dump() + ": must be an integer 1.." +
-                        std::to_string(kMaxDimension));
+  ImageGeometry geometry;
+  geometry.kind = d.name;
+  if (validated.contains("instrument") && validated.at("instrument").is_string()) {
+    geometry.instrument = validated.at("instrument").get<std::string>();
   }
-  return static_cast<uint32_t>(value.get<int64_t>());
+  geometry.width = size.width;
+  geometry.height = size.height;
+  return geometry;
 }
 
 } // namespace
 
-ImageGeometry geometryFromJson(const nlohmann::json &config, const std::string &source) {
-  if (!config.is_object()) {
-    throw GeometryError(source + ": an instrument config must be a JSON object");
-  }
-  const auto caen = present(config, {"banks", "tubes_per_bank", "pixels_per_tube"});
-  const auto vmm3 = present(config, {"nx", "ny"});
-  if (!caen.empty() && !vmm3.empty()) {
-    throw GeometryError(source + ": has caen keys (" + joined(caen) + ") and vmm3 keys (" +
-                        joined(vmm3) + "); cannot tell which geometry to use");
-  }
-  if (caen.empty() && vmm3.empty()) {
-    throw GeometryError(source + ": no detector geometry: missing the caen keys banks, "
-                                 "tubes_per_bank, pixels_per_tube or the vmm3 keys nx, ny");
-  }
-
-  ImageGeometry geometry;
-  if (config.contains("instrument") && config.at("instrument").is_string()) {
-    geometry.instrument = config.at("instrument").get<std::string>();
-  }
-  if (!caen.empty()) {
-    if (!config.contains("tubes_per_bank")) {
-      throw GeometryError(source + ": caen geometry (found " + joined(caen) +
-                          ") is missing the key tubes_per_bank");
+ImageGeometry geometryFromModule(const std::string &module, const nlohmann::json &config,
+                                 const std::string &source,
+                                 const std::vector<std::string> &moduleDirs) {
+  const auto dirs = moduleSearchPath(moduleDirs);
+  std::optional<ImageGeometry> geometry;
+  if (!module.empty()) {
+    std::shared_ptr<ModuleLibrary> library;
+    try {
+      library = loadModule(module, dirs);
+    } catch (const std::exception &e) {
+      throw GeometryError(std::string("--det: ") + e.what());
     }
-    geometry.kind = "caen";
-    const uint32_t banks = dimension(config, source, "banks", kCaenDefaultBanks);
-    const uint32_t tubesPerBank = dimension(config, source, "tubes_per_bank", std::nullopt);
-    geometry.width = dimension(config, source, "pixels_per_tube", kCaenDefaultPixelsPerTube);
-    geometry.height = banks * tubesPerBank;
+    std::string why;
+    geometry = askModule(*library, config, source, &why);
+    if (!geometry) {
+      throw GeometryError(why);
+    }
   } else {
-    std::vector<std::string> missing;
-    for (const char *key : {"nx", "ny"}) {
-      if (!config.contains(key)) {
-        missing.emplace_back(key);
+    // No --det: every module with a geometry is asked; exactly one must take the config.
+    std::vector<std::string> takers;
+    std::string refusals;
+    for (const auto &name : listModules(dirs)) {
+      std::string why;
+      std::optional<ImageGeometry> g;
+      try {
+        g = askModule(*loadModule(name, dirs), config, source, &why);
+      } catch (const std::exception &e) {
+        why = e.what();
+      }
+      if (g) {
+        takers.push_back(name);
+        geometry = std::move(g);
+      } else {
+        refusals += "\n  " + name + ": " + why;
       }
     }
-    if (!missing.empty()) {
-      throw GeometryError(source + ": vmm3 geometry (found " + joined(vmm3) +
-                          ") is missing the key " + joined(missing));
+    if (takers.size() != 1) {
+      std::string list;
+      for (const auto &name : takers) {
+        list += (list.empty() ? "" : ", ") + name;
+      }
+      throw GeometryError(source + ": " +
+                          (takers.empty() ? "no module accepts it; give --det NAME. Their reasons:" +
+                                                refusals
+                                          : "several modules accept it (" + list +
+                                                "); give --det NAME"));
     }
-    geometry.kind = "vmm3";
-    geometry.width = dimension(config, source, "nx", std::nullopt);
-    geometry.height = dimension(config, source, "ny", std::nullopt);
   }
-  if (geometry.pixels() > kMaxGeometryPixels) {
-    throw GeometryError(source + ": " + geometry.kind + " geometry of " +
-                        std::to_string(geometry.width) + " x " + std::to_string(geometry.height) +
-                        " pixels is larger than the " + std::to_string(kMaxGeometryPixels) +
-                        " efu-dump can draw");
+  if (geometry->width == 0 || geometry->height == 0 ||
+      geometry->pixels() > kMaxGeometryPixels) {
+    throw GeometryError(source + ": " + geometry->kind + " geometry of " +
+                        std::to_string(geometry->width) + " x " +
+                        std::to_string(geometry->height) + " pixels: efu-dump draws 1 to " +
+                        std::to_string(kMaxGeometryPixels) + " pixels");
   }
-  return geometry;
+  return *geometry;
 }
 
-ImageGeometry loadGeometry(const std::string &path) {
+ImageGeometry loadGeometry(const std::string &path, const std::string &module,
+                           const std::vector<std::string> &moduleDirs) {
   nlohmann::json config;
   try {
     config = readJsonFile(path);
   } catch (const JsonFileError &e) {
     throw GeometryError(std::string("--geometry ") + e.what());
   }
-  return geometryFromJson(config, "--geometry " + path);
+  return geometryFromModule(module, config, "--geometry " + path, moduleDirs);
 }
 
 PixelCounts::PixelCounts(ImageGeometry geometry)

@@ -30,13 +30,10 @@ struct PixelPosition {
   uint32_t y = 0;
 };
 
-/// The 2-D layout of a detector's pixel ids. Both module families number pixels row-major
-/// from 1: pixel = y * width + x + 1, with y = 0 the top row of the picture.
-///  - caen: x = position along the tube (pixels_per_tube = width), y = global tube
-///    (bank * tubes_per_bank + tube in bank; banks * tubes_per_bank = height).
-///  - vmm3: x = strip of the x plane (nx = width), y = strip of the y plane (ny = height).
+/// The 2-D layout of a detector's pixel ids, as its module describes it (sdk::ImageGeometry):
+/// row-major from 1, pixel = y * width + x + 1, with y = 0 the top row of the picture.
 struct ImageGeometry {
-  std::string kind;       ///< "caen" or "vmm3"
+  std::string kind;       ///< the module that described it ("caen", "vmm3", ...)
   std::string instrument; ///< the config's "instrument", or empty
   uint32_t width = 0;
   uint32_t height = 0;
@@ -60,15 +57,19 @@ inline constexpr uint64_t kMaxGeometryPixels = uint64_t{1} << 24;
 /// Largest picture after --image-scale, in pixels (192 MiB of RGB).
 inline constexpr uint64_t kMaxPicturePixels = uint64_t{1} << 26;
 
-/// The geometry of an instrument config, detected by its keys: "banks", "tubes_per_bank",
-/// "pixels_per_tube" (caen; banks defaults to 1 and pixels_per_tube to 512 as in the caen
-/// module, tubes_per_bank is required) or "nx" and "ny" (vmm3, both required). Throws
-/// GeometryError naming `source` and the missing, conflicting or invalid keys.
-ImageGeometry geometryFromJson(const nlohmann::json &config, const std::string &source);
+/// The geometry of an instrument config as its module describes it (the module's
+/// imageGeometry(), docs/modules.md), after validating the config with the module's key table.
+/// `module` names the module; "" asks every module on the search path (`moduleDirs` first, as
+/// efu --module-path) and exactly one must accept the config. Throws GeometryError naming
+/// `source` and the reason (the module's own, with key and value).
+ImageGeometry geometryFromModule(const std::string &module, const nlohmann::json &config,
+                                 const std::string &source,
+                                 const std::vector<std::string> &moduleDirs = {});
 
-/// Reads the JSON file at `path` and calls geometryFromJson() with "--geometry PATH" as the
+/// Reads the JSON file at `path` and calls geometryFromModule() with "--geometry PATH" as the
 /// source named in errors. Throws GeometryError.
-ImageGeometry loadGeometry(const std::string &path);
+ImageGeometry loadGeometry(const std::string &path, const std::string &module = "",
+                           const std::vector<std::string> &moduleDirs = {});
 
 /// Counts per pixel of one geometry, plus the ids that fall outside it.
 class PixelCounts {

@@ -45,6 +45,8 @@ struct Options {
   std::vector<std::string> settings;
   std::string logLevel = "info";
   std::string geometryPath;
+  std::string module;                  ///< --det: the module that reads --geometry
+  std::vector<std::string> moduleDirs; ///< --module-path
   std::string imagePath;
   uint32_t imageScale = 1;
   bool logScale = false;
@@ -136,7 +138,8 @@ public:
       : imagePath_(options.imagePath),
         tofPath_(options.tofPath), style_{options.imageScale, options.logScale} {
     if (!imagePath_.empty()) {
-      auto geometry = efu::tools::loadGeometry(options.geometryPath);
+      auto geometry =
+          efu::tools::loadGeometry(options.geometryPath, options.module, options.moduleDirs);
       efu::tools::checkImageStyle(geometry, style_);
       image_.emplace(std::move(geometry));
       const auto &g = image_->geometry();
@@ -418,6 +421,16 @@ int main(int argc, char **argv) {
                     ->needs(geometry)
                     ->group("Pictures");
   geometry->needs(image);
+  app.add_option("--det", options.module,
+                 "Module whose geometry --geometry is (efu -d NAME); default: the one module "
+                 "that accepts the config")
+      ->type_name("NAME")
+      ->needs(geometry)
+      ->group("Pictures");
+  app.add_option("--module-path", options.moduleDirs,
+                 "Directories searched first for efu-module-NAME.so (as efu --module-path)")
+      ->type_name("DIR")
+      ->group("Pictures");
   app.add_option("--image-scale", options.imageScale,
                  "Draw each detector pixel as N x N picture pixels")
       ->check(CLI::Range(1U, efu::tools::kMaxImageScale))

@@ -39,6 +39,9 @@ EfuModuleDescriptor descriptor(const EfuConfigKey *keys, uint32_t count) {
                              keys,
                              count,
                              nullptr,
+                             nullptr,
+                             nullptr,
+                             nullptr,
                              nullptr};
 }
 

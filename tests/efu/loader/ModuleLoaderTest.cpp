@@ -54,7 +54,10 @@ EfuModuleDescriptor goodDescriptor() {
                              nullptr,
                              0,
                              createNothing,
-                             destroyNothing};
+                             destroyNothing,
+                             nullptr,
+                             nullptr,
+                             nullptr};
 }
 
 TEST(CheckDescriptor, AcceptsAMatchingDescriptor) {

@@ -78,9 +78,9 @@ private:
   fs::path path_;
 };
 
-std::string geometryError(const Json &config) {
+std::string geometryError(const Json &config, const std::string &module = "") {
   try {
-    efu::tools::geometryFromJson(config, "inst.json");
+    efu::tools::geometryFromModule(module, config, "inst.json");
   } catch (const GeometryError &e) {
     return e.what();
   }
@@ -148,41 +148,28 @@ TEST(ImageGeometry, AgreesWithTheVmm3ModuleOnEveryShippedConfig) {
   }
 }
 
-// geometryFromJson() fills in the caen module's defaults for banks and pixels_per_tube.
-TEST(ImageGeometry, CaenDefaultsMatchTheModulesKeyTable) {
-  const auto geometry = efu::tools::geometryFromJson(Json{{"tubes_per_bank", 8}}, "inst.json");
-  for (size_t i = 0; i < efu::caen::kCaenKeyCount; ++i) {
-    const auto &key = efu::caen::kCaenKeys[i];
-    const std::string name = key.key;
-    if (name == "banks") {
-      ASSERT_NE(key.defaultJson, nullptr);
-      EXPECT_EQ(geometry.height, 8 * Json::parse(key.defaultJson).get<uint32_t>());
-    } else if (name == "pixels_per_tube") {
-      ASSERT_NE(key.defaultJson, nullptr);
-      EXPECT_EQ(geometry.width, Json::parse(key.defaultJson).get<uint32_t>());
-    }
-  }
+// The example module is only its own folder (modules/example): efu-dump knows nothing of it,
+// yet draws it, because the module describes its geometry through the SDK.
+TEST(ImageGeometry, AModuleDescribesItsOwnGeometry) {
+  const auto g = efu::tools::geometryFromModule("", Json{{"width", 7}, {"height", 3}}, "grid.json");
+  EXPECT_EQ(g.kind, "example");
+  EXPECT_EQ(g.width, 7u);
+  EXPECT_EQ(g.height, 3u);
+  EXPECT_EQ(efu::tools::geometryFromModule("example", Json::object(), "d.json").width, 32u)
+      << "the key table's defaults apply";
 }
 
-TEST(ImageGeometry, ErrorsNameTheFileAndTheKeys) {
-  EXPECT_EQ(geometryError(Json{{"instrument", "x"}, {"mapping", Json::array()}}),
-            "inst.json: no detector geometry: missing the caen keys banks, tubes_per_bank, "
-            "pixels_per_tube or the vmm3 keys nx, ny");
-  EXPECT_EQ(geometryError(Json{{"nx", 4}}),
-            "inst.json: vmm3 geometry (found nx) is missing the key ny");
-  EXPECT_EQ(geometryError(Json{{"banks", 2}, {"pixels_per_tube", 4}}),
-            "inst.json: caen geometry (found banks, pixels_per_tube) is missing the key "
-            "tubes_per_bank");
-  EXPECT_EQ(geometryError(Json{{"banks", 2}, {"tubes_per_bank", 3}, {"nx", 4}, {"ny", 4}}),
-            "inst.json: has caen keys (banks, tubes_per_bank) and vmm3 keys (nx, ny); cannot "
-            "tell which geometry to use");
-  EXPECT_EQ(geometryError(Json{{"nx", 0}, {"ny", 4}}),
-            "inst.json: nx = 0: must be an integer 1..65535");
-  EXPECT_EQ(geometryError(Json{{"nx", "128"}, {"ny", 4}}),
-            "inst.json: nx = \"128\": must be an integer 1..65535");
-  EXPECT_NE(geometryError(Json{{"nx", 65535}, {"ny", 65535}}).find("larger than"),
-            std::string::npos);
-  EXPECT_EQ(geometryError(Json::array()), "inst.json: an instrument config must be a JSON object");
+TEST(ImageGeometry, ErrorsNameTheFileTheModuleAndTheKey) {
+  const std::string none = geometryError(Json{{"nx", 4}});
+  EXPECT_NE(none.find("inst.json: no module accepts it; give --det NAME"), std::string::npos)
+      << none;
+  EXPECT_NE(none.find("\n  vmm3: "), std::string::npos) << "each module's reason: " << none;
+  EXPECT_NE(none.find("\n  udp: module 'udp' describes no image geometry"), std::string::npos)
+      << none;
+  const std::string bad = geometryError(Json{{"width", 0}}, "example");
+  EXPECT_NE(bad.find("inst.json"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("width"), std::string::npos) << bad;
+  EXPECT_EQ(geometryError(Json::object(), "nosuch").rfind("--det: ", 0), 0U);
 }
 
 TEST(ImageGeometry, FileErrorsNameTheOptionAndPath) {

@@ -2,12 +2,14 @@
 // readoutgen in-process: generator → caen module gives back exactly the truth; patterns, PGM,
 // TOF specs, sequences per queue, and each injected defect moves exactly its counter.
 #include "tests/support/FakeModuleContext.h"
-#include "generators/readoutgen/CaenSource.h"
+#include "modules/caen/CaenSource.h"
 #include "generators/readoutgen/Generator.h"
 #include "generators/readoutgen/Sources.h"
 #include "modules/caen/CaenConfig.h"
 #include "modules/caen/CaenReadout.h"
 #include "modules/caen/CaenModule.h"
+#include "modules/example/ExampleModule.h"
+#include "common/sdk/ModuleConfig.h"
 
 #include <gtest/gtest.h>
 
@@ -53,7 +55,7 @@ GenRun generate(const char *config, GeneratorOptions o) {
 /// Runs the module over the datagrams with the config validated as the daemon does.
 std::unique_ptr<readout::FakeModuleContext> moduleOver(const char *config, const GenRun &r) {
   const auto json =
-      applyKeyTable("caen", caen::kCaenKeys, caen::kCaenKeyCount, instrument(config), config);
+      validateModuleConfig("caen", caen::kCaenKeys, caen::kCaenKeyCount, instrument(config), config);
   auto ctx = std::make_unique<readout::FakeModuleContext>(json, config);
   caen::CaenModule m(*ctx);
   for (const auto &d : r.sink.datagrams) {
@@ -89,6 +91,43 @@ TEST(ReadoutGen, ModuleReproducesTheTruthExactly) {
     std::sort(want.begin(), want.end());
     EXPECT_TRUE(got == want) << config;
   }
+}
+
+// A module that is only its own folder (modules/example) gets a generator: readoutgen loads
+// the module library and asks it for its readout source; nothing in readoutgen names it.
+TEST(ReadoutGen, AnyModuleThatDescribesItsSourceIsGenerated) {
+  const nlohmann::json config{{"width", 20}, {"height", 10}};
+  GeneratorOptions o;
+  o.count = 5'000;
+  o.eventsPerPulse = 1'000;
+  GenRun r;
+  auto source = makeSource("example", config, "grid.json", 3);
+  EXPECT_EQ(source->imageWidth(), 20U);
+  Pattern pattern(o.pattern, source->imageWidth(), source->imageHeight());
+  Generator g(o, std::move(source), std::move(pattern), r.sink);
+  g.onTruth([&r](const TruthEvent &e) { r.truth.push_back(e); });
+  std::atomic<bool> stop{false};
+  r.summary = g.run(stop);
+  ASSERT_EQ(r.truth.size(), 5'000U);
+
+  readout::FakeModuleContext ctx(
+      validateModuleConfig("example", example::kExampleKeys, std::size(example::kExampleKeys),
+                           config, "grid.json"),
+      "grid.json");
+  example::ExampleModule m(ctx);
+  for (const auto &d : r.sink.datagrams) {
+    m.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
+  }
+  EXPECT_EQ(ctx.value("events.count"), 5'000);
+  EXPECT_EQ(ctx.value("parser.essheader.seq.lost"), 0);
+  std::vector<TruthEvent> got;
+  for (const auto &e : ctx.sink.events) {
+    got.push_back(TruthEvent{e.pulseTimeNs, e.tofNs, e.pixelId});
+  }
+  auto want = r.truth;
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_TRUE(got == want);
 }
 
 TEST(ReadoutGen, DatagramsAreFullAndPulsesCorrect) {
@@ -138,7 +177,7 @@ TEST(ReadoutGen, CaenNoiseReadoutsAreRejectedByThreshold) {
     readouts += (d.size() - 30) / sizeof(caen::CaenReadout);
   }
   EXPECT_GT(readouts, o.count); // noise readouts were added
-  EXPECT_LE(readouts, o.count + o.count / CaenSource::kNoiseEvery);
+  EXPECT_LE(readouts, o.count + o.count / caen::CaenSource::kNoiseEvery);
 }
 
 TEST(ReadoutGen, InjectedDefectsMoveExactlyTheirCounter) {
@@ -194,6 +233,13 @@ TEST(ReadoutGen, RejectsBadOptions) {
   o.queues = 13;
   EXPECT_THROW(make(o), std::invalid_argument);
   EXPECT_THROW(makeSource("nope", instrument("loki.json"), "x", 1), std::invalid_argument);
+  try {
+    makeSource("udp", nlohmann::json::object(), "x", 1);
+    FAIL() << "udp has no readout source";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("describes no readout source"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("example"), std::string::npos) << "lists the ones that do";
+  }
   auto bad = instrument("loki.json");
   bad["pixels_per_tube"] = 0;
   try {

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The vmm3 module as the daemon loads it (dlopen + descriptor) with a fake context: datagrams in,
+// The vmm3 module in-process with a fake context (the shape of docs/modules.md): datagrams in,
 // exact counters and events out, tick timeout and shutdown flush.
 #include "common/readout/EssHeader.h"
 #include "tests/support/FakeModuleContext.h"
 #include "common/sdk/Module.h"
+#include "common/sdk/ModuleConfig.h"
+#include "modules/vmm3/Vmm3Module.h"
 #include "modules/vmm3/Vmm3Readout.h"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -16,6 +17,11 @@ using namespace efu;
 using namespace efu::vmm3;
 
 namespace {
+
+/// The configuration as the daemon hands it to the module: validated, defaults filled in.
+nlohmann::json validated(const nlohmann::json &config) {
+  return validateModuleConfig("vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, config, "freia.json");
+}
 
 constexpr uint32_t kNx = 128; // freia.json
 constexpr uint32_t kPulseSec = 1'700'000'000;
@@ -77,39 +83,22 @@ private:
   std::vector<uint8_t> bytes_;
 };
 
-class Vmm3Module : public ::testing::Test {
+class Vmm3InProcess : public ::testing::Test {
 protected:
   void SetUp() override { create(freia()); }
-  void TearDown() override {
-    module_.reset();
-    if (lib_ != nullptr) {
-      dlclose(lib_);
-    }
-  }
+  /// The module in-process, with the config validated as the daemon validates it.
   void create(const nlohmann::json &config) {
-    lib_ = dlopen(VMM3_MODULE_PATH, RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(lib_, nullptr) << dlerror();
-    auto entry =
-        reinterpret_cast<const EfuModuleDescriptor *(*)()>(dlsym(lib_, EFU_MODULE_ENTRY_SYMBOL));
-    ASSERT_NE(entry, nullptr);
-    descriptor_ = entry();
-    ctx_ = std::make_unique<readout::FakeModuleContext>(config, "freia.json");
-    sdk::Module *m = descriptor_->create(ctx_.get());
-    ASSERT_NE(m, nullptr) << ctx_->error;
-    module_ = std::unique_ptr<sdk::Module, void (*)(sdk::Module *)>(m, descriptor_->destroy);
+    ctx_ = std::make_unique<readout::FakeModuleContext>(validated(config), "freia.json");
+    module_ = std::make_unique<vmm3::Vmm3Module>(*ctx_);
   }
   int64_t stat(const std::string &name) const { return ctx_->value(name); }
   const std::vector<readout::RecordedEvent> &events() const { return ctx_->sink.events; }
 
-  void *lib_ = nullptr;
-  const EfuModuleDescriptor *descriptor_ = nullptr;
   std::unique_ptr<readout::FakeModuleContext> ctx_;
-  std::unique_ptr<sdk::Module, void (*)(sdk::Module *)> module_{nullptr, nullptr};
+  std::unique_ptr<vmm3::Vmm3Module> module_;
 };
 
-TEST_F(Vmm3Module, DescriptorAndCounters) {
-  EXPECT_STREQ(descriptor_->name, "vmm3");
-  EXPECT_GE(descriptor_->configKeyCount, 10U);
+TEST_F(Vmm3InProcess, CountersAreRegistered) {
   for (const char *name :
        {"readouts.count", "hits.count", "hits.rejected.threshold", "hits.late",
         "clusters.x.count", "clusters.y.count", "clusters.x.unmatched",
@@ -120,7 +109,7 @@ TEST_F(Vmm3Module, DescriptorAndCounters) {
   EXPECT_NE(ctx_->lossLost(), nullptr);
 }
 
-TEST_F(Vmm3Module, OneNeutronBecomesOneEvent) {
+TEST_F(Vmm3InProcess, OneNeutronBecomesOneEvent) {
   Datagram d;
   d.add(hit('x', 9, 100, 0, 40)).add(hit('x', 10, 300)).add(hit('x', 11, 100, 0, 80));
   d.add(hit('y', 199, 200, 0, 20)).add(hit('y', 200, 200));
@@ -139,7 +128,7 @@ TEST_F(Vmm3Module, OneNeutronBecomesOneEvent) {
   EXPECT_EQ(stat("parser.essheader.ok"), 1);
 }
 
-TEST_F(Vmm3Module, FineTimeMovesTheEventTime) {
+TEST_F(Vmm3InProcess, FineTimeMovesTheEventTime) {
   Datagram d;
   d.add(hit('x', 10, 300, 0, 128)).add(hit('y', 10, 300, 0, 200));
   module_->process(d.packet());
@@ -148,7 +137,7 @@ TEST_F(Vmm3Module, FineTimeMovesTheEventTime) {
   EXPECT_EQ(events()[0].tofNs, kHitNs - kPulseNs + 11); // 128/256 of a 22.71 ns BC
 }
 
-TEST_F(Vmm3Module, NoiseBelowThresholdIsIgnored) {
+TEST_F(Vmm3InProcess, NoiseBelowThresholdIsIgnored) {
   Datagram d;
   d.add(hit('x', 10, 300)).add(hit('x', 40, 29)).add(hit('x', 11, 29)).add(hit('y', 20, 30));
   module_->process(d.packet());
@@ -160,7 +149,7 @@ TEST_F(Vmm3Module, NoiseBelowThresholdIsIgnored) {
   EXPECT_EQ(stat("clusters.x.count"), 1);
 }
 
-TEST_F(Vmm3Module, ClusterAcrossTwoDatagrams) {
+TEST_F(Vmm3InProcess, ClusterAcrossTwoDatagrams) {
   Datagram a(0);
   a.add(hit('x', 50, 100)).add(hit('x', 51, 100)).add(hit('y', 60, 100));
   Datagram b(1);
@@ -175,7 +164,7 @@ TEST_F(Vmm3Module, ClusterAcrossTwoDatagrams) {
   EXPECT_EQ(stat("parser.essheader.seq.lost"), 0);
 }
 
-TEST_F(Vmm3Module, TofUsesThePulseOfTheDatagramThatCarriedTheHits) {
+TEST_F(Vmm3InProcess, TofUsesThePulseOfTheDatagramThatCarriedTheHits) {
   // Each event's clusters close only when a later datagram (with a later pulse) arrives.
   for (uint32_t k = 0; k < 4; ++k) {
     Vmm3Readout x = hit('x', 10 + k, 100);
@@ -196,7 +185,7 @@ TEST_F(Vmm3Module, TofUsesThePulseOfTheDatagramThatCarriedTheHits) {
   EXPECT_EQ(stat("events.timestamp.prevtof.count"), 0);
 }
 
-TEST_F(Vmm3Module, HitsBeforeThePulseUseThePreviousPulse) {
+TEST_F(Vmm3InProcess, HitsBeforeThePulseUseThePreviousPulse) {
   Vmm3Readout x = hit('x', 10, 100);
   Vmm3Readout y = hit('y', 20, 100);
   x.timeLow = y.timeLow = kPulseTicks - 1000; // 11.4 us before the pulse
@@ -211,7 +200,7 @@ TEST_F(Vmm3Module, HitsBeforeThePulseUseThePreviousPulse) {
   EXPECT_EQ(stat("events.timestamp.prevtof.count"), 1);
 }
 
-TEST_F(Vmm3Module, TickClosesOpenClustersAfterTheTimeout) {
+TEST_F(Vmm3InProcess, TickClosesOpenClustersAfterTheTimeout) {
   const int64_t rx = 1'800'000'000'000'000'000;
   Datagram d;
   d.add(hit('x', 5, 100)).add(hit('y', 6, 100));
@@ -226,7 +215,7 @@ TEST_F(Vmm3Module, TickClosesOpenClustersAfterTheTimeout) {
   EXPECT_EQ(stat("flushes.timeout"), 1);
 }
 
-TEST_F(Vmm3Module, EveryReadoutErrorIsCountedOnceAndTheRestStillCounts) {
+TEST_F(Vmm3InProcess, EveryReadoutErrorIsCountedOnceAndTheRestStillCounts) {
   struct Case {
     const char *name;
     void (*corrupt)(Vmm3Readout &);
@@ -270,7 +259,7 @@ TEST_F(Vmm3Module, EveryReadoutErrorIsCountedOnceAndTheRestStillCounts) {
   }
 }
 
-TEST_F(Vmm3Module, HeaderErrorsAndHeartbeats) {
+TEST_F(Vmm3InProcess, HeaderErrorsAndHeartbeats) {
   Datagram wrongType(0, readout::kTypeEstia);
   wrongType.add(hit('x', 1, 100));
   module_->process(wrongType.packet());
@@ -284,20 +273,18 @@ TEST_F(Vmm3Module, HeaderErrorsAndHeartbeats) {
   EXPECT_EQ(stat("readouts.count"), 0);
 }
 
-TEST_F(Vmm3Module, BadNestedConfigNamesTheKey) {
-  module_.reset();
-  dlclose(lib_);
-  lib_ = nullptr;
+TEST_F(Vmm3InProcess, BadNestedConfigNamesTheKey) {
   nlohmann::json config = freia();
   config["hybrids"][0]["plane"] = "q";
-  lib_ = dlopen(VMM3_MODULE_PATH, RTLD_NOW | RTLD_LOCAL);
-  ASSERT_NE(lib_, nullptr);
-  auto entry =
-      reinterpret_cast<const EfuModuleDescriptor *(*)()>(dlsym(lib_, EFU_MODULE_ENTRY_SYMBOL));
-  readout::FakeModuleContext ctx(config, "freia.json");
-  EXPECT_EQ(entry()->create(&ctx), nullptr);
-  EXPECT_NE(ctx.error.find("freia.json"), std::string::npos) << ctx.error;
-  EXPECT_NE(ctx.error.find("hybrids[0].plane' = \"q\""), std::string::npos) << ctx.error;
+  readout::FakeModuleContext ctx(validated(config), "freia.json");
+  try {
+    vmm3::Vmm3Module bad(ctx);
+    FAIL() << "accepted a bad plane";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("freia.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("hybrids[0].plane' = \"q\""), std::string::npos)
+        << e.what();
+  }
 }
 
 } // namespace

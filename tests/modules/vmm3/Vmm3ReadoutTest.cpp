@@ -2,6 +2,7 @@
 // VMM3 readout parser boundaries (docs/wire-formats.md §3) and configuration validation.
 #include "modules/vmm3/Vmm3Readout.h"
 #include "modules/vmm3/Vmm3Config.h"
+#include "common/sdk/ModuleConfig.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,11 @@
 using namespace efu::vmm3;
 
 namespace {
+
+/// The configuration as the daemon hands it over: validated, defaults filled in.
+nlohmann::json validated(const nlohmann::json &j, const std::string &source) {
+  return efu::validateModuleConfig("vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, j, source);
+}
 
 Vmm3Readout good() {
   Vmm3Readout r{};
@@ -109,7 +115,7 @@ nlohmann::json minimal() {
 }
 
 TEST(Vmm3Config, DefaultsAndHybridMap) {
-  const Vmm3Config c = parseVmm3Config(minimal(), "t.json");
+  const Vmm3Config c = parseVmm3Config(validated(minimal(), "t.json"), "t.json");
   EXPECT_EQ(c.detectorType, 0x48);
   EXPECT_EQ(c.nx, 256U);
   EXPECT_EQ(c.adcThreshold, 30);
@@ -125,19 +131,19 @@ TEST(Vmm3Config, DefaultsAndHybridMap) {
 TEST(Vmm3Config, FineTimeIsExactIntegerArithmetic) {
   nlohmann::json j = minimal();
   j["fine_time"] = true;
-  const Vmm3Config c = parseVmm3Config(j, "t.json");
+  const Vmm3Config c = parseVmm3Config(validated(j, "t.json"), "t.json");
   EXPECT_EQ(c.fineTimeNs(0, 0), 0);
   EXPECT_EQ(c.fineTimeNs(1, 0), 22);       // 22.713 ns per BC
   EXPECT_EQ(c.fineTimeNs(0, 255), 22);     // 255/256 of a BC
   EXPECT_EQ(c.fineTimeNs(4095, 0), 93012); // 4095 * 22.7137
   EXPECT_EQ(c.fineTimeNs(100, 128), 2282); // 100.5 BC
   j["fine_time"] = false;
-  EXPECT_EQ(parseVmm3Config(j, "t.json").fineTimeNs(100, 128), 0);
+  EXPECT_EQ(parseVmm3Config(validated(j, "t.json"), "t.json").fineTimeNs(100, 128), 0);
 }
 
 void expectError(const nlohmann::json &j, const std::string &needle) {
   try {
-    (void)parseVmm3Config(j, "bad.json");
+    (void)parseVmm3Config(validated(j, "bad.json"), "bad.json");
     FAIL() << "accepted: " << j.dump();
   } catch (const efu::sdk::ConfigError &e) {
     const std::string what = e.what();

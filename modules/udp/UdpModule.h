@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The `udp` module: throughput, loss and one-way delay of udpgen's sequence-numbered datagrams.
+// Small enough to live in its header (the shape of docs/modules.md; larger modules put the
+// bodies in <Name>Module.cpp). Entry point: UdpPlugin.cpp.
+#pragma once
+
 #include "common/sdk/Module.h"
 #include "modules/udp/SequenceTracker.h"
 
@@ -9,7 +13,6 @@
 #include <vector>
 
 namespace efu::udp {
-namespace {
 
 constexpr int64_t kNsPerUs = 1000;
 constexpr int64_t kMaxPlausibleDelayNs = 3600LL * 1'000'000'000; // beyond this: not a timestamp
@@ -167,9 +170,4 @@ private:
   int64_t delayCount_ = 0;
 };
 
-} // namespace
 } // namespace efu::udp
-
-EFU_MODULE(efu::udp::UdpModule, "udp", "1.0.0",
-           "Throughput and loss measurement: sequence numbers and transmit timestamps from udpgen",
-           EFU_NO_CONFIG_KEYS)

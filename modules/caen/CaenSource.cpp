@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // readoutgen source for CAEN charge-division tubes.
-#include "generators/readoutgen/CaenSource.h"
-#include "generators/readoutgen/Sources.h"
+#include "modules/caen/CaenSource.h"
 #include "modules/caen/CaenReadout.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace efu::readoutgen {
+namespace efu::caen {
 namespace {
 int32_t lowestSum(const caen::CaenConfig &c) {
   return std::max({c.amplitudeThreshold, static_cast<int32_t>(2 * c.pixelsPerTube), 1000});
@@ -16,8 +15,7 @@ int32_t lowestSum(const caen::CaenConfig &c) {
 
 CaenSource::CaenSource(const nlohmann::json &config, const std::string &configSource,
                        uint64_t seed)
-    : config_(applyKeyTable("caen", caen::kCaenKeys, caen::kCaenKeyCount, config, configSource),
-              configSource),
+    : config_(config, configSource),
       rng_(seed), sum_(lowestSum(config_), std::min(lowestSum(config_) + 4000, 32767)) {
   if (lowestSum(config_) > 32767) {
     throw sdk::ConfigError(configSource + ": amplitude_threshold " +
@@ -30,7 +28,7 @@ size_t CaenSource::maxEventBytes() const {
   return sizeof(caen::CaenReadout); // a noise readout is added only where it fits
 }
 
-size_t CaenSource::encodeEvent(const Neutron &n, std::span<uint8_t> out, TruthSink &truth) {
+size_t CaenSource::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out, sdk::TruthSink &truth) {
   if (out.size() < sizeof(caen::CaenReadout) || n.y >= config_.tubes() || !config_.mapped[n.y] ||
       n.x >= config_.pixelsPerTube) {
     return 0;
@@ -65,4 +63,4 @@ size_t CaenSource::encodeEvent(const Neutron &n, std::span<uint8_t> out, TruthSi
   return bytes;
 }
 
-} // namespace efu::readoutgen
+} // namespace efu::caen

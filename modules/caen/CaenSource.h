@@ -2,19 +2,19 @@
 // readoutgen source for CAEN charge-division tubes (caen module, docs/wire-formats.md §4).
 #pragma once
 
-#include "generators/readoutgen/ReadoutSource.h"
+#include "common/sdk/ReadoutSource.h"
 #include "modules/caen/CaenConfig.h"
 
 #include <random>
 
-namespace efu::readoutgen {
+namespace efu::caen {
 
 /// One 24-byte readout per neutron: image row y is the tube, column x the pixel along it.
 /// The amplitude sum A + B is drawn uniformly from [max(threshold, 2 * pixels_per_tube, 1000),
 /// that + 4000] (so that it is above the module's threshold and B/(A+B) hits the pixel centre
 /// exactly, see caen::amplitudeBForPosition); C = D = 0. Every kNoiseEvery-th neutron also
 /// brings a noise readout below the amplitude threshold (when the threshold is above 1).
-class CaenSource final : public ReadoutSource {
+class CaenSource final : public sdk::ReadoutSource {
 public:
   static constexpr uint64_t kNoiseEvery = 16;
 
@@ -25,7 +25,7 @@ public:
   [[nodiscard]] uint32_t imageWidth() const override { return config_.imageWidth(); }
   [[nodiscard]] uint32_t imageHeight() const override { return config_.imageHeight(); }
   [[nodiscard]] size_t maxEventBytes() const override;
-  size_t encodeEvent(const Neutron &neutron, std::span<uint8_t> out, TruthSink &truth) override;
+  size_t encodeEvent(const sdk::Neutron &neutron, std::span<uint8_t> out, sdk::TruthSink &truth) override;
   [[nodiscard]] uint64_t readouts() const override { return readouts_; }
 
   [[nodiscard]] const caen::CaenConfig &config() const noexcept { return config_; }
@@ -37,4 +37,4 @@ private:
   uint64_t readouts_ = 0;
 };
 
-} // namespace efu::readoutgen
+} // namespace efu::caen

@@ -2,14 +2,14 @@
 // readoutgen source for VMM3 strip detectors (vmm3 module, docs/wire-formats.md §3).
 #pragma once
 
-#include "generators/readoutgen/ReadoutSource.h"
+#include "common/sdk/ReadoutSource.h"
 #include "modules/vmm3/Vmm3Config.h"
 
 #include <array>
 #include <random>
 #include <vector>
 
-namespace efu::readoutgen {
+namespace efu::vmm3 {
 
 /// One neutron at image (x, y) becomes 2-5 hits on neighbouring strips of each plane (x strips
 /// around x, y strips around y), plus one noise hit below the ADC threshold (when the threshold
@@ -20,7 +20,7 @@ namespace efu::readoutgen {
 /// centre by less than one strip. The heaviest hit of each plane is at the neutron's time; the
 /// others are 1-5 ns later (BC = 0 and TDC when fine_time is on; otherwise the same tick).
 /// Truth: (pulse, event time - pulse, y * nx + x + 1).
-class Vmm3Source final : public ReadoutSource {
+class Vmm3Source final : public sdk::ReadoutSource {
 public:
   /// `config` is the vmm3 module's instrument JSON, validated exactly as the module does.
   Vmm3Source(const nlohmann::json &config, const std::string &configSource, uint64_t seed);
@@ -29,7 +29,7 @@ public:
   [[nodiscard]] uint32_t imageWidth() const override { return config_.nx; }
   [[nodiscard]] uint32_t imageHeight() const override { return config_.ny; }
   [[nodiscard]] size_t maxEventBytes() const override;
-  size_t encodeEvent(const Neutron &neutron, std::span<uint8_t> out, TruthSink &truth) override;
+  size_t encodeEvent(const sdk::Neutron &neutron, std::span<uint8_t> out, sdk::TruthSink &truth) override;
   [[nodiscard]] uint64_t readouts() const override { return readouts_; }
 
   [[nodiscard]] const vmm3::Vmm3Config &config() const noexcept { return config_; }
@@ -44,7 +44,7 @@ private:
     uint8_t channel = 0;
   };
 
-  size_t writePlane(vmm3::Plane plane, uint32_t centre, const Neutron &n, uint8_t *out);
+  size_t writePlane(vmm3::Plane plane, uint32_t centre, const sdk::Neutron &n, uint8_t *out);
   void writeHit(const StripAddress &a, const readout::EssTime &t, uint16_t adc, uint8_t tdc,
                 uint8_t *out);
 
@@ -55,4 +55,4 @@ private:
   uint64_t readouts_ = 0;
 };
 
-} // namespace efu::readoutgen
+} // namespace efu::vmm3

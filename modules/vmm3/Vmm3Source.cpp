@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // readoutgen source for VMM3 strip detectors.
-#include "generators/readoutgen/Vmm3Source.h"
+#include "modules/vmm3/Vmm3Source.h"
 #include "modules/vmm3/Vmm3Readout.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace efu::readoutgen {
+namespace efu::vmm3 {
 namespace {
 
 constexpr int kMaxWidth = 5;
@@ -71,7 +71,7 @@ void Vmm3Source::writeHit(const StripAddress &a, const readout::EssTime &t, uint
   ++readouts_;
 }
 
-size_t Vmm3Source::writePlane(vmm3::Plane plane, uint32_t centre, const Neutron &n, uint8_t *out) {
+size_t Vmm3Source::writePlane(vmm3::Plane plane, uint32_t centre, const sdk::Neutron &n, uint8_t *out) {
   const auto &strips = strips_[static_cast<size_t>(plane)];
   const Shape &shape = kShapes[std::uniform_int_distribution<int>(0, 3)(rng_)];
   const auto unit = static_cast<uint16_t>(
@@ -99,7 +99,7 @@ size_t Vmm3Source::writePlane(vmm3::Plane plane, uint32_t centre, const Neutron 
   return bytes;
 }
 
-size_t Vmm3Source::encodeEvent(const Neutron &n, std::span<uint8_t> out, TruthSink &truth) {
+size_t Vmm3Source::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out, sdk::TruthSink &truth) {
   if (out.size() < maxEventBytes() || n.x >= config_.nx || n.y >= config_.ny ||
       !strips_[0][n.x].covered || !strips_[1][n.y].covered) {
     return 0;
@@ -119,4 +119,4 @@ size_t Vmm3Source::encodeEvent(const Neutron &n, std::span<uint8_t> out, TruthSi
   return bytes;
 }
 
-} // namespace efu::readoutgen
+} // namespace efu::vmm3

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The detector-source interface of readoutgen: turns one generated neutron into readout bytes.
+// The readout-source part of the module SDK: how a module tells readoutgen to encode one neutron
+// as its readouts (EfuModuleDescriptor::createSource).
 #pragma once
 
 #include "common/readout/EssHeader.h"
@@ -12,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace efu::readoutgen {
+namespace efu::sdk {
 
 /// Where sources report the events a correct module must form (ground truth, `--truth FILE`).
 /// Called once per neutron that will be sent; never for noise readouts.
@@ -35,9 +36,10 @@ struct Neutron {
   uint64_t index = 0;            ///< 0, 1, 2 ... over the run (for deterministic choices)
 };
 
-/// A detector family's readout encoder. The framework (Generator) owns datagrams, headers,
-/// pulses, sequence numbers, pacing and the image pattern; a source only knows its geometry and
-/// its readout layout. Implementations: CaenSource (caen), Vmm3Source (vmm3).
+/// A detector family's readout encoder. The framework (readoutgen's Generator) owns datagrams,
+/// headers, pulses, sequence numbers, pacing and the image pattern; a source only knows its
+/// geometry and its readout layout. A module provides one by declaring `using Source = ...;`
+/// (a class constructible from (config, configSource, seed)); see docs/modules.md.
 /// A source is used by one thread; encodeEvent() runs on the hot path (no allocation).
 class ReadoutSource {
 public:
@@ -61,15 +63,4 @@ public:
   [[nodiscard]] virtual uint64_t readouts() const = 0;
 };
 
-/// Builds the source for `detector` ("caen", "vmm3", ...) from the instrument JSON (the same
-/// file the module reads with `efu -d NAME --config FILE`; `configSource` names it in errors).
-/// `seed` makes runs reproducible. Throws std::invalid_argument for an unknown detector and
-/// sdk::ConfigError for a bad configuration. Defined in Sources.cpp, the one place to register
-/// a new source.
-std::unique_ptr<ReadoutSource> makeSource(const std::string &detector, const nlohmann::json &config,
-                                          const std::string &configSource, uint64_t seed);
-
-/// Names makeSource() accepts, comma-separated (for --help and error messages).
-std::string sourceNames();
-
-} // namespace efu::readoutgen
+} // namespace efu::sdk

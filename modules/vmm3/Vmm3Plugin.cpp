@@ -1,0 +1,8 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The vmm3 module's entry point (the descriptor the daemon and the tools load).
+#include "modules/vmm3/Vmm3Module.h"
+
+EFU_MODULE(efu::vmm3::Vmm3Module, "vmm3", "1.0.0",
+           "VMM3 strip detectors (NMX, FREIA, ESTIA): time/strip clustering per plane, x/y "
+           "matching, pixel = y * nx + x + 1",
+           efu::vmm3::kVmm3ConfigKeys, static_cast<uint32_t>(efu::vmm3::kVmm3ConfigKeyCount))
