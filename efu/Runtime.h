@@ -72,6 +72,10 @@ struct RuntimeConfig {
   int rxPriority = 0;            ///< SCHED_FIFO priority of the rx threads; 0 = normal
 };
 
+/// Throws std::invalid_argument, saying what to change, for a configuration the runtime cannot
+/// run with `queues` rx queues (the Runtime constructor checks the same).
+void validateRuntimeConfig(const RuntimeConfig &config, size_t queues);
+
 /// Owns the data-path threads. Registers rx.* and proc.* counters in `stats` (rx.q<i>.* per
 /// queue when there are several). Every datagram is counted in exactly one place: processed,
 /// truncated, or dropped by the kernel when the socket buffer overflowed. A full ring is never
