@@ -54,13 +54,12 @@ struct CheckRun {
   }
 };
 
-/// efu --check -d <module> on free ports, plus `extra`.
-CheckRun check(const std::string &module, const std::vector<std::string> &extra) {
-  std::vector<std::string> argv{EFU_BINARY, "--check",
-                                "-d",       module,
-                                "-i",       "127.0.0.1",
-                                "-p",       std::to_string(freeUdpPort()),
-                                "-m",       std::to_string(freeTcpPort())};
+/// efu --check -d <module> on free ports, plus `extra`; run through `wrapper` if given.
+CheckRun check(const std::string &module, const std::vector<std::string> &extra,
+               const std::vector<std::string> &wrapper = {}) {
+  std::vector<std::string> argv = wrapper;
+  argv.insert(argv.end(), {EFU_BINARY, "--check", "-d", module, "-i", "127.0.0.1", "-p",
+                           std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
   argv.insert(argv.end(), extra.begin(), extra.end());
   Process efu(argv);
   CheckRun run;
@@ -174,6 +173,23 @@ TEST(EfuCheck, TakenPortsMissingCpusAndBadTopicsFail) {
     EXPECT_NE(line.find(c.text), std::string::npos) << line;
   }
   ::close(taken);
+}
+
+TEST(EfuCheck, RxPriorityWithoutTheRightToItFails) {
+  if (!fs::exists("/usr/bin/prlimit") || !fs::exists("/usr/bin/setpriv")) {
+    GTEST_SKIP() << "prlimit or setpriv (util-linux) not installed";
+  }
+  // No rtprio limit, and (as root) no CAP_SYS_NICE in the bounding set.
+  std::vector<std::string> wrapper{"/usr/bin/prlimit", "--rtprio=0"};
+  if (::geteuid() == 0) {
+    wrapper.insert(wrapper.end(), {"/usr/bin/setpriv", "--bounding-set=-sys_nice", "--"});
+  }
+  const CheckRun denied =
+      check("udp", {"--rx-priority", "10", "--no-kafka", "--rcvbuf", "65536"}, wrapper);
+  EXPECT_EQ(denied.exitCode, 1) << denied.output;
+  const std::string line = denied.line("rx priority");
+  EXPECT_EQ(line.rfind("FAIL", 0), 0U) << denied.output;
+  EXPECT_NE(line.find("CAP_SYS_NICE"), std::string::npos) << line;
 }
 
 } // namespace
