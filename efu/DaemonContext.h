@@ -19,6 +19,7 @@ public:
         configSource_(std::move(configSource)), statsIntervalMs_(statsIntervalMs) {}
 
   Counter &counter(std::string_view name) override { return stats_.add(name); }
+  Counter &gauge(std::string_view name) override { return stats_.add(name, CounterKind::Gauge); }
   spdlog::logger &log() override { return log_; }
   sdk::EventSink &events() override { return events_; }
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }

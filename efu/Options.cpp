@@ -161,6 +161,19 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
   app.add_option("--graphite-prefix", o.graphitePrefix,
                  "Metric prefix instead of efu.<instrument>.<region>. (a final dot is added if "
                  "missing)");
+  app.add_option("--metrics-port", o.metricsPort,
+                 "TCP port to serve GET /metrics on for Prometheus (text format 0.0.4; 0 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--metrics-addr", o.metricsAddress,
+                 "Address of the metrics server (keep it local; any other address lets anyone "
+                 "who can connect read every counter)")
+      ->capture_default_str()
+      ->check(kIpv4);
+  app.add_flag("--check", o.check,
+               "Check the machine and the configuration for this command line without starting "
+               "(rmem_max, module and config, ports, CPUs, priority, Kafka); one line per check, "
+               "exit 0 when none failed, else 1");
   app.add_flag("--no-kafka", o.noKafka,
                "Publish nothing to Kafka (measurements; counters stay on the control port)");
   kafka::addKafkaOptions(app, o.kafka);

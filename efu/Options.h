@@ -57,7 +57,10 @@ struct DaemonOptions {
   uint16_t graphitePort = 2003; ///< -o/--gport
   std::string region = "0";   ///< -r/--region: the metric prefix's region part
   std::string graphitePrefix; ///< --graphite-prefix ("" = efu.<instrument>.<region>.)
+  uint16_t metricsPort = 0;   ///< --metrics-port: Prometheus /metrics (0 = off)
+  std::string metricsAddress = "127.0.0.1"; ///< --metrics-addr
   bool noKafka = false;
+  bool check = false; ///< --check: pre-flight checks instead of running
   kafka::KafkaOptions kafka;
 };
 

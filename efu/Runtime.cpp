@@ -78,6 +78,10 @@ struct Runtime::Queue {
   std::thread thread;
 };
 
+void validateRuntimeConfig(const RuntimeConfig &config, size_t queues) {
+  (void)checked(config, queues);
+}
+
 Runtime::Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receivers,
                  sdk::Module &module, Stats &stats, spdlog::logger &log, ProcessingHooks *hooks)
     : config_(checked(config, receivers.size())), module_(module), log_(log), hooks_(hooks),

@@ -72,8 +72,12 @@ struct RuntimeConfig {
   int rxPriority = 0;            ///< SCHED_FIFO priority of the rx threads; 0 = normal
 };
 
-/// Owns the data-path threads. Registers receive.*, processing.packets and thread.processing_idle counters in `stats` (receive.q<i>.* per
-/// queue when there are several). Every datagram is counted in exactly one place: processed,
+/// Throws std::invalid_argument, saying what to change, for a configuration the runtime cannot
+/// run with `queues` rx queues (the Runtime constructor checks the same).
+void validateRuntimeConfig(const RuntimeConfig &config, size_t queues);
+
+/// Owns the data-path threads. Registers receive.*, processing.packets and thread.processing_idle
+/// counters in `stats` (receive.q<i>.* per queue when there are several). Every datagram is counted in exactly one place: processed,
 /// truncated, or dropped by the kernel when the socket buffer overflowed. A full ring is never
 /// a loss: the rx thread stops reading until the processing thread frees a slot, and the
 /// socket buffer holds what arrives meanwhile.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // efu: receives detector datagrams, runs a detector module on them, publishes events and counters.
 #include "common/net/UdpReceiver.h"
+#include "common/sdk/ModuleConfig.h"
 #include "common/stats/Stats.h"
 #include "common/system/Affinity.h"
 #include "common/system/CpuUsage.h"
@@ -12,12 +13,14 @@
 #include "efu/GraphiteOutput.h"
 #include "efu/IntervalReport.h"
 #include "efu/KafkaOutput.h"
-#include "common/sdk/ModuleConfig.h"
 #include "efu/ModuleLoader.h"
 #include "efu/Options.h"
+#include "efu/Preflight.h"
 #include "efu/Runtime.h"
+#include "efu/Startup.h"
 #include "efu/control/ControlProtocol.h"
 #include "efu/control/ControlServer.h"
+#include "efu/metrics/MetricsServer.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -28,7 +31,6 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -43,26 +45,6 @@ public:
 private:
   efu::Counter &events_;
 };
-
-/// The control secret: the first line of `path`, which must not be empty. "" without a file.
-std::string readControlSecret(const std::string &path) {
-  if (path.empty()) {
-    return {};
-  }
-  std::ifstream in(path);
-  std::string secret;
-  if (!in || !std::getline(in, secret)) {
-    throw std::runtime_error("--cmd-secret-file " + path + ": cannot read a line");
-  }
-  while (!secret.empty() && (secret.back() == '\r' || secret.back() == ' ')) {
-    secret.pop_back();
-  }
-  if (secret.empty() || secret.find_first_of(" \t") != std::string::npos) {
-    throw std::runtime_error("--cmd-secret-file " + path +
-                             ": the first line must be one word (the secret), without spaces");
-  }
-  return secret;
-}
 
 int run(const efu::DaemonOptions &options) {
   auto log = efu::setupLogging("efu", options.logLevel, options.logFile);
@@ -79,27 +61,20 @@ int run(const efu::DaemonOptions &options) {
             descriptor.version, library->path().string(), service);
 
   efu::Stats stats;
-  efu::Counter &uptime = stats.add("main.uptime");
+  // Uptime is a clock reading (a rate of it says nothing), so a gauge like the other two.
+  efu::Counter &uptime = stats.add("main.uptime", efu::CounterKind::Gauge);
   efu::Counter &kernelRcvbufErrors = stats.add("kernel.udp.rcvbuf_errors");
-  efu::Counter &residentBytes = stats.add("process.rss_bytes");
-  efu::Counter &openFds = stats.add("process.fds");
+  efu::Counter &residentBytes = stats.add("process.rss_bytes", efu::CounterKind::Gauge);
+  efu::Counter &openFds = stats.add("process.fds", efu::CounterKind::Gauge);
   const int64_t rcvbufErrorsAtStart = efu::readSnmpUdp("RcvbufErrors");
 
-  // One socket per rx queue on the same port. The receive timeout bounds how late the module's
-  // tick() comes when nothing arrives and the rx thread runs the module.
-  std::vector<std::unique_ptr<efu::UdpReceiver>> receivers;
-  uint16_t port = options.dataPort;
-  for (unsigned q = 0; q < options.rxQueues; ++q) {
-    receivers.push_back(std::make_unique<efu::UdpReceiver>(efu::UdpReceiver::Options{
-        options.dataAddress, port, options.rcvbufBytes, 10, efu::rxBatch(options),
-        options.rxQueues > 1, options.gro, options.busyPollUs}));
-    port = receivers.back()->port();
-  }
+  const auto receivers = efu::openReceivers(options);
   const efu::UdpReceiver &receiver = *receivers.front();
   if (receiver.grantedRcvbufBytes() < options.rcvbufBytes) {
-    log->warn("socket receive buffer: requested {} B, kernel granted {} B; to allow it run: "
-              "sysctl -w net.core.rmem_max={}",
-              options.rcvbufBytes, receiver.grantedRcvbufBytes(), options.rcvbufBytes);
+    log->warn("socket receive buffer: requested {} B, kernel granted {} B (net.core.rmem_max); "
+              "to allow it run: {}",
+              options.rcvbufBytes, receiver.grantedRcvbufBytes(),
+              efu::rmemMaxAdvice(options.rcvbufBytes));
   } else {
     log->info("socket receive buffer: {} B{}", receiver.grantedRcvbufBytes(),
               receiver.rcvbufForced() ? " (forced past net.core.rmem_max as root)" : "");
@@ -125,21 +100,11 @@ int run(const efu::DaemonOptions &options) {
                              intervalMs);
   auto module = efu::createModule(library, context);
 
-  efu::RuntimeConfig runtimeConfig;
-  runtimeConfig.threading = efu::runToCompletion(options, efu::availableCpus())
-                                ? efu::Threading::RunToCompletion
-                                : efu::Threading::HandOff;
-  runtimeConfig.ringSlots = options.ringSlots;
-  runtimeConfig.rxBatch = efu::rxBatch(options);
-  runtimeConfig.slotBytes = options.gro ? efu::kGroSlotBytes : efu::kSlotBytes;
-  runtimeConfig.rxCpus = options.rxCpus;
-  runtimeConfig.procCpu = options.procCpu;
-  runtimeConfig.rxPriority = options.rxPriority;
   std::vector<efu::UdpReceiver *> queues;
   for (auto &r : receivers) {
     queues.push_back(r.get());
   }
-  efu::Runtime runtime(runtimeConfig, queues, *module, stats, *log, kafka.get());
+  efu::Runtime runtime(efu::runtimeConfig(options), queues, *module, stats, *log, kafka.get());
   efu::IntervalReport report(stats, context.lostCounter(), context.expectedCounter());
   efu::CpuUsage cpu(stats);
   for (size_t q = 0; q < runtime.queueCount(); ++q) {
@@ -169,7 +134,7 @@ int run(const efu::DaemonOptions &options) {
     };
     info.calibMode = [&sampler] { return sampler.all(); };
   }
-  info.secret = readControlSecret(options.cmdSecretFile);
+  info.secret = efu::readControlSecret(options.cmdSecretFile);
   info.readOnly = options.cmdReadOnly;
   efu::ControlProtocol protocol(stats, std::move(info));
   efu::ControlServerOptions controlOptions;
@@ -177,17 +142,19 @@ int run(const efu::DaemonOptions &options) {
   controlOptions.port = options.cmdPort;
   controlOptions.idleTimeoutMs = static_cast<int64_t>(options.cmdIdleTimeoutS * 1000);
   efu::ControlServer control(protocol, controlOptions, stats);
-  if (!efu::isLoopback(options.cmdAddress)) {
-    if (options.cmdSecretFile.empty() && !options.cmdReadOnly) {
-      log->warn("control port {}:{} is reachable from the network and anyone who connects can "
-                "stop efu with EXIT; use --cmd-secret-file or --cmd-read-only, or keep "
-                "--cmdaddr on 127.0.0.1",
-                options.cmdAddress, control.port());
-    } else {
-      log->warn("control port {}:{} is reachable from the network (counters readable by anyone; "
-                "{})",
-                options.cmdAddress, control.port(),
-                options.cmdReadOnly ? "EXIT refused" : "EXIT needs AUTH, sent in clear text");
+  if (const auto exposure = efu::controlExposure(options, control.port()); !exposure.empty()) {
+    log->warn("{}", exposure);
+  }
+  std::unique_ptr<efu::metrics::MetricsServer> metricsServer;
+  if (options.metricsPort != 0) {
+    metricsServer = std::make_unique<efu::metrics::MetricsServer>(
+        stats, efu::metrics::MetricsServerOptions{
+                   options.metricsAddress, options.metricsPort, {service, options.region}});
+    log->info("Prometheus metrics on http://{}/metrics",
+              efu::endpoint(options.metricsAddress, metricsServer->port()));
+    if (const auto exposure = efu::metricsExposure(options, metricsServer->port());
+        !exposure.empty()) {
+      log->warn("{}", exposure);
     }
   }
 
@@ -322,6 +289,15 @@ int run(const efu::DaemonOptions &options) {
   return exitCode;
 }
 
+/// efu --check: one line per check on stdout, exit 0 when none failed, else 1. Logging only
+/// warnings (a module or librdkafka may give some), to stderr.
+int check(const efu::DaemonOptions &options) {
+  auto log = efu::setupLogging("efu", "warn", "");
+  const auto results = efu::preflight(options, *log);
+  std::fputs(efu::formatChecks(results).c_str(), stdout);
+  return efu::checkExitCode(results);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -336,7 +312,7 @@ int main(int argc, char **argv) {
   efu::addDaemonOptions(app, options);
   CLI11_PARSE(app, argc, argv);
   try {
-    return run(options);
+    return options.check ? check(options) : run(options);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "efu: error: %s\n", e.what());
     spdlog::shutdown();

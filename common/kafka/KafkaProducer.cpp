@@ -74,7 +74,7 @@ KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::
       delivered_(stats.add("kafka.delivered")), failed_(stats.add("kafka.failed")),
       bytes_(stats.add("kafka.bytes")), queueFullRetries_(stats.add("kafka.queue_full_retries")),
       errors_(stats.add("kafka.errors")), discarded_(stats.add("kafka.discarded")),
-      queued_(stats.add("kafka.queue.messages")),
+      queued_(stats.add("kafka.queue.messages", CounterKind::Gauge)),
       problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs, 0, false, 0, {}} {
   log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
             setting("bootstrap.servers"), setting("compression.codec"), setting("linger.ms"),
@@ -109,6 +109,17 @@ std::string KafkaProducer::setting(const std::string &key) const {
     return {};
   }
   return value;
+}
+
+std::string KafkaProducer::metadataProblem(int timeoutMs) {
+  const rd_kafka_metadata_t *metadata = nullptr;
+  const rd_kafka_resp_err_t err = rd_kafka_metadata(rk_.get(), 0, nullptr, &metadata, timeoutMs);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return rd_kafka_err2str(err);
+  }
+  const int brokers = metadata->broker_cnt;
+  rd_kafka_metadata_destroy(metadata);
+  return brokers > 0 ? std::string() : std::string("the cluster named no brokers");
 }
 
 int64_t KafkaProducer::inFlight() const noexcept {

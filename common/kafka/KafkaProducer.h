@@ -74,6 +74,9 @@ public:
   [[nodiscard]] const std::string &fatalMessage() const noexcept { return fatalMessage_; }
   /// The effective value of a librdkafka property (for logs and tests); empty if unknown.
   [[nodiscard]] std::string setting(const std::string &key) const;
+  /// Asks the cluster for its broker list, waiting at most timeoutMs: "" when a broker answered,
+  /// else librdkafka's reason (for `efu --check`; the producer itself never waits for this).
+  [[nodiscard]] std::string metadataProblem(int timeoutMs);
 
 private:
   using HandlePtr = std::unique_ptr<rd_kafka_s, void (*)(rd_kafka_s *)>;

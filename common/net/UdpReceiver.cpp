@@ -20,6 +20,12 @@ std::string errnoText(int error) { return std::strerror(error); }
 
 } // namespace
 
+std::string rmemMaxAdvice(int bytes) {
+  const std::string setting = "net.core.rmem_max=" + std::to_string(bytes);
+  return "sudo sysctl -w " + setting + " (to keep it after a reboot: echo '" + setting +
+         "' | sudo tee /etc/sysctl.d/90-efu.conf)";
+}
+
 UdpReceiver::UdpReceiver(const Options &options)
     : msgs_(options.maxBatch), iovs_(options.maxBatch), sources_(options.maxBatch),
       control_(options.maxBatch * kControlBytes) {

@@ -18,6 +18,10 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// How to let every process have `bytes` of socket receive buffer: the sysctl command to run
+/// and how to keep the setting across reboots (net.core.rmem_max caps SO_RCVBUF).
+[[nodiscard]] std::string rmemMaxAdvice(int bytes);
+
 /// Receives UDP datagrams with one recvmmsg() call per batch.
 /// Thread rules: configure on any thread, then receive() from one thread only.
 class UdpReceiver {

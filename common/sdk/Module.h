@@ -17,7 +17,7 @@
 /// Bump the major on any incompatible change of the types in this header; bump the minor when
 /// something is appended (descriptor fields, virtual functions at the end of a class).
 #define EFU_MODULE_ABI_MAJOR 1
-#define EFU_MODULE_ABI_MINOR 1
+#define EFU_MODULE_ABI_MINOR 2
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
@@ -84,6 +84,11 @@ public:
   virtual void setLossCounters(const Counter &lost, const Counter &expected) = 0;
   /// Used by EFU_MODULE's create() to report why construction failed.
   virtual void setError(std::string_view message) = 0;
+  // ABI 1.2 appended:
+  /// Registers a gauge: like counter(), for a value that may go down (a last-interval figure,
+  /// a level, a count net of corrections). Monitoring then treats a fall as a value, not as a
+  /// restart (Prometheus `gauge` instead of `counter`). Same rules as counter().
+  virtual Counter &gauge(std::string_view name) = 0;
 };
 
 /// A detector module instance. The framework owns the threads; a module never starts any.

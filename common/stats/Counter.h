@@ -7,6 +7,12 @@
 
 namespace efu {
 
+/// What a registered value means to a reader, chosen at registration (Stats::add).
+/// Counter: a running total that only grows while efu runs (datagrams, bytes, errors).
+/// Gauge: a level or a reading that may go down (memory, queue depth, a last-interval figure,
+/// a loss net of late arrivals). Prometheus exposes them as `counter` and `gauge`.
+enum class CounterKind : uint8_t { Counter, Gauge };
+
 /// A counter or gauge. Exactly one thread writes it (add/set); any thread may read it.
 /// A write is a load of the writer's own value plus a release store (no locked RMW; on x86 both
 /// are plain moves). Reads acquire, so a reader that sees a counter's new value also sees

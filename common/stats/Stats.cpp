@@ -19,7 +19,7 @@ bool Stats::validName(std::string_view name) noexcept {
   return true;
 }
 
-Counter &Stats::add(std::string_view name) {
+Counter &Stats::add(std::string_view name, CounterKind kind) {
   if (!validName(name)) {
     throw StatsError("invalid counter name '" + std::string(name) +
                      "': use dotted lowercase segments of [a-z0-9_], e.g. receive.packets");
@@ -31,6 +31,7 @@ Counter &Stats::add(std::string_view name) {
     }
   }
   names_.emplace_back(name);
+  kinds_.push_back(kind);
   return counters_.emplace_back();
 }
 
@@ -49,6 +50,11 @@ int64_t Stats::value(size_t index) const {
   return counters_.at(index).get();
 }
 
+CounterKind Stats::kind(size_t index) const {
+  std::lock_guard lock(mutex_);
+  return kinds_.at(index);
+}
+
 const Counter *Stats::find(std::string_view name) const {
   std::lock_guard lock(mutex_);
   for (size_t i = 0; i < names_.size(); ++i) {
@@ -64,7 +70,7 @@ std::vector<Stats::Entry> Stats::snapshot() const {
   std::vector<Entry> out;
   out.reserve(names_.size());
   for (size_t i = 0; i < names_.size(); ++i) {
-    out.push_back({names_[i], counters_[i].get()});
+    out.push_back({names_[i], counters_[i].get(), kinds_[i]});
   }
   return out;
 }

@@ -31,21 +31,24 @@ public:
   Stats(const Stats &) = delete;
   Stats &operator=(const Stats &) = delete;
 
-  /// Registers a new counter. Throws StatsError on a bad or duplicate name.
-  Counter &add(std::string_view name);
+  /// Registers a new counter, or a gauge with CounterKind::Gauge (a value that may go down).
+  /// Throws StatsError on a bad or duplicate name.
+  Counter &add(std::string_view name, CounterKind kind = CounterKind::Counter);
 
   [[nodiscard]] size_t size() const;
   /// 0-based access; throws std::out_of_range.
   [[nodiscard]] std::string name(size_t index) const;
   [[nodiscard]] int64_t value(size_t index) const;
+  [[nodiscard]] CounterKind kind(size_t index) const;
   /// Looks a counter up by name; nullptr if absent.
   [[nodiscard]] const Counter *find(std::string_view name) const;
 
   struct Entry {
     std::string name;
     int64_t value;
+    CounterKind kind = CounterKind::Counter;
   };
-  /// A consistent list of names with their current values, in registration order.
+  /// A consistent list of names with their current values and kinds, in registration order.
   [[nodiscard]] std::vector<Entry> snapshot() const;
 
   [[nodiscard]] static bool validName(std::string_view name) noexcept;
@@ -54,6 +57,7 @@ private:
   mutable std::mutex mutex_;
   std::deque<Counter> counters_; // deque: stable addresses as it grows
   std::vector<std::string> names_;
+  std::vector<CounterKind> kinds_;
 };
 
 } // namespace efu

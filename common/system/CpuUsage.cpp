@@ -136,14 +136,14 @@ MachineCpuPercent machineCpuPercent(const MachineCpuTicks &before,
 
 CpuUsage::CpuUsage(Stats &stats, Options options)
     : stats_(stats), options_(std::move(options)),
-      machineUser_(stats.add("machine.cpu.user_pct")),
-      machineSystem_(stats.add("machine.cpu.sys_pct")),
-      machineIrq_(stats.add("machine.cpu.irq_pct")),
-      machineSoftirq_(stats.add("machine.cpu.softirq_pct")),
-      machineIowait_(stats.add("machine.cpu.iowait_pct")),
-      machineSteal_(stats.add("machine.cpu.steal_pct")),
-      machineIdle_(stats.add("machine.cpu.idle_pct")),
-      machineBusy_(stats.add("machine.cpu.busy_pct")) {
+      machineUser_(stats.add("machine.cpu.user_pct", CounterKind::Gauge)),
+      machineSystem_(stats.add("machine.cpu.sys_pct", CounterKind::Gauge)),
+      machineIrq_(stats.add("machine.cpu.irq_pct", CounterKind::Gauge)),
+      machineSoftirq_(stats.add("machine.cpu.softirq_pct", CounterKind::Gauge)),
+      machineIowait_(stats.add("machine.cpu.iowait_pct", CounterKind::Gauge)),
+      machineSteal_(stats.add("machine.cpu.steal_pct", CounterKind::Gauge)),
+      machineIdle_(stats.add("machine.cpu.idle_pct", CounterKind::Gauge)),
+      machineBusy_(stats.add("machine.cpu.busy_pct", CounterKind::Gauge)) {
   if (options_.ticksPerSec <= 0) {
     options_.ticksPerSec = sysconf(_SC_CLK_TCK);
   }
@@ -155,9 +155,9 @@ CpuUsage::CpuUsage(Stats &stats, Options options)
 void CpuUsage::addThread(std::string_view name, std::function<pid_t()> tid) {
   const std::string prefix = "thread." + std::string(name);
   Thread thread{std::string(name), std::move(tid), 0, std::nullopt, 0, nullptr, nullptr, nullptr};
-  thread.user = &stats_.add(prefix + ".cpu_user_pct");
-  thread.system = &stats_.add(prefix + ".cpu_sys_pct");
-  thread.total = &stats_.add(prefix + ".cpu_pct");
+  thread.user = &stats_.add(prefix + ".cpu_user_pct", CounterKind::Gauge);
+  thread.system = &stats_.add(prefix + ".cpu_sys_pct", CounterKind::Gauge);
+  thread.total = &stats_.add(prefix + ".cpu_pct", CounterKind::Gauge);
   thread.user->set(-1);
   thread.system->set(-1);
   thread.total->set(-1);

@@ -11,6 +11,15 @@
 
 namespace efu {
 
+int64_t readProcInteger(const std::string &path) {
+  std::ifstream in(path);
+  int64_t value = -1;
+  if (!(in >> value)) {
+    return -1;
+  }
+  return value;
+}
+
 int64_t readSnmpUdp(const std::string &field, const std::string &path) {
   std::ifstream in(path);
   std::string line;

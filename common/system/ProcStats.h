@@ -11,6 +11,10 @@ namespace efu {
 /// "InDatagrams"), or -1 when the file or the field is missing. `path` is a seam for tests.
 int64_t readSnmpUdp(const std::string &field, const std::string &path = "/proc/net/snmp");
 
+/// The integer a /proc file starts with (e.g. /proc/sys/net/core/rmem_max), or -1 if the file
+/// cannot be read or does not start with one.
+int64_t readProcInteger(const std::string &path);
+
 /// Resident memory of this process in bytes (/proc/self/statm), or -1 if unreadable.
 int64_t residentBytes();
 

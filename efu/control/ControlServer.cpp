@@ -4,9 +4,6 @@
 
 #include "common/time/Time.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -15,7 +12,6 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <memory>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -29,45 +25,7 @@ constexpr int kListenBacklog = 16;
 constexpr size_t kReadBudgetBytes = 64 * 1024;
 constexpr size_t kReadChunkBytes = 16 * 1024;
 
-std::string endpoint(const std::string &address, uint16_t port) {
-  const bool ipv6 = address.find(':') != std::string::npos;
-  return (ipv6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
-}
-
-[[noreturn]] void throwErrno(const char *what, const std::string &address, uint16_t port,
-                             int error) {
-  throw std::runtime_error("control server: " + std::string(what) + " " + endpoint(address, port) +
-                           ": " + std::strerror(error));
-}
-
-/// Owns a socket until released, so a failing constructor closes it.
-class FdGuard {
-public:
-  explicit FdGuard(int fd) noexcept : fd_(fd) {}
-  ~FdGuard() {
-    if (fd_ >= 0) {
-      ::close(fd_);
-    }
-  }
-  FdGuard(const FdGuard &) = delete;
-  FdGuard &operator=(const FdGuard &) = delete;
-  [[nodiscard]] int get() const noexcept { return fd_; }
-  int release() noexcept { return std::exchange(fd_, -1); }
-
-private:
-  int fd_;
-};
-
 } // namespace
-
-bool isLoopback(const std::string &address) noexcept {
-  in_addr v4{};
-  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) {
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  }
-  in6_addr v6{};
-  return ::inet_pton(AF_INET6, address.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
-}
 
 ControlServer::ControlServer(ControlProtocol &protocol, ControlServerOptions options, Stats &stats)
     : protocol_(protocol), options_(std::move(options)),
@@ -75,67 +33,19 @@ ControlServer::ControlServer(ControlProtocol &protocol, ControlServerOptions opt
       errors_(stats.add("control.errors")), dropped_(stats.add("control.clients.dropped")),
       evicted_(stats.add("control.clients.evicted")),
       idleClosed_(stats.add("control.clients.idle_closed")),
-      authFailures_(stats.add("control.auth_failures")) {
-  const std::string &address = options_.address;
-  const uint16_t requestedPort = options_.port;
-
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-  addrinfo *found = nullptr;
-  const std::string service = std::to_string(requestedPort);
-  if (const int rc = ::getaddrinfo(address.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    throw std::runtime_error("control server: cannot bind " + endpoint(address, requestedPort) +
-                             ": not a numeric IPv4/IPv6 address (" + ::gai_strerror(rc) + ")");
-  }
-  // A numeric host resolves to exactly one address.
-  const std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> ai(found, &::freeaddrinfo);
-
-  FdGuard fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) {
-    throwErrno("cannot create socket for", address, requestedPort, errno);
-  }
-  // Lets a restarted daemon bind while old connections sit in TIME_WAIT; a port that another
-  // process is listening on still fails with EADDRINUSE.
-  const int one = 1;
-  if (::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) {
-    throwErrno("cannot set SO_REUSEADDR on", address, requestedPort, errno);
-  }
-  if (::bind(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
-    throwErrno("cannot bind", address, requestedPort, errno);
-  }
-  if (::listen(fd.get(), kListenBacklog) != 0) {
-    throwErrno("cannot listen on", address, requestedPort, errno);
-  }
-  sockaddr_storage bound{};
-  socklen_t boundLen = sizeof(bound);
-  if (::getsockname(fd.get(), reinterpret_cast<sockaddr *>(&bound), &boundLen) != 0) {
-    throwErrno("cannot read the bound port of", address, requestedPort, errno);
-  }
-  if (bound.ss_family == AF_INET6) {
-    sockaddr_in6 in6{};
-    std::memcpy(&in6, &bound, sizeof(in6));
-    port_ = ntohs(in6.sin6_port);
-  } else {
-    sockaddr_in in4{};
-    std::memcpy(&in4, &bound, sizeof(in4));
-    port_ = ntohs(in4.sin_port);
-  }
-  listenFd_ = fd.release();
-}
+      authFailures_(stats.add("control.auth_failures")),
+      listener_("control server", options_.address, options_.port, kListenBacklog) {}
 
 ControlServer::~ControlServer() {
   for (const Client &client : clients_) {
     ::close(client.fd);
   }
-  ::close(listenFd_);
 }
 
 void ControlServer::poll(int timeoutMs) {
   std::vector<pollfd> fds;
   fds.reserve(clients_.size() + 1);
-  fds.push_back({listenFd_, POLLIN, 0});
+  fds.push_back({listener_.fd(), POLLIN, 0});
   for (const Client &client : clients_) {
     short events = client.peerClosed ? 0 : POLLIN;
     if (pendingBytes(client) > 0) {
@@ -184,7 +94,7 @@ void ControlServer::poll(int timeoutMs) {
 
 void ControlServer::acceptClients() {
   for (;;) {
-    const int fd = ::accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) {
         continue;

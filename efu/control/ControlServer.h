@@ -2,6 +2,7 @@
 // Non-blocking TCP server for the EFU control protocol, driven by poll() from the main thread.
 #pragma once
 
+#include "common/net/TcpListener.h"
 #include "common/stats/Counter.h"
 #include "common/stats/Stats.h"
 #include "efu/control/ControlProtocol.h"
@@ -31,9 +32,6 @@ struct ControlServerOptions {
   /// Replies queued for a client that does not read them; beyond this the client is dropped.
   size_t maxPendingReplyBytes = 256 * 1024;
 };
-
-/// True if `address` (numeric IPv4 or IPv6) is on loopback: 127.0.0.0/8 or ::1.
-[[nodiscard]] bool isLoopback(const std::string &address) noexcept;
 
 /// TCP server for the EFU text protocol (docs/control.md): line-based, one reply line per
 /// request line, several clients at once.
@@ -67,7 +65,7 @@ public:
   ControlServer &operator=(const ControlServer &) = delete;
 
   /// The bound port (the kernel's choice when the options asked for port 0).
-  [[nodiscard]] uint16_t port() const noexcept { return port_; }
+  [[nodiscard]] uint16_t port() const noexcept { return listener_.port(); }
   [[nodiscard]] const ControlServerOptions &options() const noexcept { return options_; }
   /// Clients currently connected.
   [[nodiscard]] size_t clientCount() const noexcept { return clients_.size(); }
@@ -103,8 +101,6 @@ private:
 
   ControlProtocol &protocol_;
   ControlServerOptions options_;
-  int listenFd_ = -1;
-  uint16_t port_ = 0;
   std::vector<Client> clients_;
   Counter &connections_;
   Counter &commands_;
@@ -113,6 +109,7 @@ private:
   Counter &evicted_;
   Counter &idleClosed_;
   Counter &authFailures_;
+  TcpListener listener_; // last: bound once the counters are registered, as before
 };
 
 } // namespace efu

@@ -24,15 +24,16 @@ class UdpModule final : public sdk::Module {
 public:
   explicit UdpModule(sdk::ModuleContext &ctx)
       : intervalNs_(static_cast<int64_t>(ctx.statsIntervalMs()) * 1'000'000),
-        lost_(ctx.counter("udp.seq.lost")), expected_(ctx.counter("udp.seq.expected")),
+        // udp.seq.lost is net of late arrivals: it falls when one fills a gap, so a gauge.
+        lost_(ctx.gauge("udp.seq.lost")), expected_(ctx.counter("udp.seq.expected")),
         reordered_(ctx.counter("udp.seq.reordered")),
         duplicates_(ctx.counter("udp.seq.duplicates")), restarts_(ctx.counter("udp.seq.restarts")),
         stale_(ctx.counter("udp.seq.stale")),
         sources_(ctx.counter("udp.seq.sources")),
         overflow_(ctx.counter("udp.seq.sources_overflow")),
         readouts_(ctx.counter("readouts.count")), short_(ctx.counter("readouts.errors.short")),
- delayMin_(ctx.counter("udp.delay.min_us")),
-        delayMean_(ctx.counter("udp.delay.mean_us")), delayMax_(ctx.counter("udp.delay.max_us")),
+        delayMin_(ctx.gauge("udp.delay.min_us")), delayMean_(ctx.gauge("udp.delay.mean_us")),
+        delayMax_(ctx.gauge("udp.delay.max_us")),
         delaySamples_(ctx.counter("udp.delay.samples")) {
     ctx.setLossCounters(lost_, expected_);
     // Registered so every module answers the ESS tools (efurates.py); udp forms no events.

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -166,6 +168,74 @@ std::string control(uint16_t port, const std::string &line) {
     reply.pop_back(); // closed by the server before the last reply
   }
   return reply;
+}
+
+std::string tcpExchange(uint16_t port, const std::string &request, bool halfClose) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return {};
+  }
+  for (size_t sent = 0; sent < request.size();) {
+    const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) {
+      break; // the server may answer (and close) before taking all of an over-long request
+    }
+    sent += static_cast<size_t>(n);
+  }
+  if (halfClose) {
+    shutdown(fd, SHUT_WR);
+  }
+  std::string reply;
+  char buffer[4096];
+  for (ssize_t got; (got = recv(fd, buffer, sizeof(buffer), 0)) > 0;) {
+    reply.append(buffer, static_cast<size_t>(got));
+  }
+  close(fd);
+  return reply;
+}
+
+std::string HttpResponse::header(const std::string &name) const {
+  auto lower = [](std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return text;
+  };
+  std::istringstream lines(head);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    const auto colon = line.find(':');
+    if (colon != std::string::npos && lower(line.substr(0, colon)) == lower(name)) {
+      const auto start = line.find_first_not_of(' ', colon + 1);
+      return start == std::string::npos ? std::string() : line.substr(start);
+    }
+  }
+  return {};
+}
+
+HttpResponse parseHttpResponse(const std::string &raw) {
+  HttpResponse response;
+  const auto end = raw.find("\r\n\r\n");
+  if (raw.rfind("HTTP/1.", 0) != 0 || end == std::string::npos || raw.size() < 12) {
+    return response;
+  }
+  response.status = std::atoi(raw.substr(9, 3).c_str());
+  response.head = raw.substr(0, end);
+  response.body = raw.substr(end + 4);
+  return response;
+}
+
+HttpResponse httpGet(uint16_t port, const std::string &target) {
+  return parseHttpResponse(
+      tcpExchange(port, "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"));
 }
 
 bool eventually(const std::function<bool()> &condition, std::chrono::milliseconds timeout) {

@@ -66,6 +66,25 @@ uint16_t freeTcpPort();
 /// connection fails.
 std::string control(uint16_t port, const std::string &line);
 
+/// Sends `request` as is to 127.0.0.1:port on one connection (then half-closes it if asked)
+/// and returns everything the server sends until it closes (5 s receive timeout). "" when the
+/// connection fails.
+std::string tcpExchange(uint16_t port, const std::string &request, bool halfClose = false);
+
+/// An HTTP response split into its parts; status 0 when there was none.
+struct HttpResponse {
+  int status = 0;
+  std::string head; ///< status line and headers, up to the empty line
+  std::string body;
+  /// The value of header `name` (case-insensitive), "" if absent.
+  [[nodiscard]] std::string header(const std::string &name) const;
+};
+/// Splits what tcpExchange() returned.
+HttpResponse parseHttpResponse(const std::string &raw);
+/// GET `target` from 127.0.0.1:port as HTTP/1.0 (so the server closes after the response
+/// and sends no chunked body).
+HttpResponse httpGet(uint16_t port, const std::string &target);
+
 /// Polls `condition` every 10 ms until it is true or `timeout` passes; returns its last value.
 bool eventually(const std::function<bool()> &condition,
                 std::chrono::milliseconds timeout = std::chrono::seconds(20));

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,6 +54,11 @@ public:
     it->second = std::make_unique<Counter>();
     return *it->second;
   }
+  Counter &gauge(std::string_view name) override {
+    Counter &added = counter(name);
+    gauges_.insert(std::string(name));
+    return added;
+  }
   spdlog::logger &log() override { return logger_; }
   sdk::EventSink &events() override { return sink; }
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
@@ -73,6 +79,8 @@ public:
     return it->second->get();
   }
   [[nodiscard]] bool has(const std::string &name) const { return counters_.contains(name); }
+  /// Whether `name` was registered with gauge().
+  [[nodiscard]] bool isGauge(const std::string &name) const { return gauges_.contains(name); }
   /// All counters with their values, sorted by name.
   [[nodiscard]] std::map<std::string, int64_t> snapshot() const {
     std::map<std::string, int64_t> out;
@@ -92,6 +100,7 @@ private:
   std::string source_;
   spdlog::logger logger_;
   std::map<std::string, std::unique_ptr<Counter>> counters_;
+  std::set<std::string> gauges_;
   const Counter *lost_ = nullptr;
   const Counter *expected_ = nullptr;
 };

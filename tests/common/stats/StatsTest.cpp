@@ -123,6 +123,23 @@ TEST(Stats, SnapshotListsNamesAndValuesInOrder) {
   EXPECT_EQ(stats.snapshot()[2].value, 3);
 }
 
+TEST(Stats, KindIsGivenAtRegistrationAndCounterByDefault) {
+  Stats stats;
+  stats.add("rx.packets");
+  stats.add("process.rss_bytes", CounterKind::Gauge);
+  stats.add("rx.bytes", CounterKind::Counter);
+  EXPECT_EQ(stats.kind(0), CounterKind::Counter);
+  EXPECT_EQ(stats.kind(1), CounterKind::Gauge);
+  EXPECT_EQ(stats.kind(2), CounterKind::Counter);
+  EXPECT_THROW((void)stats.kind(3), std::out_of_range);
+  const auto snap = stats.snapshot();
+  ASSERT_EQ(snap.size(), 3U);
+  EXPECT_EQ(snap[0].kind, CounterKind::Counter);
+  EXPECT_EQ(snap[1].kind, CounterKind::Gauge);
+  EXPECT_THROW(stats.add("process.rss_bytes", CounterKind::Counter), StatsError)
+      << "one name, one registration, whatever the kind";
+}
+
 TEST(Counter, AddAndSet) {
   Counter counter;
   EXPECT_EQ(counter.get(), 0);

@@ -81,6 +81,9 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.logLevel, "info");
   EXPECT_EQ(o.logFile, "");
   EXPECT_EQ(o.instrument, "");
+  EXPECT_EQ(o.metricsPort, 0) << "no metrics server unless asked for";
+  EXPECT_EQ(o.metricsAddress, "127.0.0.1");
+  EXPECT_FALSE(o.check);
   EXPECT_FALSE(o.noKafka);
 }
 
@@ -202,6 +205,21 @@ TEST(Options, GraphiteAsTheEssEfuSpellsIt) {
   EXPECT_EQ(defaults.region, "0");
   EXPECT_NE(errorOf({"-d", "caen", "-r", "a.b"}).find("without dots"), std::string::npos);
   EXPECT_NE(errorOf({"-d", "caen", "-g", ""}), "(accepted)");
+}
+
+TEST(Options, MetricsPortAddressAndCheck) {
+  const DaemonOptions o =
+      parse({"-d", "udp", "--metrics-port", "9100", "--metrics-addr", "0.0.0.0", "--check"});
+  EXPECT_EQ(o.metricsPort, 9100);
+  EXPECT_EQ(o.metricsAddress, "0.0.0.0");
+  EXPECT_TRUE(o.check);
+  const std::string port = errorOf({"-d", "udp", "--metrics-port", "70000"});
+  EXPECT_NE(port.find("--metrics-port"), std::string::npos) << port;
+  EXPECT_NE(port.find("70000"), std::string::npos) << port;
+  EXPECT_NE(errorOf({"-d", "udp", "--metrics-port", "-1"}), "(accepted)");
+  const std::string address = errorOf({"-d", "udp", "--metrics-addr", "localhost"});
+  EXPECT_NE(address.find("--metrics-addr"), std::string::npos) << address;
+  EXPECT_NE(address.find("localhost"), std::string::npos) << address;
 }
 
 TEST(Options, DetectorIsRequired) {
