@@ -42,8 +42,11 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/packaging/efu@.service DESTINATION lib
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/packaging/loki-a.conf
         DESTINATION ${CMAKE_INSTALL_DATADIR}/efu/examples)
 
-# Debian package: cpack -G DEB in the build dir. The runtime libraries are Debian 12's, as the
-# programs link them (objdump -p; scripts/test-install compares with dpkg-shlibdeps).
+# Debian package: cpack -G DEB in the build dir. Depends: Debian 12's packages of the libraries
+# the programs and modules link (objdump -p: librdkafka.so.1, libspdlog.so.1.10, libfmt.so.9,
+# libpcap.so.0.8, libpng16.so.16, libstdc++, libgcc_s, libc), as dpkg-shlibdeps names them
+# (spdlog's shlibs ask for the virtual libspdlog1.10-fmt9); scripts/test-install checks that
+# dpkg-shlibdeps finds nothing missing from it.
 set(EFU_PACKAGE_MAINTAINER "efu maintainers <maintainers@users.noreply.a-seed-9a9ecc78.example>"
     CACHE STRING "Maintainer field of the Debian package")
 set(CPACK_GENERATOR DEB)
@@ -60,7 +63,9 @@ configurations, and the module SDK (headers, static libraries, CMake package efu
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${EFU_PACKAGE_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "@EFU_DEB_DEPENDS@")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libfmt9 (>= 9.1.0+ds1), libgcc-s1 (>= 3.4), \
+libpcap0.8 (>= 1.5.1), libpng16-16 (>= 1.6.2-1), librdkafka1 (>= 1.5.0), libspdlog1.10-fmt9, \
+libstdc++6 (>= 12)")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "cmake, g++, libspdlog-dev, nlohmann-json3-dev")
 set(CPACK_STRIP_FILES ON)
 include(CPack)
