@@ -66,8 +66,8 @@ TEST(CheckDescriptor, RefusesAnyOtherAbiNamingBothNumbers) {
     auto d = goodDescriptor();
     d.abiVersion = abi;
     const std::string message = checkDescriptor(d);
-    EXPECT_TRUE(contains(message, "module ABI " + std::to_string(abi) + " is not efu's module ABI " +
-                                      kOurAbi))
+    EXPECT_TRUE(contains(message, "module ABI " + std::to_string(abi) +
+                                      " is not efu's module ABI " + kOurAbi))
         << message;
     EXPECT_TRUE(contains(message, "rebuild")) << message;
   }
@@ -146,8 +146,8 @@ TEST(ModuleSearch, InstallDirIsFoundRelativeToTheExecutable) {
 
 TEST(ModuleSearch, ListsTheDummyModulesSorted) {
   const auto names = listModules({kModuleDir, "/nonexistent-efu-dir"});
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"dummy", "dummy_abi1", "dummy_abi99", "dummy_noentry", "dummy_toolchain"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dummy", "dummy_abi1", "dummy_abi99", "dummy_noentry",
+                                             "dummy_toolchain"}));
 }
 
 TEST(ModuleSearch, UnknownModuleListsWhatWasFoundAndWhere) {
@@ -161,7 +161,8 @@ TEST(ModuleSearch, UnknownModuleListsWhatWasFoundAndWhere) {
     EXPECT_TRUE(contains(message, "efu-module-nosuch.so")) << message;
     EXPECT_TRUE(contains(message, missing.string())) << message;
     EXPECT_TRUE(contains(message, kModuleDir.string())) << message;
-    EXPECT_TRUE(contains(message, "dummy, dummy_abi1, dummy_abi99, dummy_noentry, dummy_toolchain")) << message;
+    EXPECT_TRUE(contains(message, "dummy, dummy_abi1, dummy_abi99, dummy_noentry, dummy_toolchain"))
+        << message;
     EXPECT_TRUE(contains(message, "--module-path")) << message;
   }
 }
