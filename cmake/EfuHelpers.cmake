@@ -14,16 +14,13 @@ function(efu_target_defaults target)
   endif()
 endfunction()
 
-# efu_add_module(NAME SOURCES src... [LIBRARIES lib...])
-# Builds efu-module-NAME.so into ${EFU_MODULE_BUILD_DIR}, where the daemon finds it in the build tree.
-function(efu_add_module name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES" ${ARGN})
-  set(target efu-module-${name})
-  add_library(${target} MODULE ${ARG_SOURCES})
-  set_target_properties(${target} PROPERTIES PREFIX "" OUTPUT_NAME efu-module-${name}
-                        LIBRARY_OUTPUT_DIRECTORY ${EFU_MODULE_BUILD_DIR}
-                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
-  target_link_libraries(${target} PRIVATE efu::sdk ${ARG_LIBRARIES})
+# efu_add_module(NAME SOURCES src... [LIBRARIES lib...]): cmake/efuAddModule.cmake, the function
+# the installed SDK gives out-of-tree projects. In the tree it also calls efu_module_in_tree():
+# the library goes to ${EFU_MODULE_BUILD_DIR}, where the daemon finds it in the build tree, gets
+# the tree's warnings and is installed to <prefix>/${EFU_MODULE_INSTALL_DIR}.
+include(${CMAKE_CURRENT_LIST_DIR}/efuAddModule.cmake)
+function(efu_module_in_tree target)
+  set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${EFU_MODULE_BUILD_DIR})
   efu_target_defaults(${target})
   install(TARGETS ${target} LIBRARY DESTINATION ${EFU_MODULE_INSTALL_DIR})
 endfunction()

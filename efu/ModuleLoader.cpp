@@ -11,8 +11,8 @@
 #ifndef EFU_BUILD_DIR
 #error "EFU_BUILD_DIR must be defined by the build"
 #endif
-#ifndef EFU_MODULE_INSTALL_DIR
-#error "EFU_MODULE_INSTALL_DIR must be defined by the build"
+#ifndef EFU_MODULE_DIR_FROM_BINDIR
+#error "EFU_MODULE_DIR_FROM_BINDIR must be defined by the build"
 #endif
 
 namespace efu {
@@ -39,10 +39,11 @@ ModuleLibrary::~ModuleLibrary() {
 
 std::vector<fs::path> moduleSearchPath(const std::vector<std::string> &userDirs) {
   std::vector<fs::path> dirs(userDirs.begin(), userDirs.end());
-  dirs.emplace_back(EFU_MODULE_INSTALL_DIR);
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
+    // Installed: <prefix>/bin/efu finds <prefix>/lib/efu/modules, wherever the prefix is.
+    dirs.push_back((exe.parent_path() / EFU_MODULE_DIR_FROM_BINDIR).lexically_normal());
     // Build tree: every program built there (efu, the tools, the tests) finds build/modules.
     // Installed programs are outside it and never look there.
     const fs::path build(EFU_BUILD_DIR);
@@ -73,18 +74,14 @@ std::vector<std::string> listModules(const std::vector<fs::path> &dirs) {
 }
 
 std::string checkDescriptor(const EfuModuleDescriptor &d) {
-  const std::string ours = std::to_string(EFU_MODULE_ABI_MAJOR) + "." +
-                           std::to_string(EFU_MODULE_ABI_MINOR);
-  const std::string theirs = std::to_string(d.abiMajor) + "." + std::to_string(d.abiMinor);
+  // Rebuild per release: the ABI number, the descriptor size and the toolchain must all be efu's
+  // own. The C++ classes of Module.h cross the boundary, so there is no "older but compatible".
   const std::string rebuild = "; rebuild the module against this efu's SDK (common/sdk/Module.h)";
-  if (d.abiMajor != EFU_MODULE_ABI_MAJOR) {
-    return "module ABI " + theirs + " is incompatible with efu's module ABI " + ours + rebuild;
+  if (d.abiVersion != EFU_MODULE_ABI_VERSION) {
+    return "module ABI " + std::to_string(d.abiVersion) + " is not efu's module ABI " +
+           std::to_string(EFU_MODULE_ABI_VERSION) + rebuild;
   }
-  if (d.abiMinor > EFU_MODULE_ABI_MINOR) {
-    return "module ABI " + theirs + " is newer than efu's module ABI " + ours +
-           "; upgrade efu or rebuild the module against this efu's SDK";
-  }
-  if (d.structSize < sizeof(EfuModuleDescriptor)) {
+  if (d.structSize != sizeof(EfuModuleDescriptor)) {
     return "module descriptor is " + std::to_string(d.structSize) + " bytes, efu expects " +
            std::to_string(sizeof(EfuModuleDescriptor)) + rebuild;
   }

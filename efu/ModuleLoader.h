@@ -54,8 +54,9 @@ struct ModuleDeleter {
 };
 using ModulePtr = std::unique_ptr<sdk::Module, ModuleDeleter>;
 
-/// The directories searched, in order: `userDirs` (--module-path), the install dir, then the
-/// build tree next to the running executable.
+/// The directories searched, in order: `userDirs` (--module-path), the install dir relative to
+/// the running executable (<prefix>/bin/efu: <prefix>/lib/efu/modules), then the build tree
+/// (build/efu/efu: build/modules).
 std::vector<std::filesystem::path> moduleSearchPath(const std::vector<std::string> &userDirs);
 
 /// The file name of module `name`: efu-module-<name>.so.

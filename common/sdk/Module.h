@@ -14,10 +14,12 @@
 #include <string>
 #include <string_view>
 
-/// Bump the major on any incompatible change of the types in this header; bump the minor when
-/// something is appended (descriptor fields, virtual functions at the end of a class).
-#define EFU_MODULE_ABI_MAJOR 1
-#define EFU_MODULE_ABI_MINOR 2
+/// One number for the whole module ABI: bump it on any change of the types in this header
+/// (descriptor, Packet, the classes and their virtual functions). The loader accepts only a
+/// module with efu's number, descriptor size and toolchain tag: modules are rebuilt per efu
+/// release, never loaded across an ABI change (docs/modules.md, Compatibility).
+/// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number.
+#define EFU_MODULE_ABI_VERSION 2
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
@@ -84,7 +86,7 @@ public:
   virtual void setLossCounters(const Counter &lost, const Counter &expected) = 0;
   /// Used by EFU_MODULE's create() to report why construction failed.
   virtual void setError(std::string_view message) = 0;
-  // ABI 1.2 appended:
+  // Appended with ABI 2:
   /// Registers a gauge: like counter(), for a value that may go down (a last-interval figure,
   /// a level, a count net of corrections). Monitoring then treats a fall as a value, not as a
   /// restart (Prometheus `gauge` instead of `counter`). Same rules as counter().
@@ -131,10 +133,10 @@ struct EfuConfigKey {
   double maximum;
 };
 
-/// What a module exports (through EFU_MODULE_ENTRY_SYMBOL). Append-only within an ABI major.
+/// What a module exports (through EFU_MODULE_ENTRY_SYMBOL). The first field stays the ABI
+/// number in every version, so any efu can read it and refuse what it cannot load.
 struct EfuModuleDescriptor {
-  uint32_t abiMajor;
-  uint32_t abiMinor;
+  uint32_t abiVersion; ///< EFU_MODULE_ABI_VERSION as the module saw it
   uint32_t structSize; ///< sizeof(EfuModuleDescriptor) as the module saw it
   const char *toolchain;
   const char *name;
@@ -158,6 +160,9 @@ struct EfuModuleDescriptor {
 };
 
 } // extern "C"
+
+static_assert(sizeof(EfuModuleDescriptor) == 96,
+              "the descriptor's layout is part of the module ABI: bump EFU_MODULE_ABI_VERSION");
 
 namespace efu::sdk::detail {
 
@@ -234,8 +239,7 @@ template <class M> constexpr auto destroySourceHook() {
   extern "C" __attribute__((visibility("default"))) const EfuModuleDescriptor *                    \
   efu_module_descriptor() {                                                                        \
     static const EfuModuleDescriptor descriptor{                                                   \
-        EFU_MODULE_ABI_MAJOR,                                                                      \
-        EFU_MODULE_ABI_MINOR,                                                                      \
+        EFU_MODULE_ABI_VERSION,                                                                    \
         sizeof(EfuModuleDescriptor),                                                               \
         EFU_TOOLCHAIN_TAG,                                                                         \
         NAME,                                                                                      \

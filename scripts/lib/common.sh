@@ -9,7 +9,7 @@ EFU_PACKAGES=(
   librdkafka-dev libflatbuffers-dev flatbuffers-compiler libspdlog-dev libcli11-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libpng-dev
   libboost-dev libreaderwriterqueue-dev libpcap-dev
-  kcat procps tcpdump graphite-carbon python3-whisper prometheus
+  kcat procps iproute2 tcpdump graphite-carbon python3-whisper prometheus
 )
 
 # Installs whatever of the given packages (default: EFU_PACKAGES) is missing.

@@ -5,8 +5,8 @@
 #include <iterator>
 
 #if defined(EFU_TEST_MISMATCH_ABI)
-#undef EFU_MODULE_ABI_MAJOR
-#define EFU_MODULE_ABI_MAJOR 99
+#undef EFU_MODULE_ABI_VERSION
+#define EFU_MODULE_ABI_VERSION 99
 #endif
 #if defined(EFU_TEST_MISMATCH_TOOLCHAIN)
 #undef EFU_TOOLCHAIN_TAG
@@ -54,6 +54,30 @@ private:
 #if defined(EFU_TEST_NO_ENTRY)
 extern "C" __attribute__((visibility("default"))) int efu_not_the_entry_point() {
   return 1;
+}
+#elif defined(EFU_TEST_ABI1)
+/// The descriptor as modules built against ABI 1.1 (major, minor, size, ...) exported it.
+struct EfuModuleDescriptorAbi1 {
+  uint32_t abiMajor;
+  uint32_t abiMinor;
+  uint32_t structSize;
+  const char *toolchain;
+  const char *name;
+  const char *version;
+  const char *description;
+  const EfuConfigKey *configKeys;
+  uint32_t configKeyCount;
+  efu::sdk::Module *(*create)(efu::sdk::ModuleContext *ctx);
+  void (*destroy)(efu::sdk::Module *module);
+};
+extern "C" __attribute__((visibility("default"))) const EfuModuleDescriptorAbi1 *
+efu_module_descriptor() {
+  static const EfuModuleDescriptorAbi1 descriptor{
+      1, 1, sizeof(EfuModuleDescriptorAbi1), EFU_TOOLCHAIN_TAG, "dummy", "0.0.1", "ABI 1.1 dummy",
+      kKeys, std::size(kKeys),
+      [](efu::sdk::ModuleContext *ctx) -> efu::sdk::Module * { return new DummyModule(*ctx); },
+      [](efu::sdk::Module *module) { delete module; }};
+  return &descriptor;
 }
 #else
 EFU_MODULE(DummyModule, "dummy", "0.0.1", "dummy module for the loader tests", kKeys,

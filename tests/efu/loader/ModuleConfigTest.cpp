@@ -29,8 +29,7 @@ const EfuConfigKey kKeys[] = {
 };
 
 EfuModuleDescriptor descriptor(const EfuConfigKey *keys, uint32_t count) {
-  return EfuModuleDescriptor{EFU_MODULE_ABI_MAJOR,
-                             EFU_MODULE_ABI_MINOR,
+  return EfuModuleDescriptor{EFU_MODULE_ABI_VERSION,
                              sizeof(EfuModuleDescriptor),
                              EFU_TOOLCHAIN_TAG,
                              "testmod",

@@ -28,8 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kModuleDir = EFU_TEST_MODULE_DIR;
-const std::string kOurAbi =
-    std::to_string(EFU_MODULE_ABI_MAJOR) + "." + std::to_string(EFU_MODULE_ABI_MINOR);
+const std::string kOurAbi = std::to_string(EFU_MODULE_ABI_VERSION);
 constexpr const char *kFakeToolchain = "gcc-0.0/libstdc++-0/c++0/spdlog-0.0/json-0.0";
 
 bool contains(const std::string &text, const std::string &part) {
@@ -44,8 +43,7 @@ sdk::Module *createNothing(sdk::ModuleContext *) {
 void destroyNothing(sdk::Module *) {}
 
 EfuModuleDescriptor goodDescriptor() {
-  return EfuModuleDescriptor{EFU_MODULE_ABI_MAJOR,
-                             EFU_MODULE_ABI_MINOR,
+  return EfuModuleDescriptor{EFU_MODULE_ABI_VERSION,
                              sizeof(EfuModuleDescriptor),
                              EFU_TOOLCHAIN_TAG,
                              "handmade",
@@ -64,48 +62,30 @@ TEST(CheckDescriptor, AcceptsAMatchingDescriptor) {
   EXPECT_EQ(checkDescriptor(goodDescriptor()), "");
 }
 
-TEST(CheckDescriptor, RefusesADifferentMajorNamingBothVersions) {
-  for (uint32_t major : {uint32_t{EFU_MODULE_ABI_MAJOR + 1}, uint32_t{99}, uint32_t{0}}) {
+TEST(CheckDescriptor, RefusesAnyOtherAbiNamingBothNumbers) {
+  // Rebuild per release: neither a newer nor an older ABI is loaded (docs/modules.md).
+  for (uint32_t abi : {uint32_t{EFU_MODULE_ABI_VERSION + 1}, uint32_t{EFU_MODULE_ABI_VERSION - 1},
+                       uint32_t{99}, uint32_t{0}}) {
     auto d = goodDescriptor();
-    d.abiMajor = major;
+    d.abiVersion = abi;
     const std::string message = checkDescriptor(d);
-    EXPECT_TRUE(contains(message, "module ABI " + std::to_string(major) + "." +
-                                      std::to_string(EFU_MODULE_ABI_MINOR)))
+    EXPECT_TRUE(contains(message, "module ABI " + std::to_string(abi) +
+                                      " is not efu's module ABI " + kOurAbi))
         << message;
-    EXPECT_TRUE(contains(message, "efu's module ABI " + kOurAbi)) << message;
     EXPECT_TRUE(contains(message, "rebuild")) << message;
   }
 }
 
-TEST(CheckDescriptor, RefusesANewerMinor) {
-  auto d = goodDescriptor();
-  d.abiMinor = EFU_MODULE_ABI_MINOR + 1;
-  const std::string message = checkDescriptor(d);
-  EXPECT_TRUE(contains(message, "newer")) << message;
-  EXPECT_TRUE(contains(message, std::to_string(EFU_MODULE_ABI_MAJOR) + "." +
-                                    std::to_string(EFU_MODULE_ABI_MINOR + 1)))
-      << message;
-  EXPECT_TRUE(contains(message, kOurAbi)) << message;
-}
-
-TEST(CheckDescriptor, AcceptsAnOlderMinorOfTheSameMajor) {
-  if (EFU_MODULE_ABI_MINOR == 0) {
-    GTEST_SKIP() << "ABI minor is 0: there is no older minor";
+TEST(CheckDescriptor, RefusesAnyOtherDescriptorSizeNamingBothSizes) {
+  for (uint32_t size : {uint32_t{sizeof(EfuModuleDescriptor) - sizeof(void *)},
+                        uint32_t{sizeof(EfuModuleDescriptor) + sizeof(void *)}}) {
+    auto d = goodDescriptor();
+    d.structSize = size;
+    const std::string message = checkDescriptor(d);
+    EXPECT_TRUE(contains(message, "descriptor is " + std::to_string(size) + " bytes")) << message;
+    EXPECT_TRUE(contains(message, "expects " + std::to_string(sizeof(EfuModuleDescriptor))))
+        << message;
   }
-  auto d = goodDescriptor();
-  d.abiMinor = EFU_MODULE_ABI_MINOR - 1;
-  EXPECT_EQ(checkDescriptor(d), "");
-}
-
-TEST(CheckDescriptor, RefusesASmallerStructNamingBothSizes) {
-  auto d = goodDescriptor();
-  d.structSize = sizeof(EfuModuleDescriptor) - sizeof(void *);
-  const std::string message = checkDescriptor(d);
-  EXPECT_TRUE(
-      contains(message, std::to_string(sizeof(EfuModuleDescriptor) - sizeof(void *)) + " bytes"))
-      << message;
-  EXPECT_TRUE(contains(message, "expects " + std::to_string(sizeof(EfuModuleDescriptor))))
-      << message;
 }
 
 TEST(CheckDescriptor, RefusesADifferentToolchainNamingBothTags) {
@@ -157,10 +137,20 @@ TEST(ModuleSearch, FileNameAndSearchOrder) {
   EXPECT_EQ(dirs.back().filename(), "modules") << "the build tree comes last";
 }
 
+TEST(ModuleSearch, InstallDirIsFoundRelativeToTheExecutable) {
+  // <prefix>/bin/efu looks in <prefix>/lib/efu/modules whatever the prefix (cmake --install
+  // --prefix, the .deb's /usr); no directory of the configure step is compiled in.
+  const fs::path exeDir = fs::read_symlink("/proc/self/exe").parent_path();
+  const auto dirs = moduleSearchPath({});
+  ASSERT_EQ(dirs.size(), 2U);
+  EXPECT_EQ(dirs[0], (exeDir / EFU_MODULE_DIR_FROM_BINDIR).lexically_normal());
+  EXPECT_EQ(dirs[1], exeDir.parent_path() / "modules");
+}
+
 TEST(ModuleSearch, ListsTheDummyModulesSorted) {
   const auto names = listModules({kModuleDir, "/nonexistent-efu-dir"});
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"dummy", "dummy_abi99", "dummy_noentry", "dummy_toolchain"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"dummy", "dummy_abi1", "dummy_abi99", "dummy_noentry",
+                                             "dummy_toolchain"}));
 }
 
 TEST(ModuleSearch, UnknownModuleListsWhatWasFoundAndWhere) {
@@ -174,7 +164,8 @@ TEST(ModuleSearch, UnknownModuleListsWhatWasFoundAndWhere) {
     EXPECT_TRUE(contains(message, "efu-module-nosuch.so")) << message;
     EXPECT_TRUE(contains(message, missing.string())) << message;
     EXPECT_TRUE(contains(message, kModuleDir.string())) << message;
-    EXPECT_TRUE(contains(message, "dummy, dummy_abi99, dummy_noentry, dummy_toolchain")) << message;
+    EXPECT_TRUE(contains(message, "dummy, dummy_abi1, dummy_abi99, dummy_noentry, dummy_toolchain"))
+        << message;
     EXPECT_TRUE(contains(message, "--module-path")) << message;
   }
 }
@@ -210,7 +201,7 @@ TEST_F(ScratchDir, FirstDirectoryWins) {
   EXPECT_THROW(loadModule("dummy", {dir_, kModuleDir}), ModuleRejected);
   const auto library = loadModule("dummy", {kModuleDir, dir_});
   EXPECT_EQ(library->path(), kModuleDir / "efu-module-dummy.so");
-  EXPECT_EQ(listModules({dir_, kModuleDir}).size(), 4U) << "a name is listed once";
+  EXPECT_EQ(listModules({dir_, kModuleDir}).size(), 5U) << "a name is listed once";
 }
 
 TEST_F(ScratchDir, FileThatIsNotASharedObjectIsRejected) {
@@ -235,12 +226,19 @@ std::string rejection(const std::string &name) {
   return "(loaded)";
 }
 
-TEST(ModuleLoader, RefusesModuleWithAnotherAbiMajor) {
+TEST(ModuleLoader, RefusesModuleWithAnotherAbi) {
   const std::string message = rejection("dummy_abi99");
   EXPECT_TRUE(contains(message, "refusing module")) << message;
   EXPECT_TRUE(contains(message, (kModuleDir / "efu-module-dummy_abi99.so").string())) << message;
-  EXPECT_TRUE(contains(message, "module ABI 99.")) << message;
-  EXPECT_TRUE(contains(message, "efu's module ABI " + kOurAbi)) << message;
+  EXPECT_TRUE(contains(message, "module ABI 99 is not efu's module ABI " + kOurAbi)) << message;
+  EXPECT_TRUE(contains(message, "rebuild")) << message;
+}
+
+TEST(ModuleLoader, RefusesAModuleOfTheOldMajorMinorAbi) {
+  // dummy_abi1 exports the descriptor exactly as a module built against ABI 1.1 did, with the
+  // same toolchain: efu reads the first field as the ABI number and refuses it.
+  const std::string message = rejection("dummy_abi1");
+  EXPECT_TRUE(contains(message, "module ABI 1 is not efu's module ABI " + kOurAbi)) << message;
   EXPECT_TRUE(contains(message, "rebuild")) << message;
 }
 
@@ -266,7 +264,7 @@ TEST(ModuleLoader, LoadsTheGoodDummy) {
   const EfuModuleDescriptor &d = library->descriptor();
   EXPECT_STREQ(d.name, "dummy");
   EXPECT_STREQ(d.version, "0.0.1");
-  EXPECT_EQ(d.abiMajor, static_cast<uint32_t>(EFU_MODULE_ABI_MAJOR));
+  EXPECT_EQ(d.abiVersion, static_cast<uint32_t>(EFU_MODULE_ABI_VERSION));
   EXPECT_EQ(d.structSize, sizeof(EfuModuleDescriptor));
   ASSERT_EQ(d.configKeyCount, 2U);
   EXPECT_STREQ(d.configKeys[0].key, "increment");
