@@ -20,15 +20,19 @@ enum class SequenceRules {
 /// (arithmetic modulo 2^bits: a 32-bit sequence wraps without loss); a bit per number remembers
 /// the last `Window` numbers up to the highest seen. A number, compared with the highest so far:
 ///
-/// | the number is                                 | Exact                                | Ess              |
-/// |-----------------------------------------------|--------------------------------------|------------------|
-/// | the first one                                 | starts a run: expected += 1          | same             |
-/// | ahead by d (1 <= d <= half the number space)  | lost += d - 1, expected += d         | same             |
-/// | behind by < Window, received before           | duplicates += 1                      | same             |
-/// | behind by < Window, not received, in the run  | reordered += 1, lost -= 1            | reordered += 1   |
-/// | behind by < Window, before the run's first    | reordered += 1; the run starts there: lost and expected grow by the numbers in between | reordered += 1 |
-/// | 0, not ahead                                  | as any other number                  | restart          |
-/// | behind by >= Window                           | restart when the next number follows it (nearer to it than to the old highest); otherwise stale += 1 | restart |
+/// | the number                           | Exact                             | Ess            |
+/// |--------------------------------------|-----------------------------------|----------------|
+/// | is the first one                     | starts a run: expected += 1       | same           |
+/// | is ahead by d (<= half the space)    | lost += d - 1, expected += d      | same           |
+/// | is behind by < Window, received      | duplicates += 1                   | same           |
+/// | is behind by < Window, not received  | reordered += 1, lost -= 1         | reordered += 1 |
+/// | ... and before the run's first       | reordered += 1, the run grows (1) | reordered += 1 |
+/// | is 0, not ahead                      | as any other number               | restart        |
+/// | is behind by >= Window               | restart if confirmed (2)          | restart        |
+///
+/// (1) The run starts there: lost and expected grow by the numbers in between.
+/// (2) When the next number follows it (is nearer to it than to the old highest); else
+///     stale += 1.
 ///
 /// A restart (a sender started afresh) starts a new run at the number: restarts += 1,
 /// expected += 1, no loss for the jump, the earlier runs' counts stay. Exact confirms it with
@@ -58,9 +62,9 @@ public:
   Result add(Seq seq) noexcept {
     const Counts before = counts_;
     track(seq);
-    return {counts_.skipped - before.skipped,       counts_.expected - before.expected,
-            counts_.reordered != before.reordered,   counts_.duplicates != before.duplicates,
-            counts_.restarts != before.restarts,     counts_.stale != before.stale};
+    return {counts_.skipped - before.skipped,      counts_.expected - before.expected,
+            counts_.reordered != before.reordered, counts_.duplicates != before.duplicates,
+            counts_.restarts != before.restarts,   counts_.stale != before.stale};
   }
 
   /// Numbers never received (Exact: net of late arrivals), summed over runs.
@@ -180,8 +184,8 @@ private:
   bool started_ = false;
   bool restartPending_ = false;
   Seq highest_ = 0;
-  Seq candidate_ = 0;  ///< Exact: the number beyond the window that the next one may confirm
-  uint64_t span_ = 0;  ///< highest - first of the run, at most Window
+  Seq candidate_ = 0; ///< Exact: the number beyond the window that the next one may confirm
+  uint64_t span_ = 0; ///< highest - first of the run, at most Window
   std::array<uint64_t, Window / 64> bits_{}; ///< bit (n % Window) set: n was received
 };
 
