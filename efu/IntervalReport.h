@@ -8,7 +8,8 @@
 
 namespace efu {
 
-/// Builds one log line per stats interval from counter deltas. Main thread only.
+/// Builds one log line per stats interval: rates from the counter deltas since the previous
+/// line, the other figures as totals since start. Main thread only.
 class IntervalReport {
 public:
   /// `lost`/`expected` are the module's sequence-loss counters, or nullptr if it declared none.
@@ -27,7 +28,7 @@ public:
 
   /// RUNTIMESTATS bits of the last interval (line()): kReceiving, kLosing, kKafkaFailing.
   static constexpr uint32_t kReceiving = 1;    ///< datagrams arrived
-  static constexpr uint32_t kLosing = 2;       ///< kernel drops or sequence loss grew
+  static constexpr uint32_t kLosing = 2;       ///< kernel drops, truncations or sequence loss grew
   static constexpr uint32_t kKafkaFailing = 4; ///< Kafka messages failed
   [[nodiscard]] uint32_t runtimeStatus() const noexcept { return status_; }
 

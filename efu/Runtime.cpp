@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The data path: the rx loop and the processing loop (docs/architecture.md, "Data path").
+// The data path: the rx loop and the processing loop (docs/architecture.md, "Processes and threads").
 #include "efu/Runtime.h"
 
 #include "common/system/Affinity.h"

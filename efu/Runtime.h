@@ -81,7 +81,10 @@ void validateRuntimeConfig(const RuntimeConfig &config, size_t queues);
 /// truncated, or dropped by the kernel when the socket buffer overflowed. A full ring is never
 /// a loss: the rx thread stops reading until the processing thread frees a slot, and the
 /// socket buffer holds what arrives meanwhile.
-/// Thread rules: construct, start() and stop() from one (the main) thread.
+/// Thread rules: construct and start() on one thread. stop() may come from another thread once
+/// start() has returned (efu/main.cpp stops from a helper thread while the main thread keeps
+/// serving the control port), but not from two at once; a second stop() (the destructor's)
+/// does nothing.
 class Runtime {
 public:
   /// One receiver per rx queue (all bound to the same port with SO_REUSEPORT when several).

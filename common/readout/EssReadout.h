@@ -4,6 +4,7 @@
 
 #include "common/readout/EssHeader.h"
 #include "common/sdk/Module.h"
+#include "common/stats/SequenceTracker.h"
 
 #include <array>
 #include <cstdint>
@@ -20,7 +21,7 @@ namespace efu::readout {
 ///   parser.essheader.oq.<NN>.packets valid headers per output queue (00..11)
 ///   parser.essheader.seq.lost        datagrams missing from the per-queue sequences (packets)
 ///   parser.essheader.seq.expected    datagrams the sequences say were sent (PER = lost/expected)
-///   parser.essheader.seq.reordered   late arrivals (below the next expected, within 1024)
+///   parser.essheader.seq.reordered   late arrivals and duplicates (within 1024 below the highest)
 ///   parser.essheader.seq.restarts    back to 0 or far back: a sender restarted, resynchronised
 /// Counter references stay valid for the module's life.
 struct HeaderCounters {
@@ -40,52 +41,16 @@ struct HeaderCounters {
   }
 };
 
-/// Sequence accounting per output queue, in packets. First datagram of a queue: expected += 1.
-/// seq == next: expected += 1. seq > next (mod 2^32, gap < 2^31): lost += gap, expected += gap+1.
-/// seq == 0 below next, or a jump back by more than 1024: restarts += 1 (a sender started
-/// afresh), resynchronise on seq (expected += 1). Other seq < next: reordered += 1 (late or
-/// duplicate; lost is not corrected).
-class SequenceTracker {
+/// The header sequences, one per output queue, under the Ess rules of
+/// common/stats/SequenceTracker.h (in packets; duplicates count as reordered, as in the ESS EFU).
+class QueueSequences {
 public:
-  static constexpr uint32_t kReorderWindow = 1024;
-
-  struct Result {
-    uint32_t lost = 0;
-    uint32_t expected = 0;
-    bool reordered = false;
-    bool restarted = false;
-  };
-
-  Result add(uint8_t queue, uint32_t seq) noexcept {
-    Result r;
-    Queue &q = queues_[queue % kOutputQueues];
-    if (!q.seen) {
-      q.seen = true;
-      q.next = seq + 1;
-      r.expected = 1;
-      return r;
-    }
-    const uint32_t ahead = seq - q.next;
-    if (ahead < 0x8000'0000U) {
-      r.lost = ahead;
-      r.expected = ahead + 1;
-      q.next = seq + 1;
-    } else if (seq != 0 && q.next - seq <= kReorderWindow) {
-      r.reordered = true;
-    } else {
-      r.restarted = true;
-      r.expected = 1;
-      q.next = seq + 1;
-    }
-    return r;
+  EssSequenceTracker::Result add(uint8_t queue, uint32_t seq) noexcept {
+    return queues_[queue % kOutputQueues].add(seq);
   }
 
 private:
-  struct Queue {
-    bool seen = false;
-    uint32_t next = 0;
-  };
-  std::array<Queue, kOutputQueues> queues_{};
+  std::array<EssSequenceTracker, kOutputQueues> queues_{};
 };
 
 /// Validates headers and counts: what a module calls first in process().
@@ -109,12 +74,12 @@ public:
     }
     counters_.ok.add();
     counters_.queuePackets[out.outputQueue]->add();
-    const SequenceTracker::Result r = sequences_.add(out.outputQueue, out.seqNum);
+    const EssSequenceTracker::Result r = sequences_.add(out.outputQueue, out.seqNum);
     if (r.lost != 0) {
       counters_.seqLost.add(r.lost);
     }
     counters_.seqExpected.add(r.expected);
-    if (r.reordered) {
+    if (r.reordered || r.duplicate) {
       counters_.seqReordered.add();
     }
     if (r.restarted) {
@@ -131,7 +96,7 @@ public:
 private:
   HeaderCounters &counters_;
   DetectorTypes accepted_;
-  SequenceTracker sequences_;
+  QueueSequences sequences_;
 };
 
 /// Time-of-flight counters (the ESS EFU's names): events.timestamp.tof.count (measured against

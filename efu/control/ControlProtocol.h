@@ -33,8 +33,8 @@ struct ControlInfo {
   /// reads it. May be empty (then the mode is refused with BADCMD).
   std::function<void(bool)> setCalibMode;
   std::function<bool()> calibMode;
-  /// Shared secret that commands changing the daemon's state (EXIT) need: a connection sends
-  /// "AUTH <secret>" first. Empty: no secret is asked for.
+  /// Shared secret that commands changing the daemon's state (EXIT, CALIB_MODE_SET) need: a
+  /// connection sends "AUTH <secret>" first. Empty: no secret is asked for.
   std::string secret;
   /// Refuse every command that changes the daemon's state ("Error: <READONLY>").
   bool readOnly = false;

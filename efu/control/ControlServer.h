@@ -17,7 +17,8 @@ namespace efu {
 
 /// Where and how the control server listens. Defaults are the daemon's defaults.
 struct ControlServerOptions {
-  /// Numeric IPv4 or IPv6 address to bind; loopback unless the user asks otherwise.
+  /// Numeric IPv4 or IPv6 address to bind (the daemon's --cmdaddr takes IPv4 only, like its
+  /// other address options; IPv6 is for other users of the class). Loopback by default.
   std::string address = "127.0.0.1";
   /// TCP port; 0 asks the kernel for a free one (see ControlServer::port()).
   uint16_t port = 8888;

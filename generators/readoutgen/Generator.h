@@ -156,7 +156,7 @@ public:
   /// Ground truth of sent datagrams goes here (optional; called in send order).
   void onTruth(std::function<void(const TruthEvent &)> callback) { truthOut_ = std::move(callback); }
 
-  /// Runs until --count / --duration / `stop`; calls `progress` about once a second.
+  /// Runs until --count / --stopafter / `stop`; calls `progress` about once a second.
   GeneratorSummary run(const std::atomic<bool> &stop,
                        const std::function<void(const GeneratorSummary &)> &progress = {});
 

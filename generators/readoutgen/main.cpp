@@ -2,6 +2,7 @@
 // readoutgen: ESS readout datagrams (header + detector readouts) with ground truth, paced.
 #include "common/net/LineRate.h"
 #include "common/system/BoundedJson.h"
+#include "common/system/CliAliases.h"
 #include "common/system/CliChecks.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
@@ -25,34 +26,38 @@ int main(int argc, char **argv) {
                "driven by the module's instrument JSON, with optional ground truth (--truth)."};
   GeneratorOptions o;
   std::string bitRate;
-  app.add_option("-d,--detector", o.detector,
-                 "Detector module whose readouts to generate (any module that describes its "
-                 "readout source; the list is in --help-modules)")
-      ->capture_default_str();
+  auto *detectorOption = app.add_option("-d,--det", o.detector,
+                                        "Detector module whose readouts to generate (any module "
+                                        "that describes its readout source; see --help-modules)")
+                             ->capture_default_str();
+  auto *configOption =
+      app.add_option("-f,--config", o.configPath, "Instrument JSON (the module's --config file)")
+          ->required()
+          ->check(efu::cli::kRegularFile);
+  auto *addressOption =
+      app.add_option("-i,--dip", o.address, "Destination IPv4 address")->capture_default_str();
   app.add_option("--module-path", o.moduleDirs,
                  "Directories searched first for efu-module-NAME.so (as efu --module-path)");
   bool listModules = false;
   app.add_flag("--help-modules", listModules, "List the modules readoutgen can generate for");
-  app.add_option("-c,--config", o.configPath, "Instrument JSON (the module's --config file)")
-      ->required()
-      ->check(efu::cli::kRegularFile);
-  app.add_option("-a,--address", o.address, "Destination IPv4 address")->capture_default_str();
   app.add_option("-p,--port", o.port, "Destination UDP port")->capture_default_str();
   app.add_option("-n,--count", o.count, "Events to send (0 = unlimited)")->capture_default_str();
-  app.add_option("--duration", o.durationS, "Seconds to run (0 = unlimited)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("-r,--rate", o.rateEventsPerS, "Events per second (0 = as fast as possible)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  auto *stopAfterOption =
+      app.add_option("--stopafter", o.durationS, "Seconds to run (0 = unlimited)")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber);
+  auto *epsOption =
+      app.add_option("--eps", o.rateEventsPerS, "Events per second (0 = as fast as possible)")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber);
   app.add_option("--bitrate", bitRate,
-                 "Datagram bytes per second as a bit rate, e.g. 500M, 2G (with --rate: the "
+                 "Datagram bytes per second as a bit rate, e.g. 500M, 2G (with --eps: the "
                  "slower of the two)");
   app.add_option("-s,--size", o.sizeBytes, "Largest datagram, bytes (header + readouts)")
       ->capture_default_str();
   app.add_option("--pulse-hz", o.pulseHz, "Pulse frequency")->capture_default_str();
   app.add_option("--events-per-pulse", o.eventsPerPulse,
-                 "Events per pulse (0 = rate / pulse-hz when --rate is set, else 1000)")
+                 "Events per pulse (0 = eps / pulse-hz when --eps is set, else 1000)")
       ->capture_default_str();
   app.add_option("--tof", o.tof,
                  "TOF distribution: uniform:MIN_MS:MAX_MS or gauss:MEAN_MS:SIGMA_MS (default: "
@@ -80,6 +85,12 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress lines");
   app.add_flag("--json", o.json, "Print the summary as one JSON line on stdout");
+  // Spellings before the option vocabulary of docs/tools.md.
+  efu::cli::addDeprecatedAlias(app, "--detector", detectorOption);
+  efu::cli::addDeprecatedAlias(app, "-c", configOption);
+  efu::cli::addDeprecatedAlias(app, "-a,--address", addressOption);
+  efu::cli::addDeprecatedAlias(app, "--duration", stopAfterOption);
+  efu::cli::addDeprecatedAlias(app, "-r,--rate", epsOption);
   CLI11_PARSE(app, argc, argv);
   if (listModules) {
     std::printf("modules with a readout source: %s\n", sourceNames(o.moduleDirs).c_str());

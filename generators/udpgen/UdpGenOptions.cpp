@@ -3,6 +3,7 @@
 #include "generators/udpgen/UdpGenOptions.h"
 
 #include "common/net/LineRate.h"
+#include "common/system/CliAliases.h"
 
 #include <stdexcept>
 
@@ -27,12 +28,13 @@ CLI::Validator bitRateTransform() {
 } // namespace
 
 void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
-  app.add_option("-i,--ip", options.address, "Destination IPv4 address")->capture_default_str();
+  auto *address = app.add_option("-i,--dip", options.address, "Destination IPv4 address")
+                      ->capture_default_str();
   app.add_option("-p,--port", options.port, "Destination UDP port")->capture_default_str();
   app.add_option("-s,--size", options.sizeBytes, "User data (UDP payload) bytes per datagram")
       ->capture_default_str()
       ->check(CLI::Range(kMinSizeBytes, kMaxSizeBytes));
-  auto *rate = app.add_option("--rate", options.rateBps,
+  auto *rate = app.add_option("--bitrate", options.rateBps,
                               "Offered user-data rate in bits/s (suffixes k M G T; 0 = unpaced)")
                    ->capture_default_str()
                    ->transform(bitRateTransform());
@@ -42,9 +44,10 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
   pps->excludes(rate);
   app.add_option("-n,--count", options.count, "Datagrams to send (0 = unlimited)")
       ->capture_default_str();
-  app.add_option("--duration", options.durationS, "Seconds to run (0 = unlimited)")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+  auto *stopAfter =
+      app.add_option("--stopafter", options.durationS, "Seconds to run (0 = unlimited)")
+          ->capture_default_str()
+          ->check(CLI::NonNegativeNumber);
   app.add_option("--cpu", options.cpu, "Pin the sending thread to this core (-1 = not pinned)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 4095));
@@ -86,6 +89,10 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
       ->capture_default_str()
       ->transform(bitRateTransform())
       ->check(CLI::PositiveNumber);
+  // Spellings before the option vocabulary of docs/tools.md.
+  cli::addDeprecatedAlias(app, "--ip", address);
+  cli::addDeprecatedAlias(app, "--rate", rate);
+  cli::addDeprecatedAlias(app, "--duration", stopAfter);
 }
 
 } // namespace efu::udpgen

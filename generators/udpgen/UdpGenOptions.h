@@ -24,7 +24,7 @@ struct UdpGenOptions {
   double rateBps = 0.0;              ///< Offered user-data rate in bits/s; 0 = unpaced.
   uint64_t pps = 0;                  ///< Offered datagram rate; 0 = unpaced.
   uint64_t count = 0;                ///< Datagrams (sequence numbers) to send; 0 = unlimited.
-  double durationS = 0.0;            ///< Run time in seconds; 0 = unlimited.
+  double durationS = 0.0;            ///< --stopafter: run time in seconds; 0 = unlimited.
   int cpu = -1;                      ///< Core to pin the sending thread to; -1 = not pinned.
   uint32_t batch = 64;               ///< Messages per sendmmsg call.
   uint32_t gso = 0;                  ///< Datagrams per message with UDP_SEGMENT; 0 = off.
@@ -38,7 +38,7 @@ struct UdpGenOptions {
   double speed = 1.0;                ///< --speed: capture timing factor (0 = unpaced).
   uint64_t loops = 1;                ///< --loop: passes over the capture (0 = until stopped).
 
-  /// Datagrams per second implied by --rate or --pps; 0 when unpaced.
+  /// Datagrams per second implied by --bitrate or --pps; 0 when unpaced.
   [[nodiscard]] double targetPps() const noexcept {
     if (pps > 0) {
       return static_cast<double>(pps);

@@ -75,7 +75,7 @@ public:
   /// Messages per sendmmsg call in use.
   [[nodiscard]] uint32_t messagesPerCall() const noexcept { return messagesPerCall_; }
 
-  /// Sends until --count or --duration is reached or `stop` becomes true. Calls `onProgress`
+  /// Sends until --count or --stopafter is reached or `stop` becomes true. Calls `onProgress`
   /// about once a second (from this thread) unless it is empty.
   SendSummary run(const std::atomic<bool> &stop,
                   const std::function<void(const Progress &)> &onProgress);

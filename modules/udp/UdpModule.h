@@ -5,7 +5,7 @@
 #pragma once
 
 #include "common/sdk/Module.h"
-#include "modules/udp/SequenceTracker.h"
+#include "common/stats/SequenceTracker.h"
 
 #include <array>
 #include <cstring>
@@ -110,7 +110,7 @@ private:
     uint64_t restarts = 0;
     uint64_t stale = 0;
     for (uint32_t i = 0; i < sourceCount_; ++i) {
-      const SequenceTracker &t = trackers_[i];
+      const UdpSequenceTracker &t = trackers_[i];
       lost += t.lost();
       expected += t.expected();
       reordered += t.reordered();
@@ -146,7 +146,7 @@ private:
   }
 
   const int64_t intervalNs_;
-  std::vector<SequenceTracker> trackers_ = std::vector<SequenceTracker>(kMaxSources);
+  std::vector<UdpSequenceTracker> trackers_ = std::vector<UdpSequenceTracker>(kMaxSources);
   std::array<uint64_t, kMaxSources> sourceKeys_{};
   uint32_t sourceCount_ = 0;
   uint32_t lastSource_ = 0;

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Helpers shared by bench-udp-sweep and bench-zero-loss: processes, sysctl, efu, iperf3, output.
-"""Shared helpers of scripts/bench-udp-sweep and scripts/bench-zero-loss.
+# Helpers shared by the bench scripts and soak: processes, sysctl, efu, iperf3, output, options.
+"""Shared helpers of scripts/bench-udp-sweep, bench-zero-loss, bench-events and soak.
 
 - processes: start() records every child; stop() ends one by its PID (signal, then SIGKILL);
   cleanup() stops whatever is left and restores the sysctls apply_sysctl() changed; call it in
@@ -9,10 +9,12 @@
 - efu's control port (Control: STAT_GET_NAME, all counters, EXIT);
 - iperf3: a UDP server / client pair and its JSON;
 - /proc readers (CPU ticks per core and thread, Udp counters, per-socket queue and drops);
-- output: number formatting, CSV, the commit / machine / command-line lines of a report.
+- output: number formatting, CSV, the commit / machine / command-line lines of a report;
+- options: add_deprecated() keeps an old option spelling for one release.
 
 Scripts import it with sys.path.insert(0, <scripts>/lib).
 """
+import argparse
 import datetime
 import json
 import os
@@ -36,6 +38,20 @@ TARGET_PATHS = {"efu": "efu/efu", "efu-module-udp": "modules/efu-module-udp.so",
 started = []          # Popen objects started through start(); stopped by PID in cleanup()
 started_pids = set()  # every PID start() ever created (to tell our processes from others)
 saved_sysctl = {}     # name -> value before apply_sysctl()
+
+
+def add_deprecated(parser, old, new, **kwargs):
+    """Adds `old` as a hidden spelling of the option `new` for one release: the value goes to
+    `new`'s destination and each use warns on stderr (docs/tools.md, "Option vocabulary")."""
+    class Deprecated(argparse.Action):
+        def __call__(self, _parser, namespace, values, option_string=None):
+            print(f"warning: {option_string} is deprecated and goes in the next release; use {new}",
+                  file=sys.stderr)
+            setattr(namespace, self.dest, values)
+
+    dest = new.lstrip("-").replace("-", "_")
+    parser.add_argument(old, dest=dest, action=Deprecated, default=argparse.SUPPRESS,
+                        help=argparse.SUPPRESS, **kwargs)
 
 
 def log(message):

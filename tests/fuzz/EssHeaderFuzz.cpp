@@ -9,7 +9,7 @@
 #include <cstdlib>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static efu::readout::SequenceTracker sequences;
+  static efu::readout::QueueSequences sequences;
   efu::readout::DetectorTypes all;
   for (unsigned type = 0; type < 256; ++type) {
     all.add(static_cast<uint8_t>(type));

@@ -102,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Threads, EfuUdp, ::testing::Values("1", "2"),
 
 TEST_P(EfuUdp, UdpgenDatagramsAllArriveInOrder) {
   constexpr int kCount = 50000;
-  udpgen({"-n", std::to_string(kCount), "-s", "1000", "--rate", "400M"});
+  udpgen({"-n", std::to_string(kCount), "-s", "1000", "--bitrate", "400M"});
   expectExactStream(kCount, 1000);
   EXPECT_GT(stat("udp.delay.samples"), 0); // udpgen stamps every datagram >= 16 B
   stopWith("SIGTERM");
@@ -173,7 +173,7 @@ TEST_F(EfuUdpDaemon, GroSplitsCoalescedDatagramsExactly) {
   // 16 datagrams per send call (GSO): the kernel hands them over as one GRO message. 40007 is
   // not a multiple of 16, so the last call carries 7. (A short last segment is covered by the
   // runtime's unit tests.)
-  udpgen({"-n", std::to_string(kCount), "-s", "1472", "--rate", "400M", "--gso", "16"});
+  udpgen({"-n", std::to_string(kCount), "-s", "1472", "--bitrate", "400M", "--gso", "16"});
   expectExactStream(kCount, 1472);
   EXPECT_LT(stat("receive.messages"), kCount / 2); // coalesced: many datagrams per message
   EXPECT_NE(efu_->output().find("GRO"), std::string::npos) << efu_->output();
@@ -184,7 +184,7 @@ TEST_F(EfuUdpDaemon, TwoRxQueuesTwoSendersExactTotals) {
   start({"--rx-queues", "2", "--rx-cpu", "0,1"});
   constexpr int kEach = 30000;
   std::vector<std::string> args{UDPGEN_BINARY, "-p", std::to_string(udpPort_), "--quiet", "-n",
-                                std::to_string(kEach), "-s", "700", "--rate", "200M"};
+                                std::to_string(kEach), "-s", "700", "--bitrate", "200M"};
   Process first(args);
   Process second(args);
   for (Process *generator : {&first, &second}) {

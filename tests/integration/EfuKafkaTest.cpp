@@ -60,7 +60,7 @@ TEST_F(EfuKafka, CountersAndStatusArriveThroughTheBroker) {
   ASSERT_TRUE(eventually([&] { return !control(cmdPort, "VERSION_GET").empty(); }))
       << efu.output();
   Process udpgen({UDPGEN_BINARY, "-p", std::to_string(udpPort), "-n", std::to_string(kCount), "-s",
-                  "256", "--rate", "100M", "--quiet"});
+                  "256", "--bitrate", "100M", "--quiet"});
   ASSERT_EQ(udpgen.wait(60s).value_or(-1), 0) << udpgen.output();
   ASSERT_TRUE(eventually([&] { return counter(cmdPort, "processing.packets") == kCount; }))
       << efu.output();

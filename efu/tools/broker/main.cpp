@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // efu-broker: a loopback Kafka-protocol broker for development and tests (librdkafka mock cluster).
+#include "common/system/CliAliases.h"
 #include "common/system/Log.h"
 #include "efu/tools/broker/TopicSpec.h"
 
@@ -179,10 +180,11 @@ int main(int argc, char **argv) {
                "then runs until SIGINT/SIGTERM (exit 0). SIGUSR1 takes the brokers down\n"
                "(an outage: connections cut and refused at the same address), SIGUSR2 up again."};
   app.footer(kLimits);
-  app.add_option("--brokers", brokers, "Number of brokers in the cluster")
-      ->check(CLI::Range(1, kMaxBrokers))
-      ->capture_default_str();
-  app.add_option("--topic", topicArgs,
+  auto *brokerCount = app.add_option("--broker-count", brokers, "Number of brokers in the cluster")
+                          ->check(CLI::Range(1, kMaxBrokers))
+                          ->capture_default_str();
+  efu::cli::addDeprecatedAlias(app, "--brokers", brokerCount); // before docs/tools.md's vocabulary
+  app.add_option("-t,--topic", topicArgs,
                  "Create topic NAME[:PARTITIONS] up front (repeatable; 1 partition by default)")
       ->check(
           [](const std::string &value) {
@@ -198,7 +200,7 @@ int main(int argc, char **argv) {
   app.add_option("--bootstrap-file", bootstrapFile,
                  "Also write the bootstrap address to PATH (atomically; removed on exit)")
       ->type_name("PATH");
-  app.add_option("--log-level", logLevel, std::string("One of: ") + efu::kLogLevels)
+  app.add_option("-l,--log-level", logLevel, std::string("One of: ") + efu::kLogLevels)
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // efu-dump: consumes Kafka topics and prints ev44, f144 and x5f2 messages as JSON lines or text.
+#include "common/system/CliAliases.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
 #include "common/time/Time.h"
@@ -386,8 +387,9 @@ int main(int argc, char **argv) {
   app.add_option("--from", options.from, "Start at the beginning or the end of each partition")
       ->check(CLI::IsMember({"beginning", "end"}))
       ->capture_default_str();
-  app.add_option("-c,--count", options.count, "Stop after N messages (0 = unlimited)")
-      ->capture_default_str();
+  auto *count = app.add_option("-n,--count", options.count, "Stop after N messages (0 = unlimited)")
+                    ->capture_default_str();
+  efu::cli::addDeprecatedAlias(app, "-c", count); // before the option vocabulary, docs/tools.md
   app.add_option("--timeout", options.timeoutS,
                  "Stop after S seconds without a message (0 = never)")
       ->check(CLI::NonNegativeNumber)
@@ -407,7 +409,7 @@ int main(int argc, char **argv) {
           },
           "")
       ->type_name("KEY=VALUE");
-  app.add_option("--log-level", options.logLevel, std::string("One of: ") + efu::kLogLevels)
+  app.add_option("-l,--log-level", options.logLevel, std::string("One of: ") + efu::kLogLevels)
       ->capture_default_str();
   auto *geometry = app.add_option("--geometry", options.geometryPath,
                                   "Instrument config (modules/*/configs/*.json) giving the image "

@@ -315,7 +315,7 @@ TEST_F(Counted, SequenceGapsCountPacketsPerQueue) {
 }
 
 TEST(SequenceTracker, FarBackIsARestartNearBackIsReordered) {
-  SequenceTracker t;
+  QueueSequences t;
   t.add(1, 5000);
   EXPECT_TRUE(t.add(1, 5001 - 1024).reordered);
   const auto r = t.add(1, 5001 - 1025);
@@ -325,7 +325,7 @@ TEST(SequenceTracker, FarBackIsARestartNearBackIsReordered) {
 }
 
 TEST(SequenceTracker, WrapsAround) {
-  SequenceTracker t;
+  QueueSequences t;
   t.add(0, 0xFFFFFFFE);
   auto r = t.add(0, 0xFFFFFFFF);
   EXPECT_EQ(r.lost, 0U);

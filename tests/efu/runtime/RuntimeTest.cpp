@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The data path on loopback: ring-full back-pressure, run to completion, GRO, truncation, rx queues.
+// The data path on loopback: ring-full back-pressure, run to completion, GRO, truncation, rx queues,
+// and the stop hand-off (drain, flush, finish).
 #include "efu/Runtime.h"
 
 #include "common/time/Time.h"
@@ -39,7 +40,11 @@ public:
     seen_.push_back(seen);
   }
   void tick(int64_t) noexcept override { ticks.fetch_add(1); }
-  void flush() noexcept override { flushes.fetch_add(1); }
+  void flush() noexcept override {
+    flushTid = gettid();
+    seenAtFlush = seen().size();
+    flushes.fetch_add(1);
+  }
 
   struct Seen {
     uint32_t size;
@@ -57,11 +62,39 @@ public:
   std::atomic<bool> hold{false};
   std::atomic<int> ticks{0};
   std::atomic<int> flushes{0};
+  // Plain fields, written on the module's thread and read after stop(): the join must order them.
+  pid_t flushTid = 0;
+  size_t seenAtFlush = 0;
 
 private:
   std::mutex mutex;
   std::vector<Seen> seen_;
 };
+
+/// Records where and when the runtime calls the hooks (plain fields, read after stop()).
+class RecordingHooks final : public ProcessingHooks {
+public:
+  explicit RecordingHooks(const RecordingModule &module) : module_(module) {}
+  void tick(int64_t) noexcept override { tickTid = gettid(); }
+  void finish() noexcept override {
+    finishTid = gettid();
+    flushesAtFinish = module_.flushes.load();
+    ++finishes;
+  }
+
+  pid_t tickTid = 0;
+  pid_t finishTid = 0;
+  int flushesAtFinish = -1;
+  int finishes = 0;
+
+private:
+  const RecordingModule &module_;
+};
+
+/// True while the thread with kernel id `tid` runs in this process.
+bool threadRuns(pid_t tid) {
+  return access(("/proc/self/task/" + std::to_string(tid)).c_str(), F_OK) == 0;
+}
 
 /// A sender socket on loopback; datagram i starts with i (u32 LE), the rest filled.
 class Sender {
@@ -145,12 +178,12 @@ protected:
     return *receivers_.back();
   }
 
-  Runtime &start(RuntimeConfig config) {
+  Runtime &start(RuntimeConfig config, ProcessingHooks *hooks = nullptr) {
     std::vector<UdpReceiver *> queues;
     for (auto &r : receivers_) {
       queues.push_back(r.get());
     }
-    runtime_ = std::make_unique<Runtime>(config, queues, module_, stats_, log_, nullptr);
+    runtime_ = std::make_unique<Runtime>(config, queues, module_, stats_, log_, hooks);
     runtime_->start();
     return *runtime_;
   }
@@ -223,8 +256,10 @@ TEST_F(RuntimeTest, RunToCompletionCallsTheModuleOnTheRxThread) {
   // Ticks come from the rx thread while idle too (the receive timeout is 10 ms).
   const int ticks = module_.ticks.load();
   ASSERT_TRUE(eventually([&] { return module_.ticks.load() > ticks + 2; }));
+  const pid_t rxTid = runtime.rxTid();
   runtime.stop();
   EXPECT_EQ(module_.flushes.load(), 1);
+  EXPECT_EQ(module_.flushTid, rxTid);
 }
 
 TEST_F(RuntimeTest, RunToCompletionNeedsOneQueue) {
@@ -342,26 +377,53 @@ TEST_F(RuntimeTest, RxQueuesShareThePortAndTheirTotalsAreExact) {
   EXPECT_EQ(queues, (std::set<uint32_t>{0, 1}));
 }
 
-TEST_F(RuntimeTest, StopProcessesEverythingReceived) {
+// The hand-off as efu/main.cpp drives it: start() on one thread, stop() from another while the
+// ring still holds every datagram. stop() returns after the drain, the module's flush and the
+// hooks' finish, in that order and all on the processing thread, and what they wrote is visible
+// to the caller (build-tsan checks the hand-over).
+TEST_F(RuntimeTest, StopFromAnotherThreadDrainsFlushesAndFinishesOnTheProcessingThread) {
   const uint16_t port = addReceiver().port();
   RuntimeConfig config;
   config.threading = Threading::HandOff;
   config.ringSlots = 1024;
-  start(config);
-  module_.hold = true;
+  RecordingHooks hooks(module_);
+  Runtime &runtime = start(config, &hooks);
+  module_.hold = true; // the first process() call stalls: the ring keeps what arrives
+  constexpr uint32_t kCount = 200;
   Sender sender;
-  for (uint32_t i = 0; i < 200; ++i) {
+  for (uint32_t i = 0; i < kCount; ++i) {
     sender.send(port, i, 32);
   }
-  ASSERT_TRUE(eventually([&] { return stat("receive.packets") == 200; }));
-  std::thread release([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    module_.hold = false;
-  });
-  runtime_->stop(); // returns only after the ring is drained and the module flushed
-  release.join();
-  EXPECT_EQ(module_.seen().size(), 200U);
-  EXPECT_EQ(stat("processing.packets"), 200);
+  ASSERT_TRUE(eventually([&] { return stat("receive.packets") == kCount; }));
+  ASSERT_TRUE(eventually([&] { return runtime.procTid() != 0; }));
+  const pid_t rxTid = runtime.rxTid();
+  const pid_t procTid = runtime.procTid();
+  ASSERT_NE(rxTid, 0);
+
+  std::thread stopper([&] { runtime.stop(); });
+  // The rx thread ends on the stop request; nothing has been processed yet.
+  const bool rxEnded = eventually([&] { return !threadRuns(rxTid); });
+  const int64_t processedAtStop = stat("processing.packets");
+  module_.hold = false;
+  stopper.join();
+  ASSERT_TRUE(rxEnded);
+  EXPECT_EQ(processedAtStop, 0);
+
+  EXPECT_EQ(stat("processing.packets"), kCount);
+  const auto seen = module_.seen();
+  ASSERT_EQ(seen.size(), kCount);
+  for (uint32_t i = 0; i < kCount; ++i) {
+    ASSERT_EQ(seen[i].first4, i);
+    ASSERT_EQ(seen[i].tid, procTid);
+  }
+  EXPECT_EQ(module_.flushes.load(), 1);
+  EXPECT_EQ(module_.seenAtFlush, kCount) << "flushed after the drain";
+  EXPECT_EQ(module_.flushTid, procTid);
+  EXPECT_EQ(hooks.finishes, 1);
+  EXPECT_EQ(hooks.flushesAtFinish, 1) << "hooks finish after the module's flush";
+  EXPECT_EQ(hooks.finishTid, procTid);
+  EXPECT_EQ(hooks.tickTid, procTid);
+  runtime.stop(); // a second stop (the destructor's) is a no-op
   EXPECT_EQ(module_.flushes.load(), 1);
 }
 

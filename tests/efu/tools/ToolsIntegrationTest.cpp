@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -274,10 +275,27 @@ TEST_F(ToolsIntegration, BrokerAnnouncesItselfAndStopsCleanlyOnSigterm) {
   EXPECT_FALSE(fs::exists(bootstrapFile_));
 }
 
+// --brokers (now --broker-count) works for one more release, with a warning.
+TEST_F(ToolsIntegration, BrokerOldCountSpellingStillWorksAndWarns) {
+  const fs::path file = dir_ / "bootstrap2";
+  Child broker({EFU_BROKER_BIN, "--brokers", "2", "--bootstrap-file", file.string()},
+               dir_ / "broker2.out", dir_ / "broker2.err");
+  ASSERT_TRUE(pollUntil([&] { return fs::exists(file) || !broker.running(); }, kStartDeadline));
+  const auto announced = lines(readFile(file));
+  ASSERT_EQ(announced.size(), 1u) << broker.err();
+  EXPECT_EQ(std::count(announced[0].begin(), announced[0].end(), ','), 1) << announced[0];
+  EXPECT_NE(broker.err().find("warning: --brokers is deprecated and goes in the next release; use "
+                              "--broker-count"),
+            std::string::npos)
+      << broker.err();
+  broker.signal(SIGTERM);
+  EXPECT_EQ(broker.waitExit(kExitDeadline), std::optional<int>(0)) << broker.err();
+}
+
 TEST_F(ToolsIntegration, DumpDecodesProducedMessages) {
   producePlan();
   Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-t", "t_stats", "-t", "t_status",
-              "-t", "t_auto", "-c", std::to_string(plannedCount()), "--from", "beginning",
+              "-t", "t_auto", "-n", std::to_string(plannedCount()), "--from", "beginning",
               "--timeout", "10", "--summary"},
              dir_ / "dump.out", dir_ / "dump.err");
   ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
@@ -325,7 +343,7 @@ TEST_F(ToolsIntegration, DumpDecodesProducedMessages) {
 
 TEST_F(ToolsIntegration, DumpTextFormat) {
   producePlan();
-  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-c", "2", "--from", "beginning",
+  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-n", "2", "--from", "beginning",
               "--timeout", "10", "--format", "text"},
              dir_ / "dump.out", dir_ / "dump.err");
   ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
@@ -336,8 +354,23 @@ TEST_F(ToolsIntegration, DumpTextFormat) {
   EXPECT_EQ(got[1], "t_detector[0]@1 ev44 loki id=2 pulses=0 events=0 ref=[] tof=[] pixel=[]");
 }
 
+// -c (now -n/--count) works for one more release, with a warning (docs/tools.md, "Option
+// vocabulary").
+TEST_F(ToolsIntegration, DumpOldCountSpellingStillWorksAndWarns) {
+  producePlan();
+  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "-c", "1", "--from", "beginning",
+              "--timeout", "10", "--format", "text"},
+             dir_ / "dump.out", dir_ / "dump.err");
+  ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
+  EXPECT_EQ(lines(dump.out()).size(), 1u) << "stopped after -c 1 message:\n" << dump.out();
+  EXPECT_NE(
+      dump.err().find("warning: -c is deprecated and goes in the next release; use -n/--count"),
+      std::string::npos)
+      << dump.err();
+}
+
 TEST_F(ToolsIntegration, DumpReportsWhenCountIsNotReached) {
-  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_status", "-c", "1", "--from", "beginning",
+  Child dump({EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_status", "-n", "1", "--from", "beginning",
               "--timeout", "0.5"},
              dir_ / "dump.out", dir_ / "dump.err");
   EXPECT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(2)) << dump.err();
@@ -387,7 +420,7 @@ TEST_F(ToolsIntegration, DumpDrawsImageAndTofHistogram) {
                                              "--image-scale", "2",   "--tof-histogram", tof,
                                              "--tof-bins",    "10"};
   std::vector<std::string> args = {EFU_DUMP_BIN, "-b",        bootstrap_, "-t",
-                                   "t_detector", "-c",        "2",        "--from",
+                                   "t_detector", "-n",        "2",        "--from",
                                    "beginning",  "--timeout", "10"};
   args.insert(args.end(), pictures.begin(), pictures.end());
   Child dump(args, dir_ / "dump.out", dir_ / "dump.err");

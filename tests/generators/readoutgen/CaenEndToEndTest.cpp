@@ -154,7 +154,7 @@ protected:
 
   /// Runs readoutgen to completion; returns its --json summary.
   nlohmann::json readoutgen(std::vector<std::string> extra) {
-    std::vector<std::string> argv{READOUTGEN,           "-c", config_, "-p",
+    std::vector<std::string> argv{READOUTGEN,           "-f", config_, "-p",
                                   std::to_string(udp_), "-q", "--json"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     Process gen(argv);
@@ -198,7 +198,7 @@ protected:
 TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   // 1. Ground truth through the whole chain.
   const auto truthPath = dir_ / "truth.csv";
-  const auto s1 = readoutgen({"-n", "20000", "-r", "100000", "--events-per-pulse", "2500",
+  const auto s1 = readoutgen({"-n", "20000", "--eps", "100000", "--events-per-pulse", "2500",
                               "--pattern", "letters", "--truth", truthPath.string()});
   ASSERT_EQ(s1.at("events").get<int64_t>(), 20000);
   ASSERT_TRUE(processed(s1.at("datagrams").get<int64_t>()));
@@ -260,12 +260,12 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   }
   int64_t total = s1.at("datagrams").get<int64_t>();
   const auto c0 = moduleCounters(cmd_);
-  const auto clean = readoutgen({"-n", "5000", "-r", "100000", "--seed", "7"});
+  const auto clean = readoutgen({"-n", "5000", "--eps", "100000", "--seed", "7"});
   total += clean.at("datagrams").get<int64_t>();
   ASSERT_TRUE(processed(total));
   const auto c1 = moduleCounters(cmd_);
   const auto dirty =
-      readoutgen({"-n", "5000", "-r", "100000", "--seed", "7", "--inject-errors", spec});
+      readoutgen({"-n", "5000", "--eps", "100000", "--seed", "7", "--inject-errors", spec});
   int64_t injectedTotal = 0;
   for (const auto &[k, v] : expected) {
     injectedTotal += v;
@@ -289,7 +289,7 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
 // a pcap file by efu-dump and replayed by udpgen --pcap into a second efu, form the same events
 // and move the same module counters as the live run did.
 TEST_F(CaenEndToEnd, ACaptureReplayedFormsTheSameEventsAsTheLiveRun) {
-  const auto sent = readoutgen({"-n", "20000", "-r", "200000", "--events-per-pulse", "2500"});
+  const auto sent = readoutgen({"-n", "20000", "--eps", "200000", "--events-per-pulse", "2500"});
   const int64_t datagrams = sent.at("datagrams").get<int64_t>();
   ASSERT_TRUE(processed(datagrams));
   const auto live = moduleCounters(cmd_);

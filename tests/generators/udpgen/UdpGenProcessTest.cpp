@@ -241,15 +241,37 @@ TEST(UdpgenProcess, BadSizeIsRefusedByValue) {
 }
 
 TEST(UdpgenProcess, BadRateIsRefusedByValue) {
-  const Finished run = runUdpgen({"--rate", "10X", "-n", "1"});
+  const Finished run = runUdpgen({"--bitrate", "10X", "-n", "1"});
   EXPECT_NE(run.exitCode, 0);
   EXPECT_NE(run.err.find("'10X'"), std::string::npos) << run.err;
 }
 
 TEST(UdpgenProcess, RateAndPpsTogetherAreRefused) {
-  const Finished run = runUdpgen({"--rate", "1G", "--pps", "10", "-n", "1"});
+  const Finished run = runUdpgen({"--bitrate", "1G", "--pps", "10", "-n", "1"});
   EXPECT_NE(run.exitCode, 0);
   EXPECT_NE(run.err.find("--pps"), std::string::npos) << run.err;
+}
+
+// --ip, --rate and --duration work for one more release, each with a warning naming its
+// replacement (docs/tools.md, "Option vocabulary").
+TEST(UdpgenProcess, OldSpellingsStillWorkAndWarn) {
+  LoopbackReceiver receiver;
+  const Finished run = runUdpgen({"--ip", "127.0.0.1", "-p", std::to_string(receiver.port()), "-s",
+                                  "1000", "--rate", "8M", "--duration", "0.2", "--json", "-q"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_DOUBLE_EQ(json.at("target_pps").get<double>(), 1000.0) << "--rate 8M of 1000 B datagrams";
+  EXPECT_GE(json.at("seconds").get<double>(), 0.15) << "--duration 0.2";
+  EXPECT_LT(json.at("seconds").get<double>(), 10.0) << "--duration 0.2";
+  EXPECT_GT(json.at("sent").get<uint64_t>(), 0U);
+  EXPECT_TRUE(receiver.waitReadable(10'000)) << "nothing arrived at --ip 127.0.0.1";
+  for (const char *line :
+       {"warning: --ip is deprecated and goes in the next release; use -i/--dip",
+        "warning: --rate is deprecated and goes in the next release; use --bitrate",
+        "warning: --duration is deprecated and goes in the next release; use "
+        "--stopafter"}) {
+    EXPECT_NE(run.err.find(line), std::string::npos) << line << " missing in\n" << run.err;
+  }
 }
 
 TEST(UdpgenProcess, TheoryPrintsTable1) {

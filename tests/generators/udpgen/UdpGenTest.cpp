@@ -59,22 +59,35 @@ TEST(UdpGenOptions, HelpShowsTheRealDefaults) {
   }
 }
 
-TEST(UdpGenOptions, RateTakesSuffixesAndSetsPps) {
-  const UdpGenOptions options = parse({"--rate", "2G", "-s", "1000"});
+TEST(UdpGenOptions, BitrateTakesSuffixesAndSetsPps) {
+  const UdpGenOptions options = parse({"--bitrate", "2G", "-s", "1000"});
   EXPECT_DOUBLE_EQ(options.rateBps, 2e9);
   EXPECT_DOUBLE_EQ(options.targetPps(), 2e9 / 8000.0);
   EXPECT_DOUBLE_EQ(parse({"--pps", "5000"}).targetPps(), 5000.0);
   EXPECT_DOUBLE_EQ(parse({"--link", "1.5G"}).linkBps, 1.5e9);
 }
 
-TEST(UdpGenOptions, RateAndPpsExcludeEachOther) {
+TEST(UdpGenOptions, BitrateAndPpsExcludeEachOther) {
+  EXPECT_THROW(parse({"--bitrate", "1G", "--pps", "10"}), CLI::ExcludesError);
+}
+
+// The spellings before docs/tools.md's vocabulary still set the same fields, with the same
+// checks (the warnings they print are checked in udpgen_process_test).
+TEST(UdpGenOptions, OldSpellingsSetTheSameFields) {
+  const UdpGenOptions options = parse({"--ip", "10.1.2.3", "--rate", "2G", "--duration", "7"});
+  EXPECT_EQ(options.address, "10.1.2.3");
+  EXPECT_DOUBLE_EQ(options.rateBps, 2e9);
+  EXPECT_DOUBLE_EQ(options.durationS, 7.0);
   EXPECT_THROW(parse({"--rate", "1G", "--pps", "10"}), CLI::ExcludesError);
+  EXPECT_THROW(parse({"--rate", "10X"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--duration", "-1"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--rate", "1G", "--bitrate", "2G"}), CLI::ParseError) << "one value, twice";
 }
 
 TEST(UdpGenOptions, BadValuesAreNamed) {
   try {
-    parse({"--rate", "10X"});
-    FAIL() << "accepted --rate 10X";
+    parse({"--bitrate", "10X"});
+    FAIL() << "accepted --bitrate 10X";
   } catch (const CLI::ValidationError &e) {
     EXPECT_NE(std::string(e.what()).find("10X"), std::string::npos) << e.what();
   }
@@ -89,7 +102,7 @@ TEST(UdpGenOptions, BadValuesAreNamed) {
   EXPECT_NO_THROW(parse({"--size", "65507"}));
   EXPECT_THROW(parse({"--batch", "0"}), CLI::ValidationError);
   EXPECT_THROW(parse({"--link", "0"}), CLI::ValidationError);
-  EXPECT_THROW(parse({"--duration", "-1"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--stopafter", "-1"}), CLI::ValidationError);
 }
 
 UdpGenOptions senderOptions(uint16_t port) {

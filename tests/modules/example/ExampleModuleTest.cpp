@@ -29,7 +29,7 @@ TEST(ExampleModule, GeneratedReadoutsBecomeEventsAndAPicture) {
   ASSERT_TRUE(eventually([&] { return !control(cmdPort, "VERSION_GET").empty(); }))
       << efu.output();
 
-  Process gen({READOUTGEN_BINARY, "-d", "example", "-c", config, "-p", std::to_string(udpPort),
+  Process gen({READOUTGEN_BINARY, "-d", "example", "-f", config, "-p", std::to_string(udpPort),
                "-n", "3000", "-r", "50000", "-q"});
   ASSERT_EQ(gen.wait(60s), std::optional<int>(0)) << gen.output();
   ASSERT_TRUE(eventually([&] { return counter(cmdPort, "events.count") == 3000; }))

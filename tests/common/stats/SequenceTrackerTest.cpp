@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // SequenceTracker: loss, reordering, duplicates, restarts and the sliding window, exact counts.
-#include "modules/udp/SequenceTracker.h"
+#include "common/stats/SequenceTracker.h"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +9,8 @@
 
 namespace efu::udp {
 namespace {
+
+using SequenceTracker = UdpSequenceTracker;
 
 constexpr uint64_t kWindow = SequenceTracker::kWindow;
 
@@ -269,6 +271,47 @@ TEST(SequenceTracker, PerAcrossARestartUsesAllRuns) {
   t.add(12);              // 10, 11 lost; run 2 expects 13
   expectCounts(t, {3, 0, 0, 1, 100'014});
   EXPECT_DOUBLE_EQ(t.per(), 3.0 / 100'014.0);
+}
+
+// The Ess rules where they differ from the Exact ones (the table in SequenceTracker.h).
+TEST(EssSequenceTracker, LateArrivalsDoNotTakeBackLossAndDoNotExtendTheRun) {
+  EssSequenceTracker t;
+  t.add(10);
+  EXPECT_EQ(t.add(13).lost, 2U);
+  const auto late = t.add(11);
+  EXPECT_TRUE(late.reordered);
+  EXPECT_EQ(late.expected, 0U);
+  EXPECT_EQ(t.lost(), 2U) << "not taken back";
+  EXPECT_TRUE(t.add(11).duplicate);
+  EXPECT_TRUE(t.add(5).reordered) << "before the first: counted, the run stays";
+  EXPECT_EQ(t.lost(), 2U);
+  EXPECT_EQ(t.expected(), 4U);
+  EXPECT_EQ(t.reordered(), 2U);
+  EXPECT_EQ(t.duplicates(), 1U);
+}
+
+TEST(EssSequenceTracker, ZeroAndFarBackRestartAtOnce) {
+  EssSequenceTracker t;
+  t.add(100);
+  const auto zero = t.add(0); // within the window, but a sender starts at 0
+  EXPECT_TRUE(zero.restarted);
+  EXPECT_EQ(zero.expected, 1U);
+  t.add(5000);
+  EXPECT_TRUE(t.add(5000 - EssSequenceTracker::kWindow).restarted);
+  EXPECT_EQ(t.restarts(), 2U);
+  EXPECT_EQ(t.stale(), 0U);
+}
+
+TEST(EssSequenceTracker, WindowHoldsAcrossTheWrap) {
+  EssSequenceTracker t;
+  t.add(0xFFFF'FFF0U);
+  const auto across = t.add(0x10); // 0xFFFFFFF1 .. 0xF skipped: 31 numbers
+  EXPECT_EQ(across.lost, 31U);
+  EXPECT_EQ(across.expected, 32U);
+  EXPECT_TRUE(t.add(0xFFFF'FFFFU).reordered);
+  EXPECT_TRUE(t.add(0xFFFF'FFFFU).duplicate);
+  EXPECT_TRUE(t.add(0xFFFF'FFF0U).duplicate);
+  EXPECT_EQ(t.restarts(), 0U);
 }
 
 } // namespace
