@@ -423,7 +423,7 @@ int main(int argc, char **argv) {
                     ->needs(geometry)
                     ->group("Pictures");
   geometry->needs(image);
-  app.add_option("--det", options.module,
+  app.add_option("-d,--det", options.module,
                  "Module whose geometry --geometry is (efu -d NAME); default: the one module "
                  "that accepts the config")
       ->type_name("NAME")

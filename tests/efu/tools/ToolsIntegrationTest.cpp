@@ -402,9 +402,9 @@ std::optional<Png> readPng(const fs::path &path) {
 }
 
 TEST_F(ToolsIntegration, DumpDrawsImageAndTofHistogram) {
-  // A 4 x 3 vmm3 geometry: pixel = y * 4 + x + 1. Pixel 1 (0,0) is hot, 12 (3,2) has one count;
-  // 0 and 13 are outside.
-  std::ofstream(dir_ / "tiny.json") << R"({"instrument": "tiny", "nx": 4, "ny": 3})";
+  // A 4 x 3 grid of the example module: pixel = y * 4 + x + 1. Pixel 1 (0,0) is hot, 12 (3,2)
+  // has one count; 0 and 13 are outside.
+  std::ofstream(dir_ / "tiny.json") << R"({"width": 4, "height": 3})";
   {
     TestProducer producer(bootstrap_);
     producer.produce("t_detector",
@@ -426,7 +426,7 @@ TEST_F(ToolsIntegration, DumpDrawsImageAndTofHistogram) {
   Child dump(args, dir_ / "dump.out", dir_ / "dump.err");
   ASSERT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(0)) << dump.err();
   const std::string err = dump.err();
-  EXPECT_NE(err.find("4 x 3 pixels (vmm3), 5 events, max 4 per pixel, 2 pixel ids outside 1..12"),
+  EXPECT_NE(err.find("4 x 3 pixels (example), 5 events, max 4 per pixel, 2 pixel ids outside 1..12"),
             std::string::npos)
       << err;
   EXPECT_NE(err.find("10 bins over [0, 1000) ns, max 6 per bin, 7 events binned"),
@@ -447,7 +447,7 @@ TEST_F(ToolsIntegration, DumpDrawsImageAndTofHistogram) {
 }
 
 TEST_F(ToolsIntegration, DumpRewritesImageWhileRunning) {
-  std::ofstream(dir_ / "tiny.json") << R"({"tubes_per_bank": 2, "pixels_per_tube": 5})";
+  std::ofstream(dir_ / "tiny.json") << R"({"width": 5, "height": 2})";
   {
     TestProducer producer(bootstrap_);
     producer.produce("t_detector", efu::test::makeEv44("tiny", 1, {1000}, {0}, {1}, {10}));
@@ -481,7 +481,7 @@ TEST_F(ToolsIntegration, DumpRejectsConfigWithoutGeometry) {
       {EFU_DUMP_BIN, "-b", bootstrap_, "-t", "t_detector", "--image", image, "--geometry", config},
       dir_ / "dump.out", dir_ / "dump.err");
   EXPECT_EQ(dump.waitExit(kExitDeadline), std::optional<int>(1));
-  EXPECT_NE(dump.err().find(config + ": no detector geometry"), std::string::npos) << dump.err();
+  EXPECT_NE(dump.err().find(config + ": no module accepts it"), std::string::npos) << dump.err();
   EXPECT_FALSE(fs::exists(image));
 }
 
