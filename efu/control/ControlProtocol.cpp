@@ -177,10 +177,11 @@ std::string ControlProtocol::handle(std::string_view line, ControlSession &sessi
       return oneLine(withText(command, info_.runtimeStats ? info_.runtimeStats() : std::string()));
     }
     if (command == "CALIB_MODE_GET") {
-      if (!noArgs() || !info_.calibMode) {
-        return std::string(info_.calibMode ? kBadArguments : kBadCommand);
+      if (!noArgs()) {
+        return std::string(kBadArguments);
       }
-      return info_.calibMode() ? "CALIB_MODE_GET 1" : "CALIB_MODE_GET 0";
+      // Without Kafka (--no-kafka) there is no raw-data mode to be in: 0, as efustatus.py expects.
+      return info_.calibMode && info_.calibMode() ? "CALIB_MODE_GET 1" : "CALIB_MODE_GET 0";
     }
     if (command == "CALIB_MODE_SET") {
       if (!info_.setCalibMode) {

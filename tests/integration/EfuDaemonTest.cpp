@@ -295,11 +295,14 @@ TEST_F(EfuUdpDaemon, EssOperatorScriptsCanParseTheReplies) {
   const auto first = words(control(cmdPort_, "STAT_GET 1"));
   ASSERT_EQ(first.size(), 3U);
   EXPECT_NO_THROW((void)std::stoll(first[2]));
-  // RUNTIMESTATS: one unsigned integer; CALIB_MODE_GET: 0 or 1 (here without Kafka: refused)
+  // RUNTIMESTATS: one unsigned integer; CALIB_MODE_GET: 0 or 1 (without Kafka: 0, which
+  // efustatus.py prints; CALIB_MODE_SET is refused then)
   const auto status = words(control(cmdPort_, "RUNTIMESTATS"));
   ASSERT_EQ(status.size(), 2U);
   EXPECT_NO_THROW((void)std::stoul(status[1]));
   EXPECT_EQ(control(cmdPort_, "RUNTIMESTATS_JSON").rfind("RUNTIMESTATS_JSON {", 0), 0U);
+  EXPECT_EQ(control(cmdPort_, "CALIB_MODE_GET"), "CALIB_MODE_GET 0");
+  EXPECT_EQ(control(cmdPort_, "CALIB_MODE_SET 1").rfind("Error:", 0), 0U);
   stopWith("SIGTERM");
 }
 
