@@ -131,12 +131,9 @@ uint16_t freePort(int type) {
   close(fd);
   return ntohs(addr.sin_port);
 }
-} // namespace
 
-uint16_t freeUdpPort() { return freePort(SOCK_DGRAM); }
-uint16_t freeTcpPort() { return freePort(SOCK_STREAM); }
-
-std::string control(uint16_t port, const std::string &line) {
+/// A TCP connection to 127.0.0.1:port with a 5 s receive timeout; -1 when it fails.
+int connectLoopback(uint16_t port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -146,6 +143,18 @@ std::string control(uint16_t port, const std::string &line) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
     close(fd);
+    return -1;
+  }
+  return fd;
+}
+} // namespace
+
+uint16_t freeUdpPort() { return freePort(SOCK_DGRAM); }
+uint16_t freeTcpPort() { return freePort(SOCK_STREAM); }
+
+std::string control(uint16_t port, const std::string &line) {
+  const int fd = connectLoopback(port);
+  if (fd < 0) {
     return {};
   }
   const std::string request = line + "\n";
@@ -171,15 +180,8 @@ std::string control(uint16_t port, const std::string &line) {
 }
 
 std::string tcpExchange(uint16_t port, const std::string &request, bool halfClose) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval timeout{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  if (connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
-    close(fd);
+  const int fd = connectLoopback(port);
+  if (fd < 0) {
     return {};
   }
   for (size_t sent = 0; sent < request.size();) {
