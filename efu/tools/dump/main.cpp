@@ -363,7 +363,7 @@ int run(const Options &options, Pictures &pictures) {
   }
   rd_kafka_consumer_close(rk.get());
   if (idleTimeout && options.count != 0 && counts.messages < options.count) {
-    spdlog::error("got {} of the {} messages asked for with -c/--count", counts.messages,
+    spdlog::error("got {} of the {} messages asked for with -n/--count", counts.messages,
                   options.count);
     return kExitCountNotReached;
   }
