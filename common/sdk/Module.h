@@ -162,8 +162,8 @@ struct EfuModuleDescriptor {
   bool (*geometry)(const nlohmann::json *config, const char *configSource,
                    efu::sdk::ImageGeometry *out, std::string *error);
   /// A readout encoder for readoutgen (CLASS::Source), released with destroySource.
-  /// `calibration` is the JSON of readoutgen --calibration (null JSON when none) and
-  /// `calibrationSource` its file name.
+  /// `calibration` is the JSON of readoutgen --calibration (nullptr or null JSON when none) and
+  /// `calibrationSource` its file name (may be nullptr).
   efu::sdk::ReadoutSource *(*createSource)(const nlohmann::json *config, const char *configSource,
                                            uint64_t seed, const nlohmann::json *calibration,
                                            const char *calibrationSource, std::string *error);
@@ -240,12 +240,12 @@ template <class M> constexpr auto createSourceHook() {
       ReadoutSource *made = nullptr;
       guarded(error, [&] {
         const bool calibrated = calibration != nullptr && !calibration->is_null();
+        const std::string file = calibrationSource != nullptr ? calibrationSource : "";
         if constexpr (CalibratedSource<S>) {
-          made = new S(*config, source, seed, calibrated ? *calibration : nlohmann::json(),
-                       calibrationSource != nullptr ? calibrationSource : "");
+          made = new S(*config, source, seed, calibrated ? *calibration : nlohmann::json(), file);
         } else {
           if (calibrated) {
-            throw ConfigError(std::string(calibrationSource) +
+            throw ConfigError(file +
                               ": this module's readout source takes no calibration (--calibration)");
           }
           made = new S(*config, source, seed);
