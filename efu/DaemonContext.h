@@ -14,9 +14,11 @@ namespace efu {
 class DaemonContext final : public sdk::ModuleContext {
 public:
   DaemonContext(Stats &stats, spdlog::logger &log, sdk::EventSink &events, nlohmann::json config,
-                std::string configSource, uint32_t statsIntervalMs)
+                std::string configSource, uint32_t statsIntervalMs,
+                nlohmann::json calibration = nullptr, std::string calibrationSource = {})
       : stats_(stats), log_(log), events_(events), config_(std::move(config)),
-        configSource_(std::move(configSource)), statsIntervalMs_(statsIntervalMs) {}
+        configSource_(std::move(configSource)), statsIntervalMs_(statsIntervalMs),
+        calibration_(std::move(calibration)), calibrationSource_(std::move(calibrationSource)) {}
 
   Counter &counter(std::string_view name) override { return stats_.add(name); }
   Counter &gauge(std::string_view name) override { return stats_.add(name, CounterKind::Gauge); }
@@ -25,6 +27,10 @@ public:
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
   [[nodiscard]] const std::string &configSource() const override { return configSource_; }
   [[nodiscard]] uint32_t statsIntervalMs() const override { return statsIntervalMs_; }
+  [[nodiscard]] const nlohmann::json &calibration() const override { return calibration_; }
+  [[nodiscard]] const std::string &calibrationSource() const override {
+    return calibrationSource_;
+  }
   void setLossCounters(const Counter &lost, const Counter &expected) override {
     lost_ = &lost;
     expected_ = &expected;
@@ -42,6 +48,8 @@ private:
   nlohmann::json config_;
   std::string configSource_;
   uint32_t statsIntervalMs_;
+  nlohmann::json calibration_;
+  std::string calibrationSource_;
   const Counter *lost_ = nullptr;
   const Counter *expected_ = nullptr;
   std::string error_;

@@ -50,6 +50,10 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
   app.add_option("-f,--config", o.configFile,
                  "Module configuration (JSON object; -f as in the ESS EFU)")
       ->check(cli::kRegularFile);
+  app.add_option("--calibration", o.calibrationFile,
+                 "Calibration JSON handed to the module (e.g. the ESS CAEN charge-division "
+                 "calibration for caen); a module that takes none refuses it")
+      ->check(cli::kRegularFile);
   app.add_option("-i,--dip", o.dataAddress, "IPv4 address to receive detector data on")
       ->capture_default_str()
       ->check(kIpv4);

@@ -31,6 +31,7 @@ struct DaemonOptions {
   std::vector<std::string> modulePaths;
   bool helpModule = false;
   std::string configFile;
+  std::string calibrationFile; ///< --calibration: handed to the module as JSON
   std::string dataAddress = "0.0.0.0";
   uint16_t dataPort = 9000;
   int rcvbufBytes = 12 * 1024 * 1024;

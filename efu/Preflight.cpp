@@ -72,7 +72,8 @@ std::string checkModule(const DaemonOptions &options, spdlog::logger &log, Check
     Stats stats;
     NullEventSink events;
     DaemonContext context(stats, log, events, loadModuleConfig(descriptor, options.configFile),
-                          source, static_cast<uint32_t>(options.statsIntervalS * 1000));
+                          source, static_cast<uint32_t>(options.statsIntervalS * 1000),
+                          loadCalibration(options.calibrationFile), options.calibrationFile);
     const ModulePtr module = createModule(library, context);
     checks.ok("module", fmt::format("{} {} from {}, configuration {} accepted", descriptor.name,
                                     descriptor.version, library->path().string(), source));

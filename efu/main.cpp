@@ -56,6 +56,7 @@ int run(const efu::DaemonOptions &options) {
     return 0;
   }
   auto config = efu::loadModuleConfig(descriptor, options.configFile);
+  auto calibration = efu::loadCalibration(options.calibrationFile);
   const std::string service = options.instrument.empty() ? descriptor.name : options.instrument;
   log->info("efu {} starting: module {} {} from {}, instrument '{}'", EFU_VERSION, descriptor.name,
             descriptor.version, library->path().string(), service);
@@ -97,7 +98,7 @@ int run(const efu::DaemonOptions &options) {
   efu::sdk::EventSink &events = kafka ? kafka->events() : *noKafkaSink;
   efu::DaemonContext context(stats, *log, events, std::move(config),
                              options.configFile.empty() ? "(defaults)" : options.configFile,
-                             intervalMs);
+                             intervalMs, std::move(calibration), options.calibrationFile);
   auto module = efu::createModule(library, context);
 
   std::vector<efu::UdpReceiver *> queues;

@@ -91,6 +91,14 @@ public:
   /// a level, a count net of corrections). Monitoring then treats a fall as a value, not as a
   /// restart (Prometheus `gauge` instead of `counter`). Same rules as counter().
   virtual Counter &gauge(std::string_view name) = 0;
+  /// The calibration given with `--calibration FILE` (JSON as read, bounded like configs), or
+  /// null when none was given. A module that reads it declares
+  /// `static constexpr bool kAcceptsCalibration = true;` and checks it in its constructor
+  /// (ConfigError naming calibrationSource(), the key path and the value); EFU_MODULE refuses
+  /// a calibration for a module that does not declare it.
+  [[nodiscard]] virtual const nlohmann::json &calibration() const = 0;
+  /// The calibration's file name ("" when none), for error messages.
+  [[nodiscard]] virtual const std::string &calibrationSource() const = 0;
 };
 
 /// A detector module instance. The framework owns the threads; a module never starts any.
@@ -154,8 +162,11 @@ struct EfuModuleDescriptor {
   bool (*geometry)(const nlohmann::json *config, const char *configSource,
                    efu::sdk::ImageGeometry *out, std::string *error);
   /// A readout encoder for readoutgen (CLASS::Source), released with destroySource.
+  /// `calibration` is the JSON of readoutgen --calibration (nullptr or null JSON when none) and
+  /// `calibrationSource` its file name (may be nullptr).
   efu::sdk::ReadoutSource *(*createSource)(const nlohmann::json *config, const char *configSource,
-                                           uint64_t seed, std::string *error);
+                                           uint64_t seed, const nlohmann::json *calibration,
+                                           const char *calibrationSource, std::string *error);
   void (*destroySource)(efu::sdk::ReadoutSource *source);
 };
 
@@ -191,6 +202,21 @@ concept HasSource = requires(const nlohmann::json &c, const std::string &s, uint
   new typename M::Source(c, s, seed);
 };
 
+/// A source that applies a calibration: constructible from (config, configSource, seed,
+/// calibration, calibrationSource).
+template <class S>
+concept CalibratedSource =
+    requires(const nlohmann::json &c, const std::string &s, uint64_t seed) { new S(c, s, seed, c, s); };
+
+/// A module that reads ModuleContext::calibration() (declares kAcceptsCalibration = true).
+template <class M>
+concept AcceptsCalibration = requires { requires M::kAcceptsCalibration; };
+
+/// The message for a calibration given to a module or source that takes none.
+inline std::string noCalibration(const char *module, const std::string &file) {
+  return file + ": module '" + module + "' takes no calibration (--calibration)";
+}
+
 template <class M> constexpr auto geometryHook() {
   using Hook = bool (*)(const nlohmann::json *, const char *, ImageGeometry *, std::string *);
   if constexpr (HasGeometry<M>) {
@@ -204,12 +230,27 @@ template <class M> constexpr auto geometryHook() {
 }
 
 template <class M> constexpr auto createSourceHook() {
-  using Hook = ReadoutSource *(*)(const nlohmann::json *, const char *, uint64_t, std::string *);
+  using Hook = ReadoutSource *(*)(const nlohmann::json *, const char *, uint64_t,
+                                  const nlohmann::json *, const char *, std::string *);
   if constexpr (HasSource<M>) {
     return static_cast<Hook>([](const nlohmann::json *config, const char *source, uint64_t seed,
+                                const nlohmann::json *calibration, const char *calibrationSource,
                                 std::string *error) -> ReadoutSource * {
+      using S = typename M::Source;
       ReadoutSource *made = nullptr;
-      guarded(error, [&] { made = new typename M::Source(*config, source, seed); });
+      guarded(error, [&] {
+        const bool calibrated = calibration != nullptr && !calibration->is_null();
+        const std::string file = calibrationSource != nullptr ? calibrationSource : "";
+        if constexpr (CalibratedSource<S>) {
+          made = new S(*config, source, seed, calibrated ? *calibration : nlohmann::json(), file);
+        } else {
+          if (calibrated) {
+            throw ConfigError(file +
+                              ": this module's readout source takes no calibration (--calibration)");
+          }
+          made = new S(*config, source, seed);
+        }
+      });
       return made;
     });
   } else {
@@ -248,6 +289,12 @@ template <class M> constexpr auto destroySourceHook() {
         __VA_ARGS__,                                                                               \
         [](efu::sdk::ModuleContext *ctx) -> efu::sdk::Module * {                                   \
           try {                                                                                    \
+            if constexpr (!efu::sdk::detail::AcceptsCalibration<CLASS>) {                          \
+              if (!ctx->calibration().is_null()) {                                                 \
+                ctx->setError(efu::sdk::detail::noCalibration(NAME, ctx->calibrationSource()));    \
+                return nullptr;                                                                    \
+              }                                                                                    \
+            }                                                                                      \
             return new CLASS(*ctx);                                                                \
           } catch (const std::exception &e) {                                                      \
             ctx->setError(e.what());                                                               \

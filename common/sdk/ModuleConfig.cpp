@@ -122,6 +122,10 @@ nlohmann::json loadModuleConfig(const EfuModuleDescriptor &d, const std::string 
   return validateModuleConfig(d, readConfigFile(path), path);
 }
 
+nlohmann::json loadCalibration(const std::string &path) {
+  return path.empty() ? nlohmann::json() : readConfigFile(path);
+}
+
 std::string formatModuleHelp(const EfuModuleDescriptor &d) {
   std::ostringstream out;
   out << "Module " << d.name << " " << d.version << ": " << d.description << "\n";

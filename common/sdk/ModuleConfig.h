@@ -29,6 +29,11 @@ nlohmann::json readConfigFile(const std::string &path);
 /// parse errors (with the parser's position) and on validation errors.
 nlohmann::json loadModuleConfig(const EfuModuleDescriptor &descriptor, const std::string &path);
 
+/// The calibration file `path` as JSON (bounded like configs; ConfigError naming the file for
+/// one that cannot be read or parsed), or null JSON when `path` is empty. Its content is the
+/// module's to check (ModuleContext::calibration()).
+nlohmann::json loadCalibration(const std::string &path);
+
 /// The key table as text for `efu -d NAME --help-module`.
 std::string formatModuleHelp(const EfuModuleDescriptor &descriptor);
 

@@ -72,6 +72,7 @@ struct GeneratorOptions {
   std::string detector = "caen";
   std::vector<std::string> moduleDirs; ///< --module-path
   std::string configPath;
+  std::string calibrationPath; ///< --calibration: raw values such that efu --calibration recovers the pixels
   std::string address = "127.0.0.1";
   uint16_t port = 9000;
   uint64_t count = 0;              ///< events to send; 0 = unlimited

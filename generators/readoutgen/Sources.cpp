@@ -31,7 +31,8 @@ std::string sourceNames(const std::vector<std::string> &moduleDirs) {
 
 SourcePtr makeSource(const std::string &module, const nlohmann::json &config,
                      const std::string &configSource, uint64_t seed,
-                     const std::vector<std::string> &moduleDirs) {
+                     const std::vector<std::string> &moduleDirs,
+                     const nlohmann::json &calibration, const std::string &calibrationSource) {
   std::shared_ptr<ModuleLibrary> library;
   try {
     library = loadModule(module, moduleSearchPath(moduleDirs));
@@ -47,7 +48,8 @@ SourcePtr makeSource(const std::string &module, const nlohmann::json &config,
   }
   const nlohmann::json validated = validateModuleConfig(d, config, configSource);
   std::string error;
-  ReadoutSource *source = d.createSource(&validated, configSource.c_str(), seed, &error);
+  ReadoutSource *source = d.createSource(&validated, configSource.c_str(), seed, &calibration,
+                                         calibrationSource.c_str(), &error);
   if (source == nullptr) {
     throw sdk::ConfigError(error);
   }

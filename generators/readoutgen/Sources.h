@@ -30,11 +30,15 @@ using SourcePtr = std::unique_ptr<ReadoutSource, SourceDeleter>;
 /// The readout source of module `module` (efu-module-<module>.so, searched like efu does:
 /// `moduleDirs` first). `config` is the instrument JSON the module reads with `efu --config`;
 /// it is validated against the module's key table exactly as the daemon does. `seed` makes runs
-/// reproducible. Throws std::invalid_argument for a module that is missing or provides no
+/// reproducible. `calibration` (null = none) is what `efu --calibration`
+/// hands the module, from file `calibrationSource`: a source that supports it writes raw values
+/// the calibrated module turns back into the intended pixels; one that does not refuses it. Throws std::invalid_argument for a module that is missing or provides no
 /// source (naming the ones that do), and sdk::ConfigError for a bad configuration.
 SourcePtr makeSource(const std::string &module, const nlohmann::json &config,
                      const std::string &configSource, uint64_t seed,
-                     const std::vector<std::string> &moduleDirs = {});
+                     const std::vector<std::string> &moduleDirs = {},
+                     const nlohmann::json &calibration = nullptr,
+                     const std::string &calibrationSource = {});
 
 /// Modules on the search path that provide a readout source, comma-separated.
 std::string sourceNames(const std::vector<std::string> &moduleDirs = {});

@@ -34,6 +34,10 @@ int main(int argc, char **argv) {
       app.add_option("-f,--config", o.configPath, "Instrument JSON (the module's --config file)")
           ->required()
           ->check(efu::cli::kRegularFile);
+  app.add_option("--calibration", o.calibrationPath,
+                 "Calibration JSON as given to efu --calibration: readouts are written so that the "
+                 "calibrated module recovers the drawn pixels (caen)")
+      ->check(efu::cli::kRegularFile);
   auto *addressOption =
       app.add_option("-i,--dip", o.address, "Destination IPv4 address")->capture_default_str();
   app.add_option("--module-path", o.moduleDirs,
@@ -104,7 +108,10 @@ int main(int argc, char **argv) {
       o.bitsPerS = parseBitRate(bitRate);
     }
     const nlohmann::json config = readJsonFile(o.configPath);
-    auto source = makeSource(o.detector, config, o.configPath, o.seed, o.moduleDirs);
+    const nlohmann::json calibration =
+        o.calibrationPath.empty() ? nlohmann::json() : readJsonFile(o.calibrationPath);
+    auto source = makeSource(o.detector, config, o.configPath, o.seed, o.moduleDirs, calibration,
+                             o.calibrationPath);
     const uint32_t w = source->imageWidth();
     const uint32_t h = source->imageHeight();
     Pattern pattern = o.maskPath.empty() ? Pattern(o.pattern, w, h)

@@ -14,10 +14,16 @@ CaenCounters::CaenCounters(sdk::ModuleContext &ctx)
       group(ctx.counter("readouts.errors.group")), time(ctx.counter("readouts.errors.time")),
       amplitude(ctx.counter("readouts.errors.amplitude")),
       position(ctx.counter("readouts.errors.position")),
-      threshold(ctx.counter("readouts.rejected.threshold")), events(ctx.counter("events.count")) {}
+      threshold(ctx.counter("readouts.rejected.threshold")),
+      calibration(ctx.counter("readouts.errors.calibration")), events(ctx.counter("events.count")) {}
 
 CaenModule::CaenModule(sdk::ModuleContext &ctx)
-    : config_(ctx.config(), ctx.configSource()), events_(ctx.events()), headerCounters_(ctx),
+    : config_(ctx.config(), ctx.configSource()),
+      calibration_(ctx.calibration().is_null()
+                       ? std::nullopt
+                       : std::optional<CaenCalibration>(std::in_place, ctx.calibration(),
+                                                        ctx.calibrationSource(), config_)),
+      events_(ctx.events()), headerCounters_(ctx),
       tofCounters_(ctx), counters_(ctx),
       parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}),
       tof_(tofCounters_, config_.maxTofNs) {
@@ -28,13 +34,17 @@ CaenModule::CaenModule(sdk::ModuleContext &ctx)
                  config_.detectorType, config_.banks, config_.tubesPerBank, config_.pixelsPerTube,
                  config_.imageWidth(), config_.imageHeight(), config_.rules.size(),
                  config_.amplitudeThreshold, config_.maxTofNs);
+  if (calibration_) {
+    ctx.log().info("caen: calibration {}: {} units per tube", ctx.calibrationSource(),
+                   calibration_->unitsPerTube());
+  }
 }
 
 namespace {
 /// Per-datagram tallies, added to the shared counters once per datagram.
 struct Tally {
   int64_t readouts = 0, truncated = 0, length = 0, fiber = 0, fen = 0, unmapped = 0, group = 0,
-          time = 0, amplitude = 0, position = 0, threshold = 0, events = 0;
+          time = 0, amplitude = 0, position = 0, threshold = 0, calibration = 0, events = 0;
 };
 inline void addIf(Counter &c, int64_t n) noexcept {
   if (n != 0) {
@@ -109,13 +119,19 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
       ++t.threshold;
       continue;
     }
+    const uint32_t tube = e.firstTube + r.group;
+    uint32_t pos = 0;
+    if (!calibration_) {
+      pos = positionIndex(a, b, pixelsPerTube);
+    } else if (!calibration_->position(tube, a, b, pos)) {
+      ++t.calibration;
+      continue;
+    }
     readout::Tof tof;
     if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof)) {
       continue;
     }
-    const uint32_t tube = e.firstTube + r.group;
-    events_.add(tof.pulseTimeNs, tof.tofNs,
-                config_.pixel(tube, positionIndex(a, b, pixelsPerTube)));
+    events_.add(tof.pulseTimeNs, tof.tofNs, config_.pixel(tube, pos));
     ++t.events;
   }
   addIf(counters_.readouts, t.readouts);
@@ -129,6 +145,7 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
   addIf(counters_.amplitude, t.amplitude);
   addIf(counters_.position, t.position);
   addIf(counters_.threshold, t.threshold);
+  addIf(counters_.calibration, t.calibration);
   addIf(counters_.events, t.events);
 }
 

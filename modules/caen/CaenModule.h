@@ -4,8 +4,11 @@
 
 #include "common/readout/EssReadout.h"
 #include "common/sdk/Module.h"
+#include "modules/caen/CaenCalibration.h"
 #include "modules/caen/CaenConfig.h"
 #include "modules/caen/CaenSource.h"
+
+#include <optional>
 
 namespace efu::caen {
 
@@ -23,14 +26,18 @@ struct CaenCounters {
   Counter &amplitude;   ///< readouts.errors.amplitude: A + B <= 0
   Counter &position;    ///< readouts.errors.position: A < 0 or B < 0 (fraction outside [0, 1])
   Counter &threshold;   ///< readouts.rejected.threshold: A + B < amplitude_threshold
+  Counter &calibration; ///< readouts.errors.calibration: position in none of the tube's intervals
   Counter &events;      ///< events.count: events handed to the event sink
 };
 
 /// One instance per daemon; process() runs on the processing thread.
 class CaenModule final : public sdk::Module {
 public:
-  /// Throws sdk::ConfigError for a configuration it cannot use.
+  /// Throws sdk::ConfigError for a configuration or calibration it cannot use.
   explicit CaenModule(sdk::ModuleContext &ctx);
+
+  /// Reads ctx.calibration(): the ESS charge-division calibration (CaenCalibration).
+  static constexpr bool kAcceptsCalibration = true;
 
   void process(const sdk::Packet &packet) noexcept override;
 
@@ -46,6 +53,7 @@ public:
 
 private:
   CaenConfig config_;
+  std::optional<CaenCalibration> calibration_; ///< none: pixels as positionIndex() gives them
   sdk::EventSink &events_;
   readout::HeaderCounters headerCounters_;
   readout::TofCounters tofCounters_;

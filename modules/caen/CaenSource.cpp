@@ -14,13 +14,17 @@ int32_t lowestSum(const caen::CaenConfig &c) {
 } // namespace
 
 CaenSource::CaenSource(const nlohmann::json &config, const std::string &configSource,
-                       uint64_t seed)
+                       uint64_t seed, const nlohmann::json &calibration,
+                       const std::string &calibrationSource)
     : config_(config, configSource),
       rng_(seed), sum_(lowestSum(config_), std::min(lowestSum(config_) + 4000, 32767)) {
   if (lowestSum(config_) > 32767) {
     throw sdk::ConfigError(configSource + ": amplitude_threshold " +
                            std::to_string(config_.amplitudeThreshold) +
                            " cannot be reached with 16-bit amplitudes");
+  }
+  if (!calibration.is_null()) {
+    calibration_.emplace(calibration, calibrationSource, config_);
   }
 }
 
@@ -35,7 +39,11 @@ size_t CaenSource::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out, sd
   }
   const caen::Channel &ch = config_.channels[n.y];
   const int32_t sum = sum_(rng_);
-  const int32_t b = caen::amplitudeBForPosition(n.x, sum, config_.pixelsPerTube);
+  const int32_t b = calibration_ ? calibration_->amplitudeB(n.y, n.x, sum)
+                                 : caen::amplitudeBForPosition(n.x, sum, config_.pixelsPerTube);
+  if (b < 0) {
+    return 0;
+  }
   caen::CaenReadout r{};
   r.fiber = ch.fiber;
   r.fen = ch.fen;

@@ -3,7 +3,10 @@
 #pragma once
 
 #include "common/sdk/ReadoutSource.h"
+#include "modules/caen/CaenCalibration.h"
 #include "modules/caen/CaenConfig.h"
+
+#include <optional>
 
 #include <random>
 
@@ -19,7 +22,12 @@ public:
   static constexpr uint64_t kNoiseEvery = 16;
 
   /// `config` is the caen module's instrument JSON; validated with the module's key table.
-  CaenSource(const nlohmann::json &config, const std::string &configSource, uint64_t seed);
+  /// With a `calibration` (the module's, from `calibrationSource`; null = none) B is chosen
+  /// with CaenCalibration::amplitudeB so that the calibrated module finds the drawn pixel; a
+  /// neutron on a pixel the calibration cannot reach is not written (no truth either).
+  CaenSource(const nlohmann::json &config, const std::string &configSource, uint64_t seed,
+             const nlohmann::json &calibration = nullptr,
+             const std::string &calibrationSource = {});
 
   [[nodiscard]] uint8_t detectorType() const override { return config_.detectorType; }
   [[nodiscard]] uint32_t imageWidth() const override { return config_.imageWidth(); }
@@ -32,6 +40,7 @@ public:
 
 private:
   caen::CaenConfig config_;
+  std::optional<caen::CaenCalibration> calibration_;
   std::mt19937_64 rng_;
   std::uniform_int_distribution<int32_t> sum_;
   uint64_t readouts_ = 0;

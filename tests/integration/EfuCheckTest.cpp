@@ -192,4 +192,46 @@ TEST(EfuCheck, RxPriorityWithoutTheRightToItFails) {
   EXPECT_NE(line.find("CAP_SYS_NICE"), std::string::npos) << line;
 }
 
+/// A calibration file in the test's temporary directory.
+std::string writeFile(const std::string &name, const std::string &text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// efu --calibration: a calibration the module refuses stops efu at start (exit 1), naming the
+// file and the key path; a module that takes no calibration refuses any.
+TEST(EfuCalibration, ARefusedCalibrationStopsEfuNamingFileAndKey) {
+  const std::string bad = writeFile(
+      "bad-calibration.json",
+      R"({"Calibration": {"instrument": "loki", "groups": 3, "groupsize": 1, "Parameters": []}})");
+  Process efu({EFU_BINARY, "-d", "caen", "-f", std::string(CONFIG_DIR) + "/loki.json",
+               "--calibration", bad, "--no-kafka", "-i", "127.0.0.1", "-p",
+               std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
+  EXPECT_EQ(efu.wait(60s).value_or(-1), 1) << efu.output();
+  EXPECT_NE(efu.output().find(bad + ": calibration Calibration.groups = 3: expected one group "
+                                    "per tube: 224"),
+            std::string::npos)
+      << efu.output();
+
+  Process udp({EFU_BINARY, "-d", "udp", "--calibration", bad, "--no-kafka", "-i", "127.0.0.1",
+               "-p", std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
+  EXPECT_EQ(udp.wait(60s).value_or(-1), 1) << udp.output();
+  EXPECT_NE(udp.output().find(bad + ": module 'udp' takes no calibration"), std::string::npos)
+      << udp.output();
+
+  const std::string notJson = writeFile("not-json-calibration.json", "{\"Calibration\": [");
+  Process broken({EFU_BINARY, "-d", "caen", "-f", std::string(CONFIG_DIR) + "/loki.json",
+                  "--calibration", notJson, "--no-kafka", "-i", "127.0.0.1", "-p",
+                  std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
+  EXPECT_EQ(broken.wait(60s).value_or(-1), 1) << broken.output();
+  EXPECT_NE(broken.output().find(notJson + ": not valid JSON"), std::string::npos)
+      << broken.output();
+
+  const CheckRun run = check("caen", {"-f", std::string(CONFIG_DIR) + "/loki.json",
+                                      "--calibration", bad, "--no-kafka"});
+  EXPECT_EQ(run.exitCode, 1) << run.output;
+  EXPECT_NE(run.line("module").find("Calibration.groups = 3"), std::string::npos) << run.output;
+}
+
 } // namespace

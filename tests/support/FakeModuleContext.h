@@ -64,6 +64,15 @@ public:
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
   [[nodiscard]] const std::string &configSource() const override { return source_; }
   [[nodiscard]] uint32_t statsIntervalMs() const override { return 1000; }
+  [[nodiscard]] const nlohmann::json &calibration() const override { return calibration_; }
+  [[nodiscard]] const std::string &calibrationSource() const override {
+    return calibrationSource_;
+  }
+  /// What calibration() returns (null = none, the default).
+  void setCalibration(nlohmann::json calibration, std::string source = "calib.json") {
+    calibration_ = std::move(calibration);
+    calibrationSource_ = std::move(source);
+  }
   void setLossCounters(const Counter &lost, const Counter &expected) override {
     lost_ = &lost;
     expected_ = &expected;
@@ -98,6 +107,8 @@ public:
 private:
   nlohmann::json config_;
   std::string source_;
+  nlohmann::json calibration_;
+  std::string calibrationSource_;
   spdlog::logger logger_;
   std::map<std::string, std::unique_ptr<Counter>> counters_;
   std::set<std::string> gauges_;

@@ -285,6 +285,62 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   EXPECT_TRUE(efu_->running());
 }
 
+// readoutgen --calibration F → efu --calibration F (a second efu, instrument lokicalib): the
+// events in Kafka are the truth, and no readout falls outside the calibration's intervals.
+TEST_F(CaenEndToEnd, CalibratedChainMatchesGroundTruth) {
+  nlohmann::json parameters = nlohmann::json::array();
+  for (int t = 0; t < 224; ++t) {
+    parameters.push_back({{"groupindex", t},
+                          {"intervals", {{0.0, 0.3}, {0.3, 0.6}, {0.6, 1.0}}},
+                          {"polynomials", {{0.01, 0.02, -0.03, 0.01}, {-0.01, 0.03, 0.0, 0.0},
+                                           {0.005 * (t % 4), -0.02, 0.01, 0.0}}}});
+  }
+  const auto calPath = dir_ / "loki-calibration.json";
+  std::ofstream(calPath) << nlohmann::json{
+      {"Calibration",
+       {{"instrument", "loki"}, {"groups", 224}, {"groupsize", 3}, {"Parameters", parameters}}}};
+  const uint16_t udp = freeUdpPort();
+  const uint16_t cmd = freeTcpPort();
+  Process efu({EFU_BINARY, "-d", "caen", "-f", config_, "--calibration", calPath.string(),
+               "--instrument", "lokicalib", "-p", std::to_string(udp), "-m", std::to_string(cmd),
+               "-b", bootstrap_, "--stats-interval", "0.2"});
+  ASSERT_TRUE(eventually([&] { return !control(cmd, "VERSION_GET").empty() || !efu.running(); }))
+      << efu.output();
+  ASSERT_TRUE(efu.running()) << efu.output();
+  const auto truthPath = dir_ / "calibrated-truth.csv";
+  Process gen({READOUTGEN, "-f", config_, "--calibration", calPath.string(), "-p",
+               std::to_string(udp), "-q", "--json", "-n", "10000", "--eps", "100000",
+               "--events-per-pulse", "2500", "--pattern", "uniform", "--truth", truthPath.string()});
+  ASSERT_EQ(gen.wait(120s), std::optional<int>(0)) << gen.output();
+  const auto truth = readTruth(truthPath);
+  int64_t truthEvents = 0;
+  for (const auto &[e, n] : truth) {
+    truthEvents += n;
+  }
+  ASSERT_GE(truthEvents, 9'500); // pixels pushed off the tube ends are not drawn
+  ASSERT_TRUE(eventually([&] { return counter(cmd, "readouts.count") >= truthEvents; }));
+  EXPECT_EQ(counter(cmd, "readouts.errors.calibration"), std::optional<int64_t>(0));
+  int64_t dumped = 0;
+  int64_t matched = 0;
+  eventually(
+      [&] {
+        Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "lokicalib_detector", "--from",
+                      "beginning", "--timeout", "2", "--log-level", "warn"});
+        dump.wait(60s);
+        const auto got = dumpedEvents(dump.output(), dumped);
+        matched = 0;
+        for (const auto &[e, n] : truth) {
+          const auto it = got.find(e);
+          matched += it == got.end() ? 0 : std::min(n, it->second);
+        }
+        return matched >= truthEvents;
+      },
+      60s);
+  EXPECT_GE(matched * 100, truthEvents * 99) << "matched " << matched << " of " << truthEvents;
+  efu.signal(SIGTERM);
+  EXPECT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
+}
+
 // Commissioning loop: the live run's datagrams, sampled to ar51 (--monitor-every 1), written to
 // a pcap file by efu-dump and replayed by udpgen --pcap into a second efu, form the same events
 // and move the same module counters as the live run did.
