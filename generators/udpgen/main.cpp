@@ -60,9 +60,12 @@ int main(int argc, char **argv) {
                  "duration {}, SO_SNDBUF {} B",
                  options.address, options.port, options.sizeBytes, sender.messagesPerCall(),
                  sender.gsoSegments(),
-                 pps > 0.0 ? fmt::format("paced at {:.0f} pps ({} user data)", pps,
-                                         formatBitRate(pps * 8.0 * options.sizeBytes))
-                           : std::string("unpaced"),
+                 options.spacingUs > 0.0
+                     ? fmt::format("{} back to back every {} us ({:.0f} pps)", options.burst,
+                                   options.spacingUs, pps)
+                 : pps > 0.0 ? fmt::format("paced at {:.0f} pps ({} user data)", pps,
+                                           formatBitRate(pps * 8.0 * options.sizeBytes))
+                             : std::string("unpaced"),
                  options.count > 0 ? std::to_string(options.count) : std::string("unlimited"),
                  options.durationS > 0.0 ? fmt::format("{} s", options.durationS)
                                          : std::string("unlimited"),
