@@ -299,7 +299,11 @@ SendSummary UdpSender::run(const std::atomic<bool> &stop,
       const int64_t targetNs =
           startNs + static_cast<int64_t>(static_cast<double>(seq) * nsPerDatagram);
       if (targetNs > nowNs) {
-        sleepUntilOrSignal(std::min({targetNs, nextReportNs, endNs}));
+        if (options_.spacingUs > 0.0 && targetNs - nowNs <= kSpinNs) {
+          continue; // spin: the loop reads the clock again
+        }
+        const int64_t wakeNs = options_.spacingUs > 0.0 ? targetNs - kSpinNs : targetNs;
+        sleepUntilOrSignal(std::min({wakeNs, nextReportNs, endNs}));
         continue;
       }
     }
