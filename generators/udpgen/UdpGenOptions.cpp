@@ -95,6 +95,13 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
       ->needs(pcap);
   pcap->excludes(rate);
   pcap->excludes(spacing);
+  app.add_flag("--rr", options.requestResponse,
+               "Request-response: send one datagram, wait for its echo (udpecho), record the "
+               "round-trip time; summary with p50/p90/p99")
+      ->excludes(rate)
+      ->excludes(pps)
+      ->excludes(spacing)
+      ->excludes(pcap);
   app.add_flag("--json", options.json, "Print the final summary as one JSON line on stdout");
   app.add_flag("-q,--quiet", options.quiet, "No per-second progress lines");
   app.add_flag("--theory", options.theory,

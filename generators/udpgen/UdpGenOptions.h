@@ -25,6 +25,7 @@ struct UdpGenOptions {
   uint64_t pps = 0;                  ///< Offered datagram rate; 0 = unpaced.
   double spacingUs = 0.0;            ///< --spacing: µs from one group's start to the next; 0 = off.
   uint32_t burst = 1;                ///< --burst: datagrams sent back to back per --spacing.
+  bool requestResponse = false;      ///< --rr: one datagram at a time, wait for its echo.
   uint64_t count = 0;                ///< Datagrams (sequence numbers) to send; 0 = unlimited.
   double durationS = 0.0;            ///< --stopafter: run time in seconds; 0 = unlimited.
   int cpu = -1;                      ///< Core to pin the sending thread to; -1 = not pinned.
