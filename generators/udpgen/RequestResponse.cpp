@@ -101,6 +101,7 @@ RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<boo
       const int64_t gotNs = monotonicNs();
       if (got >= 8 && loadLe64(in.data()) == seq) {
         summary.rttNs.add(static_cast<uint64_t>(gotNs - sentNs));
+        summary.rttSumNs += static_cast<uint64_t>(gotNs - sentNs);
         ++summary.replies;
         answered = true;
       } else if (got >= 0) {
@@ -115,6 +116,13 @@ RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<boo
   close(fd);
   return summary;
 }
+
+namespace {
+double meanUs(const RrSummary &s) {
+  return s.replies > 0 ? static_cast<double>(s.rttSumNs) / static_cast<double>(s.replies) / 1e3
+                       : 0.0;
+}
+} // namespace
 
 std::string rrJson(const RrSummary &s) {
   const auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1e3; };
@@ -131,6 +139,7 @@ std::string rrJson(const RrSummary &s) {
         {"p90", us(s.rttNs.percentile(0.9))},
         {"p99", us(s.rttNs.percentile(0.99))},
         {"max", us(s.rttNs.max())},
+        {"mean", meanUs(s)},
         {"samples", s.rttNs.count()}}},
   };
   return json.dump();
@@ -140,11 +149,12 @@ std::string rrText(const RrSummary &s) {
   const auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1e3; };
   return fmt::format("udpgen request-response summary\n"
                      "  requests      {} of {} B in {:.3f} s, {} echoed, {} lost, {} strays\n"
-                     "  rtt           p50 {:.1f} us, p90 {:.1f} us, p99 {:.1f} us, max {:.1f} us "
+                     "  rtt           p50 {:.1f} us, p90 {:.1f} us, p99 {:.1f} us, max {:.1f} us, "
+                     "mean {:.1f} us "
                      "(percentiles: lower bounds of log bins, at most 12.5 % low)\n",
                      s.requests, s.sizeBytes, s.elapsedS, s.replies, s.lost, s.strays,
                      us(s.rttNs.percentile(0.5)), us(s.rttNs.percentile(0.9)),
-                     us(s.rttNs.percentile(0.99)), us(s.rttNs.max()));
+                     us(s.rttNs.percentile(0.99)), us(s.rttNs.max()), meanUs(s));
 }
 
 } // namespace efu::udpgen

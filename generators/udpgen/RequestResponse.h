@@ -22,6 +22,7 @@ struct RrSummary {
   uint32_t sizeBytes = 0;
   double elapsedS = 0.0;
   LogHistogram rttNs; ///< round-trip times, ns (CLOCK_MONOTONIC around send and receive)
+  uint64_t rttSumNs = 0; ///< for the exact mean (the bins are 1/8 octave wide)
 };
 
 /// Sends --count requests (or until --stopafter or `stop`) to the echo at --dip:--port, one at
