@@ -5,6 +5,9 @@
 #include "common/sdk/Module.h"
 #include "common/stats/Stats.h"
 
+#include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace efu {
@@ -36,6 +39,20 @@ public:
     expected_ = &expected;
   }
   void setError(std::string_view message) override { error_ = message; }
+  sdk::Report &report(std::string_view name) override {
+    auto [it, inserted] = reports_.try_emplace(std::string(name));
+    if (!inserted) {
+      throw std::invalid_argument("duplicate report " + std::string(name));
+    }
+    it->second = std::make_unique<sdk::Report>();
+    return *it->second;
+  }
+  /// The report registered as `name`, or nullptr. Reports are registered before the control
+  /// server starts, so the map does not change while it is read.
+  [[nodiscard]] const sdk::Report *findReport(std::string_view name) const {
+    auto it = reports_.find(name);
+    return it == reports_.end() ? nullptr : it->second.get();
+  }
 
   [[nodiscard]] const std::string &error() const noexcept { return error_; }
   [[nodiscard]] const Counter *lostCounter() const noexcept { return lost_; }
@@ -53,6 +70,7 @@ private:
   const Counter *lost_ = nullptr;
   const Counter *expected_ = nullptr;
   std::string error_;
+  std::map<std::string, std::unique_ptr<sdk::Report>, std::less<>> reports_;
 };
 
 } // namespace efu

@@ -125,6 +125,10 @@ int run(const efu::DaemonOptions &options) {
     return fmt::format(R"({{"rx":{},"cpu":{}}})", report.json(), cpu.json());
   };
   info.requestExit = [&exitRequested] { exitRequested = true; };
+  info.report = [&context](std::string_view name) -> std::optional<std::string> {
+    const efu::sdk::Report *found = context.findReport(name);
+    return found != nullptr ? std::optional(found->read()) : std::nullopt;
+  };
   if (kafka) {
     efu::kafka::RawSampler &sampler = *kafka->sampler();
     info.setCalibMode = [&sampler, &log](bool on) {

@@ -11,6 +11,7 @@
 #include <concepts>
 #include <cstdint>
 #include <stdexcept>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -18,8 +19,8 @@
 /// (descriptor, Packet, the classes and their virtual functions). The loader accepts only a
 /// module with efu's number, descriptor size and toolchain tag: modules are rebuilt per efu
 /// release, never loaded across an ABI change (docs/modules.md, Compatibility).
-/// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number.
-#define EFU_MODULE_ABI_VERSION 2
+/// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number; 3 added reports and calibrations.
+#define EFU_MODULE_ABI_VERSION 3
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
@@ -66,6 +67,26 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/// A named JSON document a module shows on demand (ABI 3): the control command
+/// `REPORT_GET <name>` answers with the text last published (docs/control.md), "{}" before the
+/// first. For what does not fit counters: whole histograms, lists of positions. publish()
+/// copies under a lock: call it from tick() or flush(), never from process().
+class Report {
+public:
+  void publish(std::string json) {
+    const std::lock_guard lock(mutex_);
+    text_ = std::move(json);
+  }
+  [[nodiscard]] std::string read() const {
+    const std::lock_guard lock(mutex_);
+    return text_;
+  }
+
+private:
+  mutable std::mutex mutex_;
+  std::string text_ = "{}";
+};
+
 /// The narrow view of the daemon a module gets. Valid for the module's whole life.
 class ModuleContext {
 public:
@@ -91,6 +112,7 @@ public:
   /// a level, a count net of corrections). Monitoring then treats a fall as a value, not as a
   /// restart (Prometheus `gauge` instead of `counter`). Same rules as counter().
   virtual Counter &gauge(std::string_view name) = 0;
+  // Appended with ABI 3:
   /// The calibration given with `--calibration FILE` (JSON as read, bounded like configs), or
   /// null when none was given. A module that reads it declares
   /// `static constexpr bool kAcceptsCalibration = true;` and checks it in its constructor
@@ -99,6 +121,9 @@ public:
   [[nodiscard]] virtual const nlohmann::json &calibration() const = 0;
   /// The calibration's file name ("" when none), for error messages.
   [[nodiscard]] virtual const std::string &calibrationSource() const = 0;
+  /// Registers a report (dotted lowercase name, e.g. "udp.histograms"), read by REPORT_GET.
+  /// Call from the constructor only. Throws on a duplicate name.
+  virtual Report &report(std::string_view name) = 0;
 };
 
 /// A detector module instance. The framework owns the threads; a module never starts any.

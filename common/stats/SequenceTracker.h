@@ -72,6 +72,8 @@ public:
     return Rules == SequenceRules::Exact ? counts_.skipped - counts_.recovered : counts_.skipped;
   }
   [[nodiscard]] uint64_t expected() const noexcept { return counts_.expected; }
+  /// The highest number so far (0 before the first): a late arrival's distance is highest - seq.
+  [[nodiscard]] Seq highest() const noexcept { return highest_; }
   [[nodiscard]] uint64_t reordered() const noexcept { return counts_.reordered; }
   [[nodiscard]] uint64_t duplicates() const noexcept { return counts_.duplicates; }
   [[nodiscard]] uint64_t restarts() const noexcept { return counts_.restarts; }

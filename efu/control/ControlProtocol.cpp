@@ -14,10 +14,10 @@ namespace efu {
 
 namespace {
 
-constexpr std::array<std::string_view, 13> kCommands{
+constexpr std::array<std::string_view, 14> kCommands{
     "VERSION_GET",    "DETECTOR_INFO_GET", "STAT_GET_COUNT",    "STAT_GET", "STAT_GET_NAME",
     "CMD_GET_COUNT",  "CMD_GET",           "RUNTIMESTATS",      "EXIT",     "AUTH",
-    "CALIB_MODE_GET", "CALIB_MODE_SET",    "RUNTIMESTATS_JSON",
+    "CALIB_MODE_GET", "CALIB_MODE_SET",    "RUNTIMESTATS_JSON", "REPORT_GET",
 };
 
 /// Compares every byte whatever the first difference, so reply time tells nothing of the secret.
@@ -192,6 +192,13 @@ std::string ControlProtocol::handle(std::string_view line, ControlSession &sessi
       }
       info_.setCalibMode(tokens[1] == "1");
       return std::string(kOk);
+    }
+    if (command == "REPORT_GET") {
+      const auto text = nargs == 1 && info_.report ? info_.report(tokens[1]) : std::nullopt;
+      if (!text) {
+        return std::string(kBadArguments);
+      }
+      return oneLine("REPORT_GET " + std::string(tokens[1]) + ' ' + *text);
     }
     if (command == "EXIT") {
       if (!noArgs()) {

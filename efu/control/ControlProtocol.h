@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,6 +34,9 @@ struct ControlInfo {
   /// reads it. May be empty (then the mode is refused with BADCMD).
   std::function<void(bool)> setCalibMode;
   std::function<bool()> calibMode;
+  /// REPORT_GET <name>: the JSON text of the module's report `name` (sdk::Report), or nullopt
+  /// for an unknown name. May be empty (then every name is unknown).
+  std::function<std::optional<std::string>(std::string_view)> report;
   /// Shared secret that commands changing the daemon's state (EXIT, CALIB_MODE_SET) need: a
   /// connection sends "AUTH <secret>" first. Empty: no secret is asked for.
   std::string secret;

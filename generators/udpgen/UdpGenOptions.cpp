@@ -42,6 +42,19 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
                   ->capture_default_str();
   rate->excludes(pps);
   pps->excludes(rate);
+  auto *spacing =
+      app.add_option("--spacing", options.spacingUs,
+                     "Microseconds from the start of one group of --burst datagrams to the next "
+                     "(udpmon's -w), scheduled against the start time (0 = off)")
+          ->capture_default_str()
+          ->check(CLI::Range(0.0, 1e9))
+          ->excludes(rate)
+          ->excludes(pps);
+  app.add_option("--burst", options.burst,
+                 "With --spacing: datagrams sent back to back in one send call per spacing")
+      ->capture_default_str()
+      ->check(CLI::Range(1U, kMaxBatch))
+      ->needs(spacing);
   app.add_option("-n,--count", options.count, "Datagrams to send (0 = unlimited)")
       ->capture_default_str();
   auto *stopAfter =
@@ -81,6 +94,14 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
       ->capture_default_str()
       ->needs(pcap);
   pcap->excludes(rate);
+  pcap->excludes(spacing);
+  app.add_flag("--rr", options.requestResponse,
+               "Request-response: send one datagram, wait for its echo (udpecho), record the "
+               "round-trip time; summary with p50/p90/p99")
+      ->excludes(rate)
+      ->excludes(pps)
+      ->excludes(spacing)
+      ->excludes(pcap);
   app.add_flag("--json", options.json, "Print the final summary as one JSON line on stdout");
   app.add_flag("-q,--quiet", options.quiet, "No per-second progress lines");
   app.add_flag("--theory", options.theory,

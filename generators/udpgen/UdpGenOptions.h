@@ -23,6 +23,9 @@ struct UdpGenOptions {
   uint32_t sizeBytes = 8972;         ///< User data (UDP payload) per datagram.
   double rateBps = 0.0;              ///< Offered user-data rate in bits/s; 0 = unpaced.
   uint64_t pps = 0;                  ///< Offered datagram rate; 0 = unpaced.
+  double spacingUs = 0.0;            ///< --spacing: µs from one group's start to the next; 0 = off.
+  uint32_t burst = 1;                ///< --burst: datagrams sent back to back per --spacing.
+  bool requestResponse = false;      ///< --rr: one datagram at a time, wait for its echo.
   uint64_t count = 0;                ///< Datagrams (sequence numbers) to send; 0 = unlimited.
   double durationS = 0.0;            ///< --stopafter: run time in seconds; 0 = unlimited.
   int cpu = -1;                      ///< Core to pin the sending thread to; -1 = not pinned.
@@ -40,6 +43,9 @@ struct UdpGenOptions {
 
   /// Datagrams per second implied by --bitrate or --pps; 0 when unpaced.
   [[nodiscard]] double targetPps() const noexcept {
+    if (spacingUs > 0.0) {
+      return static_cast<double>(burst) * 1e6 / spacingUs;
+    }
     if (pps > 0) {
       return static_cast<double>(pps);
     }

@@ -62,6 +62,10 @@ double SendSummary::kpps() const noexcept {
 }
 
 UdpSender::UdpSender(const UdpGenOptions &options) : options_(options) {
+  if (options_.spacingUs > 0.0) {
+    // One send call per group: --batch grows to hold a whole --burst.
+    options_.batch = std::max(options_.batch, options_.burst);
+  }
   if (options_.sizeBytes < kMinSizeBytes || options_.sizeBytes > kMaxSizeBytes) {
     throw std::runtime_error("size " + std::to_string(options_.sizeBytes) + " B is outside " +
                              std::to_string(kMinSizeBytes) + ".." + std::to_string(kMaxSizeBytes));
@@ -122,7 +126,9 @@ UdpSender::UdpSender(const UdpGenOptions &options) : options_(options) {
 
   messagesPerCall_ = options_.batch;
   const double pps = options_.targetPps();
-  if (pps > 0.0) {
+  if (options_.spacingUs > 0.0) {
+    messagesPerCall_ = (options_.burst + segments_ - 1) / segments_;
+  } else if (pps > 0.0) {
     // Keep each paced burst within kMaxBurstNs of traffic, but at least one message.
     const double burstDatagrams = pps * static_cast<double>(kMaxBurstNs) / 1e9;
     const double burstMessages = burstDatagrams / segments_;
@@ -280,15 +286,24 @@ SendSummary UdpSender::run(const std::atomic<bool> &stop,
       break;
     }
     uint64_t datagrams = static_cast<uint64_t>(messagesPerCall_) * segments_;
+    if (options_.spacingUs > 0.0) {
+      datagrams = std::min<uint64_t>(datagrams, options_.burst); // one group per call
+    }
     if (options_.count > 0) {
       datagrams = std::min(datagrams, options_.count - seq);
     }
     if (pps > 0.0) {
       // Scheduled against the start time: late calls catch up, early ones wait; no drift.
+      // With --spacing every call starts a group (seq a multiple of --burst), due at
+      // start + group x spacing.
       const int64_t targetNs =
           startNs + static_cast<int64_t>(static_cast<double>(seq) * nsPerDatagram);
       if (targetNs > nowNs) {
-        sleepUntilOrSignal(std::min({targetNs, nextReportNs, endNs}));
+        if (options_.spacingUs > 0.0 && targetNs - nowNs <= kSpinNs) {
+          continue; // spin: the loop reads the clock again
+        }
+        const int64_t wakeNs = options_.spacingUs > 0.0 ? targetNs - kSpinNs : targetNs;
+        sleepUntilOrSignal(std::min({wakeNs, nextReportNs, endNs}));
         continue;
       }
     }

@@ -19,6 +19,10 @@ namespace efu::udpgen {
 inline constexpr uint32_t kMaxGsoSegments = 64;
 /// When paced, one send call carries at most this much traffic, so bursts stay short.
 inline constexpr int64_t kMaxBurstNs = 1'000'000;
+/// With --spacing the last stretch before a group's due time is spun on the clock, not slept:
+/// a sleep wakes 50-150 µs late (timer slack, scheduling), which would send the groups of a
+/// short spacing back to back after each wake-up. Costs one core while pacing, as in udpmon.
+inline constexpr int64_t kSpinNs = 200'000;
 
 /// Counters of one run. Every sequence number handed out is either sent or failed.
 struct SendCounters {

@@ -5,6 +5,7 @@
 #include "common/system/Affinity.h"
 #include "common/system/Log.h"
 #include "generators/udpgen/PcapReplay.h"
+#include "generators/udpgen/RequestResponse.h"
 #include "generators/udpgen/UdpGenOptions.h"
 #include "generators/udpgen/UdpSender.h"
 
@@ -54,15 +55,30 @@ int main(int argc, char **argv) {
     if (const std::string error = pinCurrentThread(options.cpu); !error.empty()) {
       spdlog::warn("{}; running unpinned", error);
     }
+    if (options.requestResponse) {
+      spdlog::info("request-response with {}:{}: {} B per datagram, count {}", options.address,
+                   options.port, options.sizeBytes,
+                   options.count > 0 ? std::to_string(options.count) : std::string("unlimited"));
+      const RrSummary summary = runRequestResponse(options, stopFlag());
+      std::fputs(rrText(summary).c_str(), stderr);
+      if (options.json) {
+        std::printf("%s\n", rrJson(summary).c_str());
+        std::fflush(stdout);
+      }
+      return 0;
+    }
     UdpSender sender(options);
     const double pps = options.targetPps();
     spdlog::info("sending to {}:{}: {} B per datagram, {} x {} datagrams per call, {}, count {}, "
                  "duration {}, SO_SNDBUF {} B",
                  options.address, options.port, options.sizeBytes, sender.messagesPerCall(),
                  sender.gsoSegments(),
-                 pps > 0.0 ? fmt::format("paced at {:.0f} pps ({} user data)", pps,
-                                         formatBitRate(pps * 8.0 * options.sizeBytes))
-                           : std::string("unpaced"),
+                 options.spacingUs > 0.0
+                     ? fmt::format("{} back to back every {} us ({:.0f} pps)", options.burst,
+                                   options.spacingUs, pps)
+                 : pps > 0.0 ? fmt::format("paced at {:.0f} pps ({} user data)", pps,
+                                           formatBitRate(pps * 8.0 * options.sizeBytes))
+                             : std::string("unpaced"),
                  options.count > 0 ? std::to_string(options.count) : std::string("unlimited"),
                  options.durationS > 0.0 ? fmt::format("{} s", options.durationS)
                                          : std::string("unlimited"),

@@ -3,6 +3,7 @@
 #include "tests/integration/TestKit.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -133,6 +134,51 @@ TEST_P(EfuUdp, InjectedGapsReordersAndDuplicatesAreCountedExactly) {
   EXPECT_EQ(stat("udp.seq.reordered"), 2);
   EXPECT_EQ(stat("udp.seq.duplicates"), 3);
   EXPECT_EQ(stat("udp.seq.restarts"), 0);
+  stopWith("EXIT");
+}
+
+/// The module's report `name` (REPORT_GET) as JSON, polled until `done` holds for it.
+nlohmann::json reportWhen(uint16_t cmdPort, const std::string &name,
+                          const std::function<bool(const nlohmann::json &)> &done) {
+  nlohmann::json report;
+  const std::string prefix = "REPORT_GET " + name + ' ';
+  eventually([&] {
+    const std::string reply = control(cmdPort, "REPORT_GET " + name);
+    if (reply.rfind(prefix, 0) != 0) {
+      return false;
+    }
+    report = nlohmann::json::parse(reply.substr(prefix.size()));
+    return done(report);
+  });
+  return report;
+}
+
+TEST_P(EfuUdp, LossPatternAndReorderHistogramComeBackOverTheControlPort) {
+  UdpSender sender;
+  int64_t sent = 0;
+  for (uint64_t seq = 0; seq < 400; ++seq) {
+    if (seq % 8 != 7) { // every 8th lost: 7, 15, ..., 399
+      sender.sendSequence(udpPort_, seq);
+      ++sent;
+    }
+  }
+  sender.sendSequence(udpPort_, 400); // closes the last gap
+  sender.sendSequence(udpPort_, 399); // late, 1 back: no loss after all
+  sent += 2;
+  waitProcessed(sent);
+  EXPECT_EQ(stat("udp.loss.bursts"), 50);
+  const auto pattern = reportWhen(cmdPort_, "udp.loss.pattern",
+                                  [](const nlohmann::json &r) { return r.value("gaps_seen", 0) == 50; });
+  EXPECT_EQ(pattern["period"], 8);
+  ASSERT_EQ(pattern["first_lost"].size(), 50U);
+  EXPECT_EQ(pattern["first_lost"][0], 7);
+  EXPECT_EQ(pattern["first_lost"][49], 399);
+  const auto histograms = reportWhen(cmdPort_, "udp.histograms", [](const nlohmann::json &r) {
+    return r.contains("reorder") && r["reorder"]["count"] == 1;
+  });
+  EXPECT_EQ(histograms["reorder"]["bins"], nlohmann::json::parse("[[1,1]]"));
+  EXPECT_EQ(histograms["burst"]["bins"], nlohmann::json::parse("[[1,50]]"));
+  EXPECT_EQ(control(cmdPort_, "REPORT_GET udp.nothing"), "Error: <BADARGS>");
   stopWith("EXIT");
 }
 

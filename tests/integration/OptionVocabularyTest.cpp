@@ -23,7 +23,8 @@ const std::map<std::string, std::string> kPrograms = {{"efu", EFU_BINARY},
                                                       {"udpgen", UDPGEN_BINARY},
                                                       {"readoutgen", READOUTGEN_BINARY},
                                                       {"efu-dump", DUMP_BINARY},
-                                                      {"efu-broker", BROKER_BINARY}};
+                                                      {"efu-broker", BROKER_BINARY},
+                                                      {"udpecho", UDPECHO_BINARY}};
 
 /// One row of the table: spellings, the programs that have them, and each program's old ones.
 struct Row {

@@ -78,6 +78,18 @@ public:
     expected_ = &expected;
   }
   void setError(std::string_view message) override { error = std::string(message); }
+  sdk::Report &report(std::string_view name) override {
+    auto [it, inserted] = reports_.try_emplace(std::string(name), nullptr);
+    if (!inserted) {
+      throw std::invalid_argument("duplicate report " + std::string(name));
+    }
+    it->second = std::make_unique<sdk::Report>();
+    return *it->second;
+  }
+  /// The text last published to a registered report; throws for an unknown name.
+  [[nodiscard]] std::string reportText(const std::string &name) const {
+    return reports_.at(name)->read();
+  }
 
   /// Value of a registered counter; throws for an unknown name (catches typos in tests).
   [[nodiscard]] int64_t value(const std::string &name) const {
@@ -112,6 +124,7 @@ private:
   spdlog::logger logger_;
   std::map<std::string, std::unique_ptr<Counter>> counters_;
   std::set<std::string> gauges_;
+  std::map<std::string, std::unique_ptr<sdk::Report>> reports_;
   const Counter *lost_ = nullptr;
   const Counter *expected_ = nullptr;
 };

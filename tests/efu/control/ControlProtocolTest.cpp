@@ -109,11 +109,25 @@ TEST_F(ControlProtocolTest, StatGetName) {
   EXPECT_EQ(protocol.handle("STAT_GET_NAME receive.bytes receive.packets"), kBadArgs);
 }
 
+TEST_F(ControlProtocolTest, ReportGetAnswersTheNamedReportOnOneLine) {
+  ControlInfo withReport = info();
+  withReport.report = [](std::string_view name) -> std::optional<std::string> {
+    return name == "udp.histograms" ? std::optional<std::string>("{\"a\":\n1}") : std::nullopt;
+  };
+  ControlProtocol protocol(stats_, std::move(withReport));
+  EXPECT_EQ(protocol.handle("REPORT_GET udp.histograms"), "REPORT_GET udp.histograms {\"a\": 1}");
+  EXPECT_EQ(protocol.handle("REPORT_GET no.such"), kBadArgs);
+  EXPECT_EQ(protocol.handle("REPORT_GET"), kBadArgs);
+  EXPECT_EQ(protocol.handle("REPORT_GET a b"), kBadArgs);
+  ControlProtocol without(stats_, info());
+  EXPECT_EQ(without.handle("REPORT_GET udp.histograms"), kBadArgs);
+}
+
 TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
   ControlProtocol protocol(stats_, info());
   const auto commands = ControlProtocol::commands();
-  ASSERT_EQ(commands.size(), 13U);
-  EXPECT_EQ(protocol.handle("CMD_GET_COUNT"), "CMD_GET_COUNT 13");
+  ASSERT_EQ(commands.size(), 14U);
+  EXPECT_EQ(protocol.handle("CMD_GET_COUNT"), "CMD_GET_COUNT 14");
   EXPECT_EQ(protocol.handle("CMD_GET_COUNT 1"), kBadArgs);
   for (size_t i = 1; i <= commands.size(); ++i) {
     EXPECT_EQ(protocol.handle("CMD_GET " + std::to_string(i)),
@@ -122,7 +136,7 @@ TEST_F(ControlProtocolTest, CmdGetCountAndCmdGetListEveryCommand) {
   EXPECT_EQ(protocol.handle("CMD_GET 1"), "CMD_GET VERSION_GET");
   EXPECT_EQ(protocol.handle("CMD_GET 9"), "CMD_GET EXIT");
   EXPECT_EQ(protocol.handle("CMD_GET 10"), "CMD_GET AUTH");
-  for (const char *line : {"CMD_GET", "CMD_GET 0", "CMD_GET 14", "CMD_GET -1", "CMD_GET x",
+  for (const char *line : {"CMD_GET", "CMD_GET 0", "CMD_GET 15", "CMD_GET -1", "CMD_GET x",
                            "CMD_GET 4294967306", "CMD_GET 1 1"}) {
     EXPECT_EQ(protocol.handle(line), kBadArgs) << line;
   }

@@ -206,7 +206,7 @@ TEST_F(ControlServerTest, PipelinedCommandsAreAnsweredInOrder) {
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
   EXPECT_EQ(client.readLine(server), "STAT_GET receive.packets 42");
   EXPECT_EQ(client.readLine(server), "Error: <BADCMD>");
-  EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 13");
+  EXPECT_EQ(client.readLine(server), "CMD_GET_COUNT 14");
 }
 
 TEST_F(ControlServerTest, SeveralClientsAtOnce) {

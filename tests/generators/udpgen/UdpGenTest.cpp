@@ -73,6 +73,19 @@ TEST(UdpGenOptions, BitrateAndPpsExcludeEachOther) {
 
 // The spellings before docs/tools.md's vocabulary still set the same fields, with the same
 // checks (the warnings they print are checked in udpgen_process_test).
+TEST(UdpGenOptions, SpacingAndBurstSetTheGroupRate) {
+  const UdpGenOptions options = parse({"--spacing", "10", "--burst", "4"});
+  EXPECT_DOUBLE_EQ(options.spacingUs, 10.0);
+  EXPECT_EQ(options.burst, 4U);
+  EXPECT_DOUBLE_EQ(options.targetPps(), 400'000.0);
+  EXPECT_DOUBLE_EQ(parse({"--spacing", "2.5"}).targetPps(), 400'000.0);
+  EXPECT_THROW(parse({"--burst", "4"}), CLI::RequiresError);
+  EXPECT_THROW(parse({"--spacing", "10", "--pps", "10"}), CLI::ExcludesError);
+  EXPECT_THROW(parse({"--spacing", "10", "--bitrate", "1G"}), CLI::ExcludesError);
+  EXPECT_THROW(parse({"--spacing", "10", "--burst", "0"}), CLI::ValidationError);
+  EXPECT_THROW(parse({"--spacing", "-1"}), CLI::ValidationError);
+}
+
 TEST(UdpGenOptions, OldSpellingsSetTheSameFields) {
   const UdpGenOptions options = parse({"--ip", "10.1.2.3", "--rate", "2G", "--duration", "7"});
   EXPECT_EQ(options.address, "10.1.2.3");
@@ -181,6 +194,38 @@ TEST(UdpSender, PacedRunDeliversEverything) {
   expectSequence(receiver.collect(50), 50, 16);
   EXPECT_EQ(summary.counters.sent, 50U);
   EXPECT_DOUBLE_EQ(summary.targetPps, 1e6);
+}
+
+TEST(UdpSender, SpacingSendsOneGroupOfBurstPerCallInSequence) {
+  test::LoopbackReceiver receiver;
+  UdpGenOptions options = senderOptions(receiver.port());
+  options.count = 103; // 25 groups of 4, then 3
+  options.spacingUs = 10.0;
+  options.burst = 4;
+  options.batch = 2; // grows to hold a burst
+  UdpSender sender(options);
+  EXPECT_EQ(sender.messagesPerCall(), 4U);
+  const std::atomic<bool> stop{false};
+  const SendSummary summary = sender.run(stop, {});
+  expectSequence(receiver.collect(103), 103, 16);
+  EXPECT_EQ(summary.counters.sent, 103U);
+  EXPECT_EQ(summary.counters.sendCalls, 26U);
+  EXPECT_DOUBLE_EQ(summary.targetPps, 400'000.0);
+}
+
+TEST(UdpSender, SpacingWithGsoCarriesTheBurstInFewerMessages) {
+  test::LoopbackReceiver receiver;
+  UdpGenOptions options = senderOptions(receiver.port());
+  options.count = 40;
+  options.spacingUs = 5.0;
+  options.burst = 8;
+  options.gso = 4;
+  UdpSender sender(options);
+  EXPECT_EQ(sender.messagesPerCall(), 2U);
+  const std::atomic<bool> stop{false};
+  const SendSummary summary = sender.run(stop, {});
+  expectSequence(receiver.collect(40), 40, 16);
+  EXPECT_EQ(summary.counters.sendCalls, 5U);
 }
 
 TEST(UdpSender, StopBeforeStartSendsNothing) {

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// udpgen --rr: one datagram out, wait for its echo, the round-trip time into a histogram.
+#include "generators/udpgen/RequestResponse.h"
+
+#include "common/time/Time.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+namespace efu::udpgen {
+
+namespace {
+
+uint64_t loadLe64(const uint8_t *src) noexcept {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i) {
+    value = (value << 8) | src[i];
+  }
+  return value;
+}
+
+void storeLe64(uint8_t *dst, uint64_t value) noexcept {
+  for (int i = 0; i < 8; ++i) {
+    dst[i] = static_cast<uint8_t>(value >> (8 * i));
+  }
+}
+
+/// A UDP socket connected to the echo (it then receives only from there).
+int connectedSocket(const UdpGenOptions &options) {
+  sockaddr_in dest{};
+  dest.sin_family = AF_INET;
+  dest.sin_port = htons(options.port);
+  if (inet_pton(AF_INET, options.address.c_str(), &dest.sin_addr) != 1) {
+    throw std::runtime_error("bad IPv4 address '" + options.address + "'");
+  }
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    throw std::runtime_error(std::string("cannot create UDP socket: ") + std::strerror(errno));
+  }
+  if (connect(fd, reinterpret_cast<const sockaddr *>(&dest), sizeof(dest)) != 0) {
+    const int err = errno;
+    close(fd);
+    throw std::runtime_error("cannot connect UDP socket to " + options.address + ":" +
+                             std::to_string(options.port) + ": " + std::strerror(err));
+  }
+  return fd;
+}
+
+} // namespace
+
+RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<bool> &stop) {
+  const int fd = connectedSocket(options);
+  RrSummary summary;
+  summary.sizeBytes = options.sizeBytes;
+  std::vector<uint8_t> out(options.sizeBytes);
+  std::vector<uint8_t> in(options.sizeBytes + 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = static_cast<uint8_t>(i % options.sizeBytes);
+  }
+  const int64_t startNs = monotonicNs();
+  const int64_t endNs = options.durationS > 0.0
+                            ? startNs + static_cast<int64_t>(options.durationS * 1e9)
+                            : std::numeric_limits<int64_t>::max();
+  for (uint64_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
+    if ((options.count > 0 && seq >= options.count) || monotonicNs() >= endNs) {
+      break;
+    }
+    storeLe64(out.data(), seq);
+    if (out.size() >= 16) {
+      storeLe64(out.data() + 8, static_cast<uint64_t>(realtimeNs()));
+    }
+    const int64_t sentNs = monotonicNs();
+    if (send(fd, out.data(), out.size(), 0) < 0) {
+      ++summary.lost; // e.g. ECONNREFUSED: nobody echoes
+      ++summary.requests;
+      pollfd wait{fd, 0, 0};
+      poll(&wait, 1, 1); // an ICMP error per request: do not spin on it
+      continue;
+    }
+    ++summary.requests;
+    bool answered = false;
+    while (!answered && !stop.load(std::memory_order_relaxed)) {
+      const int64_t leftMs = kEchoTimeoutMs - (monotonicNs() - sentNs) / 1'000'000;
+      pollfd wait{fd, POLLIN, 0};
+      if (leftMs <= 0 || poll(&wait, 1, static_cast<int>(leftMs)) <= 0) {
+        break;
+      }
+      const ssize_t got = recv(fd, in.data(), in.size(), 0);
+      const int64_t gotNs = monotonicNs();
+      if (got >= 8 && loadLe64(in.data()) == seq) {
+        summary.rttNs.add(static_cast<uint64_t>(gotNs - sentNs));
+        summary.rttSumNs += static_cast<uint64_t>(gotNs - sentNs);
+        ++summary.replies;
+        answered = true;
+      } else if (got >= 0) {
+        ++summary.strays;
+      }
+    }
+    if (!answered) {
+      ++summary.lost;
+    }
+  }
+  summary.elapsedS = static_cast<double>(monotonicNs() - startNs) / 1e9;
+  close(fd);
+  return summary;
+}
+
+namespace {
+double meanUs(const RrSummary &s) {
+  return s.replies > 0 ? static_cast<double>(s.rttSumNs) / static_cast<double>(s.replies) / 1e3
+                       : 0.0;
+}
+} // namespace
+
+std::string rrJson(const RrSummary &s) {
+  const auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1e3; };
+  nlohmann::json json = {
+      {"mode", "rr"},
+      {"size_bytes", s.sizeBytes},
+      {"requests", s.requests},
+      {"replies", s.replies},
+      {"lost", s.lost},
+      {"strays", s.strays},
+      {"seconds", s.elapsedS},
+      {"rtt_us",
+       {{"p50", us(s.rttNs.percentile(0.5))},
+        {"p90", us(s.rttNs.percentile(0.9))},
+        {"p99", us(s.rttNs.percentile(0.99))},
+        {"max", us(s.rttNs.max())},
+        {"mean", meanUs(s)},
+        {"samples", s.rttNs.count()}}},
+  };
+  return json.dump();
+}
+
+std::string rrText(const RrSummary &s) {
+  const auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1e3; };
+  return fmt::format("udpgen request-response summary\n"
+                     "  requests      {} of {} B in {:.3f} s, {} echoed, {} lost, {} strays\n"
+                     "  rtt           p50 {:.1f} us, p90 {:.1f} us, p99 {:.1f} us, max {:.1f} us, "
+                     "mean {:.1f} us "
+                     "(percentiles: lower bounds of log bins, at most 12.5 % low)\n",
+                     s.requests, s.sizeBytes, s.elapsedS, s.replies, s.lost, s.strays,
+                     us(s.rttNs.percentile(0.5)), us(s.rttNs.percentile(0.9)),
+                     us(s.rttNs.percentile(0.99)), us(s.rttNs.max()), meanUs(s));
+}
+
+} // namespace efu::udpgen
