@@ -46,6 +46,24 @@ std::string escapeHelp(std::string_view text) {
   return out;
 }
 
+/// `value` units of 1/perSecond s in seconds, exact and shortest: 1500 us -> "0.0015".
+std::string inSeconds(int64_t value, uint64_t perSecond) {
+  const uint64_t magnitude =
+      value < 0 ? uint64_t{0} - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  std::string out;
+  if (value < 0) {
+    out.push_back('-');
+  }
+  out.append(std::to_string(magnitude / perSecond));
+  const uint64_t fraction = magnitude % perSecond;
+  if (fraction != 0) {
+    const std::string padded = std::to_string(fraction + perSecond); // "1" + zero-padded digits
+    out.push_back('.');
+    out.append(padded, 1, padded.find_last_not_of('0'));
+  }
+  return out;
+}
+
 struct Family {
   std::string metric;
   CounterKind kind;
@@ -87,6 +105,19 @@ Series seriesOf(std::string_view counterName, CounterKind kind) {
       series.pattern += '.';
     }
     series.pattern += part;
+  }
+  struct TimeUnit {
+    std::string_view suffix;
+    uint64_t perSecond;
+  };
+  for (const TimeUnit unit : {TimeUnit{"_us", 1000000}, TimeUnit{"_ms", 1000},
+                              TimeUnit{"_ns", 1000000000}}) {
+    if (series.metric.ends_with(unit.suffix)) {
+      series.metric.resize(series.metric.size() - unit.suffix.size());
+      series.metric += "_seconds";
+      series.unitsPerSecond = unit.perSecond;
+      break;
+    }
   }
   if (kind == CounterKind::Counter) {
     series.metric += "_total";
@@ -141,7 +172,8 @@ std::string exposition(const std::vector<Stats::Entry> &entries, const CommonLab
     }
     family.samples += sample;
     family.samples += ' ';
-    family.samples += std::to_string(entry.value);
+    family.samples += series.unitsPerSecond == 0 ? std::to_string(entry.value)
+                                                 : inSeconds(entry.value, series.unitsPerSecond);
     family.samples += '\n';
   }
   std::string out;

@@ -4,6 +4,7 @@
 
 #include "common/stats/Stats.h"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,12 +23,15 @@ struct CommonLabels {
 /// `q<digits>` (rx queue: `receive.q1.packets`) becomes the label queue="1" and a pair
 /// `oq.<digits>` (ESS output queue: `parser.essheader.oq.03.packets`) the label
 /// output_queue="3", leading zeros dropped; each is taken out of the name, the first of each
-/// kind only. Characters outside [a-zA-Z0-9_] become `_`.
+/// kind only. Characters outside [a-zA-Z0-9_] become `_`. A name ending in an abbreviated time
+/// unit (`_us`, `_ms`, `_ns`: `udp.delay.p50_us`) ends in `_seconds` instead and its value is
+/// written in seconds (Prometheus's base unit): `efu_udp_delay_p50_seconds`.
 struct Series {
   std::string metric;      ///< e.g. efu_receive_packets_total
   std::string queue;       ///< "" when the name has no q<digits> segment
   std::string outputQueue; ///< "" when the name has no oq.<digits> pair
   std::string pattern;     ///< the efu name with placeholders: receive.q<queue>.packets
+  uint64_t unitsPerSecond = 0; ///< 1000000 for a name in _us; 0 = written as it is
 };
 [[nodiscard]] Series seriesOf(std::string_view counterName, CounterKind kind);
 

@@ -137,5 +137,34 @@ TEST(PrometheusExposition, KindsComeFromTheRegistry) {
   EXPECT_NE(text.find("# TYPE efu_process_fds gauge\n"), std::string::npos) << text;
 }
 
+TEST(PrometheusSeries, AbbreviatedTimeUnitsBecomeSeconds) {
+  const Series delay = seriesOf("udp.delay.p50_us", kGauge);
+  EXPECT_EQ(delay.metric, "efu_udp_delay_p50_seconds");
+  EXPECT_EQ(delay.unitsPerSecond, 1000000U);
+  EXPECT_EQ(seriesOf("a.wait_ms", kCounter).metric, "efu_a_wait_seconds_total");
+  EXPECT_EQ(seriesOf("a.max_tof_ns", kGauge).unitsPerSecond, 1000000000U);
+  EXPECT_EQ(seriesOf("a.status", kGauge).unitsPerSecond, 0U); // no unit suffix
+  EXPECT_EQ(seriesOf("a.bus", kGauge).metric, "efu_a_bus");   // not "_us"
+}
+
+TEST(PrometheusExposition, TimeValuesAreWrittenExactlyInSeconds) {
+  const std::string text =
+      exposition({{"d.a_us", 1500, kGauge},
+                  {"d.b_us", 2000000, kGauge},
+                  {"d.c_us", -250, kGauge},
+                  {"d.e_ms", 0, kGauge},
+                  {"d.f_ns", 1, kGauge}},
+                 {"i", "0"});
+  EXPECT_NE(text.find("efu_d_a_seconds{instrument=\"i\",region=\"0\"} 0.0015\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("efu_d_b_seconds{instrument=\"i\",region=\"0\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("efu_d_c_seconds{instrument=\"i\",region=\"0\"} -0.00025\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("efu_d_e_seconds{instrument=\"i\",region=\"0\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("efu_d_f_seconds{instrument=\"i\",region=\"0\"} 0.000000001\n"),
+            std::string::npos);
+}
+
 } // namespace
 } // namespace efu::metrics
