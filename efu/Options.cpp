@@ -98,6 +98,12 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
                  "sleeping (0 = off; NICs with NAPI busy polling only, not loopback)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));
+  app.add_option("--rx-timestamps", o.rxTimestamps,
+                 "Arrival time handed to the module: 'batch' = one clock reading per recvmmsg "
+                 "batch, 'kernel' = the kernel's time of each datagram (SO_TIMESTAMPNS; what "
+                 "the udp module's inter-arrival histogram needs when datagrams come in batches)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"batch", "kernel"}));
   app.add_option("--ring-slots", o.ringSlots,
                  "Ring slots per rx queue between receiving and processing (--threads 2; power "
                  "of two; 9 KiB each, 64 KiB with --gro)")

@@ -42,6 +42,7 @@ struct DaemonOptions {
   bool gro = false;
   int rxPriority = 0;
   int busyPollUs = 0;
+  std::string rxTimestamps = "batch"; ///< "batch" or "kernel" (SO_TIMESTAMPNS)
   size_t ringSlots = 256;
   unsigned rxBatch = 0; ///< 0 = kRxBatch, or kGroRxBatch with --gro
   double stopAfterS = 0;

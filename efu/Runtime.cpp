@@ -188,7 +188,7 @@ size_t Runtime::receive(Queue &q, size_t freeSlots) noexcept {
     }
     slot.size = split.bytes;
     slot.segmentBytes = split.datagrams > 1 ? m.segmentBytes : 0;
-    slot.rxTimeNs = nowNs;
+    slot.rxTimeNs = m.rxTimeNs != 0 ? m.rxTimeNs : nowNs;
     slot.sourceIp = m.sourceIp;
     slot.sourcePort = m.sourcePort;
     ++kept;

@@ -180,13 +180,14 @@ int run(const efu::DaemonOptions &options) {
   efu::installStopSignals(efu::Hangup::ReopenLog);
   const int64_t startNs = efu::monotonicNs();
   runtime.start();
-  log->info("receiving UDP on {}:{} ({} rx queue{}, {}, batch {}{}); control on {}:{}",
+  log->info("receiving UDP on {}:{} ({} rx queue{}, {}, batch {}{}{}); control on {}:{}",
             options.dataAddress, receiver.port(), runtime.queueCount(),
             runtime.queueCount() > 1 ? "s" : "",
             runtime.threading() == efu::Threading::RunToCompletion
                 ? std::string("module on the rx thread")
                 : fmt::format("processing thread behind {}-slot rings", options.ringSlots),
-            efu::rxBatch(options), options.gro ? ", GRO" : "", options.cmdAddress,
+            efu::rxBatch(options), options.gro ? ", GRO" : "",
+            options.rxTimestamps == "kernel" ? ", kernel timestamps" : "", options.cmdAddress,
             options.cmdPort);
 
   const int64_t intervalNs = static_cast<int64_t>(options.statsIntervalS * 1e9);

@@ -9,12 +9,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 namespace efu {
 namespace {
 
-// SO_RXQ_OVFL (uint32_t drop count) and UDP_GRO (int segment size).
-constexpr size_t kControlBytes = CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(int));
+// SO_RXQ_OVFL (uint32_t drop count), UDP_GRO (int segment size), SO_TIMESTAMPNS (timespec).
+constexpr size_t kControlBytes =
+    CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(timespec));
 
 std::string errnoText(int error) { return std::strerror(error); }
 
@@ -79,6 +81,10 @@ UdpReceiver::UdpReceiver(const Options &options)
   if (options.gro && setsockopt(fd_, IPPROTO_UDP, UDP_GRO, &on, sizeof(on)) != 0) {
     fail("cannot enable UDP_GRO (needs Linux 5.0 or later)");
   }
+  if (options.kernelTimestamps &&
+      setsockopt(fd_, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) != 0) {
+    fail("cannot enable SO_TIMESTAMPNS");
+  }
   if (options.busyPollUs > 0 && setsockopt(fd_, SOL_SOCKET, SO_BUSY_POLL, &options.busyPollUs,
                                            sizeof(options.busyPollUs)) != 0) {
     busyPollProblem_ = "cannot set SO_BUSY_POLL to " + std::to_string(options.busyPollUs) +
@@ -131,6 +137,7 @@ UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count,
     m.size = msgs_[i].msg_len;
     m.truncated = (hdr.msg_flags & MSG_TRUNC) != 0;
     m.segmentBytes = 0;
+    m.rxTimeNs = 0;
     m.sourceIp = ntohl(sources_[i].sin_addr.s_addr);
     m.sourcePort = ntohs(sources_[i].sin_port);
     // The drop count is cumulative per socket, so the last message's value is the newest.
@@ -141,6 +148,10 @@ UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count,
         int segment = 0;
         std::memcpy(&segment, CMSG_DATA(c), sizeof(segment));
         m.segmentBytes = segment > 0 ? static_cast<uint32_t>(segment) : 0;
+      } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec stamp{};
+        std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
+        m.rxTimeNs = static_cast<int64_t>(stamp.tv_sec) * 1'000'000'000 + stamp.tv_nsec;
       }
     }
   }

@@ -35,6 +35,7 @@ public:
     bool reusePort = false;         ///< SO_REUSEPORT: several sockets share the port (rx queues)
     bool gro = false;               ///< UDP_GRO: one message may hold many same-size datagrams
     int busyPollUs = 0;             ///< SO_BUSY_POLL: spin this long in the driver (0 = off)
+    bool kernelTimestamps = false;  ///< SO_TIMESTAMPNS: the kernel's arrival time per message
   };
 
   explicit UdpReceiver(const Options &options);
@@ -66,6 +67,7 @@ public:
     uint32_t sourceIp;     ///< sender's IPv4 address, host byte order
     uint16_t sourcePort;   ///< sender's UDP port, host byte order
     bool truncated;        ///< did not fit the buffer (MSG_TRUNC)
+    int64_t rxTimeNs;      ///< kernel arrival time, CLOCK_REALTIME ns (kernelTimestamps), else 0
   };
 
   /// Receives up to `count` (<= maxBatch) messages, blocking until at least one arrives or the

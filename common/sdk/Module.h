@@ -46,7 +46,9 @@ struct Packet {
   /// The kernel keeps one source on one queue, so per-source order holds; datagrams of
   /// different queues interleave in no defined order.
   uint32_t queue;
-  int64_t rxTimeNs;   ///< CLOCK_REALTIME when the rx thread received the batch holding it
+  int64_t rxTimeNs;   ///< CLOCK_REALTIME ns: the kernel's arrival time of this datagram with
+                      ///< `efu --rx-timestamps kernel`, else when the rx thread received the
+                      ///< recvmmsg batch holding it (shared by the batch)
   // ABI 1.1 appended: who sent it (e.g. to account per readout board or per generator).
   uint32_t sourceIp = 0;   ///< IPv4 address, host byte order
   uint16_t sourcePort = 0; ///< UDP port, host byte order

@@ -45,7 +45,7 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
   auto *spacing =
       app.add_option("--spacing", options.spacingUs,
                      "Microseconds from the start of one group of --burst datagrams to the next "
-                     "(udpmon's -w), scheduled against the start time (0 = off)")
+                     "(udpmon's -w); a late group does not make the next one early (0 = off)")
           ->capture_default_str()
           ->check(CLI::Range(0.0, 1e9))
           ->excludes(rate)

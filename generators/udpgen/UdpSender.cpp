@@ -259,6 +259,8 @@ SendSummary UdpSender::run(const std::atomic<bool> &stop,
   getrusage(RUSAGE_SELF, &usageStart);
   int64_t nextReportNs = startNs + kNsPerSec;
   int64_t lastReportNs = startNs;
+  const auto spacingNs = static_cast<int64_t>(options_.spacingUs * 1e3);
+  int64_t nextGroupNs = startNs; // --spacing: when the next group is due
   SendCounters lastReport;
 
   while (!stop.load(std::memory_order_relaxed)) {
@@ -293,11 +295,13 @@ SendSummary UdpSender::run(const std::atomic<bool> &stop,
       datagrams = std::min(datagrams, options_.count - seq);
     }
     if (pps > 0.0) {
-      // Scheduled against the start time: late calls catch up, early ones wait; no drift.
-      // With --spacing every call starts a group (seq a multiple of --burst), due at
-      // start + group x spacing.
+      // --bitrate/--pps: scheduled against the start time, late calls catch up, early ones
+      // wait; no drift. --spacing (udpmon's -w): every call is one group, due one spacing after
+      // the previous group's send began; a late group never makes the next one early.
       const int64_t targetNs =
-          startNs + static_cast<int64_t>(static_cast<double>(seq) * nsPerDatagram);
+          options_.spacingUs > 0.0
+              ? nextGroupNs
+              : startNs + static_cast<int64_t>(static_cast<double>(seq) * nsPerDatagram);
       if (targetNs > nowNs) {
         if (options_.spacingUs > 0.0 && targetNs - nowNs <= kSpinNs) {
           continue; // spin: the loop reads the clock again
@@ -307,6 +311,7 @@ SendSummary UdpSender::run(const std::atomic<bool> &stop,
         continue;
       }
     }
+    nextGroupNs = nowNs + spacingNs;
     if (const int gsoErr = sendCall(seq, static_cast<uint32_t>(datagrams), stop); gsoErr != 0) {
       disableGso(gsoErr);
     }

@@ -102,7 +102,8 @@ public:
       pattern_.add(seq - result.lost, result.lost);
       bursts_.add();
     }
-    // Datagrams of one receive batch share rxTimeNs: they show an inter-arrival time of 0.
+    // Without `efu --rx-timestamps kernel` the datagrams of one receive batch share rxTimeNs:
+    // they show an inter-arrival time of 0.
     if (lastRxNs_[source] != 0) {
       const int64_t gapNs = packet.rxTimeNs - lastRxNs_[source];
       interval_.interarrival.add(gapNs > 0 ? static_cast<uint64_t>(gapNs) : 0);

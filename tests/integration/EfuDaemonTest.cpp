@@ -182,6 +182,23 @@ TEST_P(EfuUdp, LossPatternAndReorderHistogramComeBackOverTheControlPort) {
   stopWith("EXIT");
 }
 
+TEST_F(EfuUdpDaemon, KernelTimestampsGiveEveryDatagramItsOwnInterArrivalTime) {
+  // Back to back from one socket: efu's rx thread takes several per recvmmsg batch, which
+  // share one clock reading; with --rx-timestamps kernel each has the kernel's own time.
+  start({"--rx-timestamps", "kernel"});
+  UdpSender sender;
+  for (uint64_t seq = 0; seq < 300; ++seq) {
+    sender.sendSequence(udpPort_, seq);
+  }
+  waitProcessed(300);
+  const auto histograms = reportWhen(cmdPort_, "udp.histograms", [](const nlohmann::json &r) {
+    return r.contains("interarrival") && r["interarrival"]["count"] == 299;
+  });
+  ASSERT_FALSE(histograms["interarrival"]["bins"].empty()) << histograms.dump();
+  EXPECT_GT(histograms["interarrival"]["bins"][0][0], 0) << histograms.dump(); // no gap of 0
+  stopWith("EXIT");
+}
+
 TEST_P(EfuUdp, RestartedGeneratorIsNotLoss) {
   UdpSender sender;
   for (uint64_t seq = 1'000'000; seq < 1'000'010; ++seq) {
