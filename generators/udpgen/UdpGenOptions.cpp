@@ -4,6 +4,7 @@
 
 #include "common/net/LineRate.h"
 #include "common/system/CliAliases.h"
+#include "generators/udpgen/Sweep.h"
 
 #include <stdexcept>
 
@@ -102,6 +103,33 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
       ->excludes(pps)
       ->excludes(spacing)
       ->excludes(pcap);
+  auto *sweep =
+      app.add_option("--sweep", options.sweep,
+                     "Throughput vs spacing (udpmon): -n datagrams (default 10000) at each "
+                     "spacing FROM, FROM+STEP, ... TO, in µs, one stream of sequence numbers; a "
+                     "table at the end")
+          ->type_name("FROM:TO:STEP")
+          ->check(CLI::Validator(
+              [](std::string &text) -> std::string {
+                try {
+                  (void)sweepSpacings(text);
+                  return {};
+                } catch (const std::invalid_argument &e) {
+                  return e.what();
+                }
+              },
+              "FROM:TO:STEP"))
+          ->excludes(rate)
+          ->excludes(pps)
+          ->excludes(spacing)
+          ->excludes(pcap)
+          ->excludes(stopAfter)
+          ->excludes("--rr");
+  app.add_option("-m,--cmdport", options.cmdPort,
+                 "With --sweep: control port of the efu receiving on -i (same address); its "
+                 "receive.packets and receive.dropped per spacing go into the table (0 = none)")
+      ->capture_default_str()
+      ->needs(sweep);
   app.add_flag("--json", options.json, "Print the final summary as one JSON line on stdout");
   app.add_flag("-q,--quiet", options.quiet, "No per-second progress lines");
   app.add_flag("--theory", options.theory,

@@ -84,6 +84,14 @@ public:
   SendSummary run(const std::atomic<bool> &stop,
                   const std::function<void(const Progress &)> &onProgress);
 
+  /// --sweep: the next run() holds `spacingUs` (> 0; the sender was made with --spacing) and
+  /// stops when `count` sequence numbers are used in all. Numbers go on across runs, so a
+  /// receiver sees one stream, not restarts.
+  void nextStep(double spacingUs, uint64_t count) noexcept {
+    options_.spacingUs = spacingUs;
+    options_.count = count;
+  }
+
 private:
   void layoutMessages(uint32_t datagrams) noexcept;
   void disableGso(int err);

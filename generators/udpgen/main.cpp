@@ -6,6 +6,7 @@
 #include "common/system/Log.h"
 #include "generators/udpgen/PcapReplay.h"
 #include "generators/udpgen/RequestResponse.h"
+#include "generators/udpgen/Sweep.h"
 #include "generators/udpgen/UdpGenOptions.h"
 #include "generators/udpgen/UdpSender.h"
 
@@ -63,6 +64,30 @@ int main(int argc, char **argv) {
       std::fputs(rrText(summary).c_str(), stderr);
       if (options.json) {
         std::printf("%s\n", rrJson(summary).c_str());
+        std::fflush(stdout);
+      }
+      return 0;
+    }
+    if (!options.sweep.empty()) {
+      UdpGenOptions sweep = options;
+      sweep.count = sweep.count > 0 ? sweep.count : 10000;
+      spdlog::info("sweep {} us to {}:{}: {} x {} B per spacing{}", options.sweep, options.address,
+                   options.port, sweep.count, options.sizeBytes,
+                   options.cmdPort != 0
+                       ? fmt::format(", receiver counts from efu at {}:{}", options.address,
+                                     options.cmdPort)
+                       : std::string());
+      const auto rows = runSweep(sweep, stopFlag(), [&](const SweepRow &row) {
+        if (!options.quiet) {
+          spdlog::info("spacing {} us: sent {} at {:.1f} Mb/s{}", row.spacingUs, row.sent,
+                       row.txMbps,
+                       row.received ? fmt::format(", received {}", *row.received) : "");
+        }
+      });
+      spdlog::default_logger()->flush();
+      std::fputs(sweepText(rows, options.sizeBytes).c_str(), stderr);
+      if (options.json) {
+        std::printf("%s\n", sweepJson(rows, options.sizeBytes).c_str());
         std::fflush(stdout);
       }
       return 0;

@@ -199,6 +199,34 @@ TEST_F(EfuUdpDaemon, KernelTimestampsGiveEveryDatagramItsOwnInterArrivalTime) {
   stopWith("EXIT");
 }
 
+TEST_F(EfuUdpDaemon, SweepGivesEachSpacingItsSentAndReceivedCountsInOneStream) {
+  start({});
+  Process generator({UDPGEN_BINARY, "-p", std::to_string(udpPort_), "-s", "64", "--sweep",
+                     "50:150:50", "-n", "200", "-m", std::to_string(cmdPort_), "--json", "-q"});
+  const auto code = generator.wait(60s);
+  ASSERT_TRUE(code.has_value());
+  ASSERT_EQ(*code, 0) << generator.output();
+  const std::string out = generator.output();
+  const size_t json = out.find("{\"size\"");
+  ASSERT_NE(json, std::string::npos) << out;
+  const auto summary = nlohmann::json::parse(out.substr(json, out.find('\n', json) - json));
+  ASSERT_EQ(summary["sweep"].size(), 3U) << summary.dump();
+  double spacing = 50.0;
+  for (const auto &step : summary["sweep"]) {
+    EXPECT_EQ(step["spacing_us"], spacing);
+    EXPECT_EQ(step["sent"], 200);
+    EXPECT_EQ(step["received"], 200) << step.dump();
+    EXPECT_EQ(step["lost"], 0);
+    spacing += 50.0;
+  }
+  // One stream of numbers 0..599: the receiver saw no restart and no loss.
+  waitProcessed(600);
+  EXPECT_EQ(stat("udp.seq.expected"), 600);
+  EXPECT_EQ(stat("udp.seq.restarts"), 0);
+  EXPECT_EQ(stat("udp.seq.lost"), 0);
+  stopWith("EXIT");
+}
+
 TEST_P(EfuUdp, RestartedGeneratorIsNotLoss) {
   UdpSender sender;
   for (uint64_t seq = 1'000'000; seq < 1'000'010; ++seq) {
