@@ -32,8 +32,12 @@ const char *const kIds[] = {"E5533333222222221111111100000000", "E55333332222222
 nlohmann::json freia(bool ids = true) {
   std::ifstream in(std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/freia.json");
   nlohmann::json config = nlohmann::json::parse(in);
-  for (size_t h = 0; ids && h < 3; ++h) {
-    config["hybrids"][h]["hybrid_id"] = kIds[h];
+  for (size_t h = 0; h < 3; ++h) {
+    if (ids) {
+      config["hybrids"][h]["hybrid_id"] = kIds[h];
+    } else {
+      config["hybrids"][h].erase("hybrid_id");
+    }
   }
   return validateModuleConfig("vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, config, "freia.json");
 }
@@ -337,7 +341,7 @@ TEST(Vmm3Calibration, HybridIdsInTheConfigAreChecked) {
   cfg["hybrids"][2]["hybrid_id"] = "e5533333222222221111111100000000"; // hybrids[0]'s, other case
   EXPECT_EQ(refusedConfig(cfg), "freia.json: key 'hybrids[2].hybrid_id' = "
                                 "\"E5533333222222221111111100000000\" is hybrids[0]'s too");
-  // without a calibration the ids are optional (the shipped configs have none)
+  // without a calibration the ids are optional
   EXPECT_EQ(parseVmm3Config(freia(false), "freia.json").hybrids[0].hybridId, "");
 }
 
@@ -359,6 +363,23 @@ TEST(Vmm3Calibration, TheModuleAndTheSourceRefuseABadOneNamingTheFile) {
     FAIL() << "accepted";
   } catch (const sdk::ConfigError &e) {
     EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
+TEST(Vmm3Calibration, TheShippedSampleIsTheIdentityForFreiaJson) {
+  const std::string dir = std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/";
+  const Vmm3Config freiaJson = loadVmm3Config(dir + "freia.json");
+  const Vmm3Calibration cal(loadCalibration(dir + "freia-calib-identity.json"),
+                            "freia-calib-identity.json", freiaJson, "freia.json");
+  EXPECT_TRUE(cal.unused().empty());
+  for (uint16_t h = 0; h < 3; ++h) {
+    for (uint8_t ch = 0; ch < 64; ch += 9) {
+      const auto &c = cal.channel(h, ch % 2, ch);
+      EXPECT_EQ(c.adcOffset, 0);
+      EXPECT_EQ(c.adcSlope, 1);
+      EXPECT_EQ(c.tdcOffset, 0);
+      EXPECT_EQ(c.tdcSlope, 1);
+    }
   }
 }
 
