@@ -2,62 +2,17 @@
 // The ESS charge-division calibration: checks, the correction and its numerical inverse.
 #include "modules/caen/CaenCalibration.h"
 
+#include "common/sdk/CalibrationCheck.h"
+
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 namespace efu::caen {
-namespace {
-
-/// Refusals name the file, the key path and the value.
-class Checker {
-public:
-  explicit Checker(const std::string &source) : source_(source) {}
-  [[noreturn]] void fail(const std::string &path, const nlohmann::json &value,
-                         const std::string &what) const {
-    std::string shown = value.dump();
-    if (shown.size() > 80) {
-      shown = shown.substr(0, 77) + "...";
-    }
-    throw sdk::ConfigError(source_ + ": calibration " + path + " = " + shown + ": " + what);
-  }
-  const nlohmann::json &member(const nlohmann::json &object, const std::string &path,
-                               const char *key) const {
-    if (!object.contains(key)) {
-      fail(path, object, std::string("missing key '") + key + "'");
-    }
-    return object.at(key);
-  }
-  int64_t integer(const nlohmann::json &value, const std::string &path) const {
-    if (!value.is_number_integer()) {
-      fail(path, value, "expected an integer");
-    }
-    return value.get<int64_t>();
-  }
-  const nlohmann::json &array(const nlohmann::json &value, const std::string &path,
-                              size_t size) const {
-    if (!value.is_array() || value.size() != size) {
-      fail(path, value, "expected an array of " + std::to_string(size));
-    }
-    return value;
-  }
-  double number(const nlohmann::json &value, const std::string &path) const {
-    if (!value.is_number() || !std::isfinite(value.get<double>())) {
-      fail(path, value, "expected a finite number");
-    }
-    return value.get<double>();
-  }
-
-private:
-  const std::string &source_;
-};
-
-} // namespace
 
 CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::string &source,
                                  const CaenConfig &config)
     : pixelsPerTube_(config.pixelsPerTube) {
-  const Checker check(source);
+  const sdk::CalibrationCheck check(source);
   if (!calibration.is_object()) {
     check.fail("(top level)", calibration, "expected an object with key 'Calibration'");
   }
@@ -65,19 +20,8 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
   if (!root.is_object()) {
     check.fail("Calibration", root, "expected an object");
   }
-  const nlohmann::json &instrument = check.member(root, "Calibration", "instrument");
-  if (!instrument.is_string()) {
-    check.fail("Calibration.instrument", instrument, "expected a string");
-  }
-  auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-  };
-  if (!config.instrument.empty() && lower(instrument.get<std::string>()) != lower(config.instrument)) {
-    check.fail("Calibration.instrument", instrument,
-               "the configuration's instrument is '" + config.instrument + "'");
-  }
+  check.instrument(check.member(root, "Calibration", "instrument"), "Calibration.instrument",
+                   config.instrument);
   const int64_t groups = check.integer(check.member(root, "Calibration", "groups"),
                                        "Calibration.groups");
   if (groups != config.tubes()) {

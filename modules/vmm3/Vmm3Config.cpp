@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 
 namespace efu::vmm3 {
 
@@ -20,7 +22,8 @@ const EfuConfigKey kVmm3ConfigKeys[] = {
     {"ny", ConfigType::Integer, nullptr, "Strips along y = image height in pixels", 1, 65535},
     {"hybrids", ConfigType::Array, nullptr,
      "Hybrid map: [{\"fiber\":F,\"fen\":N,\"vmm_pair\":P,\"plane\":\"x\"|\"y\","
-     "\"strip_offset\":S}, ...]; strip = S + (vmm % 2) * 64 + channel",
+     "\"strip_offset\":S, \"hybrid_id\":\"<32 hex digits>\" (optional; needed with "
+     "--calibration)}, ...]; strip = S + (vmm % 2) * 64 + channel",
      1, 0},
     {"adc_threshold", ConfigType::Integer, "30", "Hits with ADC below this are ignored (counted)",
      0, 1023},
@@ -72,9 +75,9 @@ Hybrid parseHybrid(const nlohmann::json &h, size_t index, const Vmm3Config &c,
   }
   for (const auto &[key, value] : h.items()) {
     if (key != "fiber" && key != "fen" && key != "vmm_pair" && key != "plane" &&
-        key != "strip_offset") {
+        key != "strip_offset" && key != "hybrid_id") {
       throw ConfigError(fmt::format("{}: unknown key 'hybrids[{}].{}' (= {}); known: fiber, fen, "
-                                    "vmm_pair, plane, strip_offset",
+                                    "vmm_pair, plane, strip_offset, hybrid_id",
                                     source, index, key, value.dump()));
     }
   }
@@ -98,10 +101,30 @@ Hybrid parseHybrid(const nlohmann::json &h, size_t index, const Vmm3Config &c,
                                   planeName(out.plane)));
   }
   out.stripOffset = static_cast<uint16_t>(hybridInt(h, "strip_offset", maxOffset, index, source));
+  if (h.contains("hybrid_id")) {
+    const nlohmann::json &id = h.at("hybrid_id");
+    if (!id.is_string() || !isHybridId(id.get<std::string>())) {
+      throw ConfigError(fmt::format("{}: key 'hybrids[{}].hybrid_id' = {} must be a string of {} "
+                                    "hex digits",
+                                    source, index, id.dump(), kHybridIdDigits));
+    }
+    out.hybridId = normalHybridId(id.get<std::string>());
+  }
   return out;
 }
 
 } // namespace
+
+bool isHybridId(const std::string &id) noexcept {
+  return id.size() == kHybridIdDigits &&
+         std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
+}
+
+std::string normalHybridId(std::string id) {
+  std::transform(id.begin(), id.end(), id.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return id;
+}
 
 Vmm3Config parseVmm3Config(const nlohmann::json &j, const std::string &source) {
   Vmm3Config c;
@@ -148,7 +171,14 @@ Vmm3Config parseVmm3Config(const nlohmann::json &j, const std::string &source) {
       }
       planeUsed[s] = true;
     }
-    c.slots[slotIndex] = HybridSlot{true, h.plane, h.stripOffset};
+    for (size_t k = 0; k < c.hybrids.size() && !h.hybridId.empty(); ++k) {
+      if (c.hybrids[k].hybridId == h.hybridId) {
+        throw ConfigError(fmt::format("{}: key 'hybrids[{}].hybrid_id' = \"{}\" is hybrids[{}]'s "
+                                      "too",
+                                      source, i, h.hybridId, k));
+      }
+    }
+    c.slots[slotIndex] = HybridSlot{true, h.plane, h.stripOffset, static_cast<uint16_t>(i)};
     c.hybrids.push_back(h);
   }
   return c;

@@ -31,6 +31,7 @@ struct Hybrid {
   uint8_t vmmPair = 0;
   Plane plane = Plane::X;
   uint16_t stripOffset = 0;
+  std::string hybridId; ///< 32 hex digits, upper case (as in ESS calibration files); "" = none
 };
 
 /// What a (fiber, FEN, VMM pair) maps to; `known` false when the config does not list it.
@@ -38,6 +39,7 @@ struct HybridSlot {
   bool known = false;
   Plane plane = Plane::X;
   uint16_t stripOffset = 0;
+  uint16_t index = 0; ///< position in Vmm3Config::hybrids
 };
 
 /// The parsed and cross-checked configuration, shared by the module and readoutgen.
@@ -72,6 +74,14 @@ struct Vmm3Config {
   /// Strips of a plane (nx for x, ny for y).
   [[nodiscard]] uint32_t strips(Plane p) const noexcept { return p == Plane::X ? nx : ny; }
 };
+
+/// Digits of a hybrid id (ESS: the hybrid's serial number as 32 hex digits, e.g. in
+/// calibration files' VMMHybridCalibration.HybridId).
+constexpr size_t kHybridIdDigits = 32;
+/// True for 32 hex digits (either case).
+bool isHybridId(const std::string &id) noexcept;
+/// The id in upper case, as hybrid ids are compared.
+std::string normalHybridId(std::string id);
 
 /// The module's key table (also used by readoutgen to fill defaults and validate).
 extern const EfuConfigKey kVmm3ConfigKeys[];

@@ -8,7 +8,8 @@ namespace efu::vmm3 {
 
 Vmm3Counters::Vmm3Counters(sdk::ModuleContext &ctx)
     : readouts(ctx.counter("readouts.count")),
-      unknownHybrid(ctx.counter("readouts.errors.hybrid")), hits(ctx.counter("hits.count")),
+      unknownHybrid(ctx.counter("readouts.errors.hybrid")),
+      calibration(ctx.counter("readouts.errors.calibration")), hits(ctx.counter("hits.count")),
       belowThreshold(ctx.counter("hits.rejected.threshold")), late(ctx.counter("hits.late")),
       restarts(ctx.counter("hits.time_restarts")),
       clusters{&ctx.counter("clusters.x.count"), &ctx.counter("clusters.y.count")},
@@ -23,7 +24,13 @@ Vmm3Counters::Vmm3Counters(sdk::ModuleContext &ctx)
 }
 
 Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
-    : ctx_(ctx), config_(parseVmm3Config(ctx.config(), ctx.configSource())), headerCounters_(ctx),
+    : ctx_(ctx), config_(parseVmm3Config(ctx.config(), ctx.configSource())),
+      calibration_(ctx.calibration().is_null()
+                       ? std::nullopt
+                       : std::optional<Vmm3Calibration>(std::in_place, ctx.calibration(),
+                                                        ctx.calibrationSource(), config_,
+                                                        ctx.configSource())),
+      headerCounters_(ctx),
       parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}), tofCounters_(ctx),
       tof_(tofCounters_, config_.maxTofNs), former_(EventFormer::paramsFrom(config_), *this),
       counters_(ctx) {
@@ -33,6 +40,15 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
                  config_.instrument, config_.detectorType, config_.nx, config_.ny,
                  config_.hybrids.size(), config_.adcThreshold, config_.fineTime ? "on" : "off",
                  config_.timeGapNs, config_.stripGap, config_.matchWindowNs);
+  if (calibration_) {
+    ctx.log().info("vmm3: calibration {}: {} hybrids{}", ctx.calibrationSource(),
+                   config_.hybrids.size(),
+                   config_.fineTime ? "" : " (fine_time is off: tdc_offset/tdc_slope unused)");
+    for (const std::string &entry : calibration_->unused()) {
+      ctx.log().warn("vmm3: calibration {}: {} is no configured hybrid_id; ignored",
+                     ctx.calibrationSource(), entry);
+    }
+  }
 }
 
 void Vmm3Module::process(const sdk::Packet &packet) noexcept {
@@ -51,6 +67,7 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
   std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> errors{};
   int64_t ok = 0;
   int64_t unknown = 0;
+  int64_t calibration = 0;
   int64_t below = 0;
   int64_t hits = 0;
   while (left > 0) {
@@ -73,15 +90,24 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
       continue;
     }
     ++ok;
-    const uint16_t adc = adcOf(r);
+    uint16_t adc = adcOf(r);
+    int64_t timeNs = readout::ticksToNs(r.timeHigh, r.timeLow) + config_.fineTimeNs(r.bc, r.tdc);
+    if (calibration_) {
+      const Vmm3Calibration::Channel &c = calibration_->channel(slot.index, r.vmm, r.channel);
+      if (!Vmm3Calibration::adc(c, adc, adc)) {
+        ++calibration;
+        continue;
+      }
+      if (config_.fineTime) {
+        timeNs += calibration_->timeCorrectionNs(c, r.tdc);
+      }
+    }
     if (adc < config_.adcThreshold) {
       ++below;
       continue;
     }
     const auto strip =
         static_cast<uint16_t>(slot.stripOffset + (r.vmm % 2) * kChannelsPerVmm + r.channel);
-    const int64_t timeNs =
-        readout::ticksToNs(r.timeHigh, r.timeLow) + config_.fineTimeNs(r.bc, r.tdc);
     hits += former_.addHit(slot.plane, Hit{timeNs, strip, adc, pulseSlot_}) ? 1 : 0;
   }
   for (size_t i = 1; i < errors.size(); ++i) {
@@ -91,6 +117,7 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
   }
   counters_.readouts.add(ok);
   counters_.unknownHybrid.add(unknown);
+  counters_.calibration.add(calibration);
   counters_.belowThreshold.add(below);
   counters_.hits.add(hits);
   former_.advance();

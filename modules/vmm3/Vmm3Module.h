@@ -5,11 +5,13 @@
 #include "common/readout/EssReadout.h"
 #include "common/sdk/Module.h"
 #include "modules/vmm3/Clustering.h"
+#include "modules/vmm3/Vmm3Calibration.h"
 #include "modules/vmm3/Vmm3Config.h"
 #include "modules/vmm3/Vmm3Readout.h"
 #include "modules/vmm3/Vmm3Source.h"
 
 #include <array>
+#include <optional>
 
 namespace efu::vmm3 {
 
@@ -19,6 +21,7 @@ struct Vmm3Counters {
   explicit Vmm3Counters(sdk::ModuleContext &ctx);
   Counter &readouts;       ///< readouts.count
   Counter &unknownHybrid;  ///< readouts.errors.hybrid
+  Counter &calibration;    ///< readouts.errors.calibration: corrected ADC outside [0, 1023]
   Counter &hits;           ///< hits.count
   Counter &belowThreshold; ///< hits.rejected.threshold
   Counter &late;           ///< hits.late
@@ -36,8 +39,11 @@ struct Vmm3Counters {
 /// One instance per daemon; process(), tick() and flush() run on the processing thread.
 class Vmm3Module final : public sdk::Module, private EventOutput {
 public:
-  /// Throws sdk::ConfigError for a configuration it cannot use.
+  /// Throws sdk::ConfigError for a configuration or calibration it cannot use.
   explicit Vmm3Module(sdk::ModuleContext &ctx);
+
+  /// Reads ctx.calibration(): the ESS VMM3 hybrid calibration (Vmm3Calibration).
+  static constexpr bool kAcceptsCalibration = true;
 
   void process(const sdk::Packet &packet) noexcept override;
   void tick(int64_t nowNs) noexcept override;
@@ -60,6 +66,7 @@ private:
 
   sdk::ModuleContext &ctx_;
   const Vmm3Config config_;
+  std::optional<Vmm3Calibration> calibration_; ///< none: raw ADC and TDC
   readout::HeaderCounters headerCounters_;
   readout::EssReadoutParser parser_;
   readout::TofCounters tofCounters_;

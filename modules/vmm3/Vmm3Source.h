@@ -3,9 +3,11 @@
 #pragma once
 
 #include "common/sdk/ReadoutSource.h"
+#include "modules/vmm3/Vmm3Calibration.h"
 #include "modules/vmm3/Vmm3Config.h"
 
 #include <array>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -20,10 +22,21 @@ namespace efu::vmm3 {
 /// centre by less than one strip. The heaviest hit of each plane is at the neutron's time; the
 /// others are 1-5 ns later (BC = 0 and TDC when fine_time is on; otherwise the same tick).
 /// Truth: (pulse, event time - pulse, y * nx + x + 1).
+/// With a calibration (the module's) the charges and times above are the *corrected* values:
+/// each hit's raw ADC is one that Vmm3Calibration corrects to its share, and (fine_time on)
+/// its tick, BC and TDC are chosen so that the corrected hit time is the drawn one; a charge
+/// unit no raw ADC reaches is redrawn (up to kUnitDraws times), and a neutron whose hits still
+/// cannot be written is left out (no readouts, no truth). The noise hit's corrected ADC is below
+/// the threshold (no noise hit when no raw ADC gives one).
 class Vmm3Source final : public sdk::ReadoutSource {
 public:
-  /// `config` is the vmm3 module's instrument JSON, validated exactly as the module does.
-  Vmm3Source(const nlohmann::json &config, const std::string &configSource, uint64_t seed);
+  static constexpr int kUnitDraws = 16;
+
+  /// `config` is the vmm3 module's instrument JSON, validated exactly as the module does;
+  /// `calibration` (null = none) is the module's, from file `calibrationSource`.
+  Vmm3Source(const nlohmann::json &config, const std::string &configSource, uint64_t seed,
+             const nlohmann::json &calibration = nullptr,
+             const std::string &calibrationSource = {});
 
   [[nodiscard]] uint8_t detectorType() const override { return config_.detectorType; }
   [[nodiscard]] uint32_t imageWidth() const override { return config_.nx; }
@@ -42,13 +55,29 @@ private:
     uint8_t fen = 0;
     uint8_t vmm = 0;
     uint8_t channel = 0;
+    uint16_t hybrid = 0; ///< index in the config's hybrids (for the calibration)
+  };
+  /// One readout to write.
+  struct PlannedHit {
+    const StripAddress *address = nullptr;
+    readout::EssTime time;
+    uint16_t bc = 0;
+    uint16_t adc = 0;
+    uint8_t tdc = 0;
   };
 
-  size_t writePlane(vmm3::Plane plane, uint32_t centre, const sdk::Neutron &n, uint8_t *out);
-  void writeHit(const StripAddress &a, const readout::EssTime &t, uint16_t adc, uint8_t tdc,
-                uint8_t *out);
+  /// The hits of one plane into `hits`; their count, or -1 when the neutron cannot be written.
+  int planPlane(vmm3::Plane plane, uint32_t centre, const sdk::Neutron &n, PlannedHit *hits);
+  /// The raw ADC for corrected value `adc` on `a`, or -1.
+  [[nodiscard]] int32_t rawAdc(const StripAddress &a, uint16_t adc) const noexcept;
+  /// Tick, BC and TDC for a hit on `a` that the module places at eventTimeNs + delayNs; false
+  /// when there is none.
+  bool placeHit(const StripAddress &a, const sdk::Neutron &n, int64_t delayNs,
+                PlannedHit &hit) const noexcept;
+  void writeHit(const PlannedHit &h, uint8_t *out);
 
   vmm3::Vmm3Config config_;
+  std::optional<vmm3::Vmm3Calibration> calibration_;
   std::array<std::vector<StripAddress>, vmm3::kPlanes> strips_;
   std::vector<std::pair<vmm3::Plane, uint32_t>> covered_; ///< every covered strip (noise)
   std::mt19937_64 rng_;

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Checks for calibration files (efu --calibration FILE): every refusal is an sdk::ConfigError
+// naming the file, the key path and the value. Header-only, part of the SDK.
+#pragma once
+
+#include "common/sdk/Module.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace efu::sdk {
+
+/// Typed access to a calibration's JSON; each failure throws
+/// ConfigError("<source>: calibration <path> = <value>: <what>") (values shortened to 80 chars).
+class CalibrationCheck {
+public:
+  explicit CalibrationCheck(const std::string &source) : source_(source) {}
+
+  [[noreturn]] void fail(const std::string &path, const nlohmann::json &value,
+                         const std::string &what) const {
+    std::string shown = value.dump();
+    if (shown.size() > 80) {
+      shown = shown.substr(0, 77) + "...";
+    }
+    throw ConfigError(source_ + ": calibration " + path + " = " + shown + ": " + what);
+  }
+  /// `object[key]`, where `object` (at `path`) must be an object holding `key`.
+  const nlohmann::json &member(const nlohmann::json &object, const std::string &path,
+                               const char *key) const {
+    if (!object.is_object()) {
+      fail(path, object, std::string("expected an object with key '") + key + "'");
+    }
+    if (!object.contains(key)) {
+      fail(path, object, std::string("missing key '") + key + "'");
+    }
+    return object.at(key);
+  }
+  int64_t integer(const nlohmann::json &value, const std::string &path) const {
+    if (!value.is_number_integer()) {
+      fail(path, value, "expected an integer");
+    }
+    return value.get<int64_t>();
+  }
+  const std::string &string(const nlohmann::json &value, const std::string &path) const {
+    if (!value.is_string()) {
+      fail(path, value, "expected a string");
+    }
+    return value.get_ref<const std::string &>();
+  }
+  const nlohmann::json &array(const nlohmann::json &value, const std::string &path,
+                              size_t size) const {
+    if (!value.is_array() || value.size() != size) {
+      fail(path, value, "expected an array of " + std::to_string(size));
+    }
+    return value;
+  }
+  double number(const nlohmann::json &value, const std::string &path) const {
+    if (!value.is_number() || !std::isfinite(value.get<double>())) {
+      fail(path, value, "expected a finite number");
+    }
+    return value.get<double>();
+  }
+  /// The file's instrument name `value` (at `path`) must equal `configured` ignoring case,
+  /// unless the configuration names none.
+  void instrument(const nlohmann::json &value, const std::string &path,
+                  const std::string &configured) const {
+    const std::string &name = string(value, path);
+    auto lower = [](std::string s) {
+      std::transform(s.begin(), s.end(), s.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      return s;
+    };
+    if (!configured.empty() && lower(name) != lower(configured)) {
+      fail(path, value, "the configuration's instrument is '" + configured + "'");
+    }
+  }
+
+private:
+  const std::string &source_;
+};
+
+} // namespace efu::sdk
