@@ -367,10 +367,10 @@ TEST(Vmm3Calibration, TheModuleAndTheSourceRefuseABadOneNamingTheFile) {
 }
 
 TEST(Vmm3Calibration, TheShippedSampleIsTheIdentityForFreiaJson) {
-  const std::string dir = std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/";
-  const Vmm3Config freiaJson = loadVmm3Config(dir + "freia.json");
-  const Vmm3Calibration cal(loadCalibration(dir + "freia-calib-identity.json"),
-                            "freia-calib-identity.json", freiaJson, "freia.json");
+  const std::string dir = std::string(EFU_SOURCE_DIR) + "/modules/vmm3/";
+  const Vmm3Config freiaJson = loadVmm3Config(dir + "configs/freia.json");
+  const Vmm3Calibration cal(loadCalibration(dir + "calibrations/freia-identity.json"),
+                            "freia-identity.json", freiaJson, "freia.json");
   EXPECT_TRUE(cal.unused().empty());
   for (uint16_t h = 0; h < 3; ++h) {
     for (uint8_t ch = 0; ch < 64; ch += 9) {
