@@ -2,18 +2,12 @@
 // udpgen --sweep: udpmon's "throughput vs spacing" curve, with the receiving efu's counts.
 #include "generators/udpgen/Sweep.h"
 
+#include "common/net/ControlClient.h"
 #include "generators/udpgen/UdpSender.h"
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,67 +19,14 @@ namespace {
 
 constexpr size_t kMaxSteps = 1000;
 
-/// The receiving efu's counters this sweep reads, in this order.
-constexpr const char *kCounterNames[] = {"receive.packets", "receive.dropped"};
 struct ReceiverCounts {
   int64_t packets = 0;
   int64_t dropped = 0;
 };
 
-/// One connection to efu's control port: the counters, or an exception naming what failed.
 ReceiverCounts readReceiver(const std::string &address, uint16_t port) {
-  const std::string where = address + ":" + std::to_string(port);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  if (inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1) {
-    throw std::runtime_error("bad IPv4 address '" + address + "'");
-  }
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr *>(&to), sizeof(to)) != 0) {
-    if (fd >= 0) {
-      close(fd);
-    }
-    throw std::runtime_error("cannot reach efu's control port " + where +
-                             " (--cmdport): is efu running there?");
-  }
-  std::string request;
-  for (const char *name : kCounterNames) {
-    request += fmt::format("STAT_GET_NAME {}\n", name);
-  }
-  std::string reply;
-  bool ok = send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-            static_cast<ssize_t>(request.size());
-  const size_t wantedLines = std::size(kCounterNames);
-  while (ok && static_cast<size_t>(std::count(reply.begin(), reply.end(), '\n')) < wantedLines) {
-    pollfd pfd{fd, POLLIN, 0};
-    char buffer[512];
-    ssize_t got = 0;
-    ok = poll(&pfd, 1, 2000) == 1 && (got = recv(fd, buffer, sizeof(buffer), 0)) > 0;
-    reply.append(buffer, ok ? static_cast<size_t>(got) : 0);
-  }
-  close(fd);
-  if (!ok) {
-    throw std::runtime_error("efu's control port " + where + " did not answer STAT_GET_NAME");
-  }
-  // Each reply line: "STAT_GET_NAME <name> <value>", in the order asked.
-  int64_t values[std::size(kCounterNames)] = {};
-  size_t start = 0;
-  for (size_t i = 0; i < wantedLines; ++i) {
-    const size_t end = reply.find('\n', start);
-    std::string line = reply.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') {
-      line.pop_back();
-    }
-    const std::string prefix = fmt::format("STAT_GET_NAME {} ", kCounterNames[i]);
-    if (line.rfind(prefix, 0) != 0) {
-      throw std::runtime_error(fmt::format("efu at {} answered '{}' to STAT_GET_NAME {}", where,
-                                           line, kCounterNames[i]));
-    }
-    values[i] = std::stoll(line.substr(prefix.size()));
-    start = end + 1;
-  }
-  return {values[0], values[1]};
+  return {controlCounter(address, port, "receive.packets"),
+          controlCounter(address, port, "receive.dropped")};
 }
 
 } // namespace

@@ -227,6 +227,44 @@ TEST_F(EfuUdpDaemon, SweepGivesEachSpacingItsSentAndReceivedCountsInOneStream) {
   stopWith("EXIT");
 }
 
+TEST_F(EfuUdpDaemon, EfuDumpPrintsAndDrawsTheHistogramReport) {
+  start({});
+  UdpSender sender;
+  int64_t sent = 0;
+  for (uint64_t seq = 0; seq < 100; ++seq) {
+    if ((seq < 10 || seq > 12) && seq != 50) { // gaps of 3 and 1
+      sender.sendSequence(udpPort_, seq);
+      ++sent;
+    }
+  }
+  waitProcessed(sent);
+  (void)reportWhen(cmdPort_, "udp.histograms", [](const nlohmann::json &r) {
+    return r.contains("burst") && r["burst"]["count"] == 2;
+  });
+  const fs::path dir = fs::temp_directory_path() / ("efu-report-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  Process dump({DUMP_BINARY, "--report", "udp.histograms", "-m", std::to_string(cmdPort_),
+                "--report-png", (dir / "h-").string()});
+  ASSERT_EQ(dump.wait(30s).value_or(-1), 0) << dump.output();
+  const std::string out = dump.output();
+  EXPECT_NE(out.find("burst (datagrams): count 2, max 3, p50 1, p90 3, p99 3\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("interarrival (ns): count 95,"), std::string::npos) << out;
+  EXPECT_NE(out.find("reorder (datagrams): count 0,"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(dir / "h-burst.png"));
+  EXPECT_TRUE(fs::exists(dir / "h-delay.png"));
+  EXPECT_TRUE(fs::exists(dir / "h-interarrival.png"));
+  EXPECT_FALSE(fs::exists(dir / "h-reorder.png")) << "an empty histogram has no chart";
+  fs::remove_all(dir);
+
+  Process unknown({DUMP_BINARY, "--report", "udp.nosuch", "-m", std::to_string(cmdPort_)});
+  EXPECT_EQ(unknown.wait(30s).value_or(-1), 1);
+  EXPECT_NE(unknown.output().find("has no report 'udp.nosuch'"), std::string::npos)
+      << unknown.output();
+  stopWith("EXIT");
+}
+
 TEST_P(EfuUdp, RestartedGeneratorIsNotLoss) {
   UdpSender sender;
   for (uint64_t seq = 1'000'000; seq < 1'000'010; ++seq) {

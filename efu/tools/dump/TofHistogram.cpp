@@ -165,21 +165,21 @@ std::string timeLabel(uint64_t ns, uint64_t stepNs, uint64_t unitNs) {
 
 } // namespace
 
-RgbImage renderTofChart(const TofBins &tof, ChartLayout *layout) {
-  if (tof.bins.empty() || tof.rangeNs == 0) {
-    throw ImageError("tof histogram has no bins or an empty range");
+RgbImage renderBarChart(const std::vector<uint64_t> &bars, const std::vector<XTick> &xTicks,
+                        std::string_view xUnit, ChartLayout *layout) {
+  if (bars.empty()) {
+    throw ImageError("bar chart has no bars");
   }
   ChartLayout l;
-  const auto binCount = static_cast<uint32_t>(tof.bins.size());
+  const auto binCount = static_cast<uint32_t>(bars.size());
   l.barWidth = std::max<uint32_t>(1, kTargetPlotWidth / binCount);
   l.plotWidth = binCount * l.barWidth;
   l.plotHeight = kPlotHeight;
   l.plotX0 = kMarginLeft;
   l.plotY0 = kMarginTop;
-  const uint64_t maxBin = *std::max_element(tof.bins.begin(), tof.bins.end());
+  const uint64_t maxBin = *std::max_element(bars.begin(), bars.end());
   l.yTick = niceTickStep(std::max<uint64_t>(maxBin, 1), 5);
   l.yMax = std::max<uint64_t>(1, (maxBin + l.yTick - 1) / l.yTick) * l.yTick;
-  l.xTickNs = niceTickStep(tof.rangeNs, 8);
 
   RgbImage image(kMarginLeft + l.plotWidth + kMarginRight,
                  kMarginTop + l.plotHeight + kMarginBottom, 255, 255, 255);
@@ -194,11 +194,11 @@ RgbImage renderTofChart(const TofBins &tof, ChartLayout *layout) {
     image.fill(l.plotX0, rowOf(v), l.plotX0 + l.plotWidth, rowOf(v) + 1, kGrid);
   }
   for (uint32_t i = 0; i < binCount; ++i) {
-    if (tof.bins[i] == 0) {
+    if (bars[i] == 0) {
       continue;
     }
     // A non-empty bin shows at least one pixel.
-    const uint32_t top = std::min(rowOf(tof.bins[i]), axisY - 1);
+    const uint32_t top = std::min(rowOf(bars[i]), axisY - 1);
     image.fill(l.plotX0 + i * l.barWidth, top, l.plotX0 + (i + 1) * l.barWidth, axisY, kBar);
   }
 
@@ -211,21 +211,37 @@ RgbImage renderTofChart(const TofBins &tof, ChartLayout *layout) {
     const std::string label = countLabel(v);
     drawText(image, l.plotX0 - 1 - kTickLength - 4 - textWidth(label), row - glyphPx / 2, label);
   }
-  const uint64_t unitNs = tof.rangeNs >= 1'000'000 ? 1'000'000 : tof.rangeNs >= 1'000 ? 1'000 : 1;
-  for (uint64_t ns = 0; ns <= tof.rangeNs; ns += l.xTickNs) {
+  for (const XTick &tick : xTicks) {
     const auto column =
-        l.plotX0 + static_cast<uint32_t>(std::llround(
-                       static_cast<double>(ns) / static_cast<double>(tof.rangeNs) * l.plotWidth));
+        l.plotX0 + static_cast<uint32_t>(std::llround(std::clamp(tick.position, 0.0, 1.0) *
+                                                      static_cast<double>(l.plotWidth)));
     image.fill(column, axisY + 1, column + 1, axisY + 1 + kTickLength, kBlack);
-    const std::string label = timeLabel(ns, l.xTickNs, unitNs);
-    drawText(image, column - std::min(column, textWidth(label) / 2), axisY + kTickLength + 4,
-             label);
+    drawText(image, column - std::min(column, textWidth(tick.label) / 2), axisY + kTickLength + 4,
+             tick.label);
   }
-  const std::string unit = unitNs == 1'000'000 ? "ms" : unitNs == 1'000 ? "us" : "ns";
-  drawText(image, l.plotX0 + l.plotWidth - textWidth(unit), axisY + kTickLength + 8 + glyphPx,
-           unit);
+  drawText(image, l.plotX0 + l.plotWidth - textWidth(xUnit), axisY + kTickLength + 8 + glyphPx,
+           xUnit);
   if (layout != nullptr) {
     *layout = l;
+  }
+  return image;
+}
+
+RgbImage renderTofChart(const TofBins &tof, ChartLayout *layout) {
+  if (tof.bins.empty() || tof.rangeNs == 0) {
+    throw ImageError("tof histogram has no bins or an empty range");
+  }
+  const uint64_t xTickNs = niceTickStep(tof.rangeNs, 8);
+  const uint64_t unitNs = tof.rangeNs >= 1'000'000 ? 1'000'000 : tof.rangeNs >= 1'000 ? 1'000 : 1;
+  std::vector<XTick> ticks;
+  for (uint64_t ns = 0; ns <= tof.rangeNs; ns += xTickNs) {
+    ticks.push_back({static_cast<double>(ns) / static_cast<double>(tof.rangeNs),
+                     timeLabel(ns, xTickNs, unitNs)});
+  }
+  const std::string unit = unitNs == 1'000'000 ? "ms" : unitNs == 1'000 ? "us" : "ns";
+  RgbImage image = renderBarChart(tof.bins, ticks, unit, layout);
+  if (layout != nullptr) {
+    layout->xTickNs = xTickNs;
   }
   return image;
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace efu::tools {
@@ -69,6 +70,18 @@ struct ChartLayout {
   uint64_t xTickNs = 0;    ///< spacing of the x ticks
   uint64_t yTick = 0;      ///< spacing of the y ticks
 };
+
+/// A labelled tick on a bar chart's x axis, at `position` (0 = left end, 1 = right end).
+struct XTick {
+  double position = 0.0;
+  std::string label; ///< digits, '.', and the letters m s u n k M of the built-in font
+};
+
+/// Draws one bar per entry of `bars` (left to right, equal widths) on a white background: y
+/// axis from 0 to a round count above the largest bar, the given x ticks, `xUnit` at the right
+/// end of the x axis. Sets `layout` (all but xTickNs) if given. ImageError when `bars` is empty.
+RgbImage renderBarChart(const std::vector<uint64_t> &bars, const std::vector<XTick> &xTicks,
+                        std::string_view xUnit, ChartLayout *layout = nullptr);
 
 /// Draws a bar chart of `bins`: white background, one bar per bin, x axis from 0 to the range
 /// with ticks every 1, 2 or 5 x 10^n ns, y axis from 0 to a round count above the largest bin;

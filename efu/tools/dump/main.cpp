@@ -7,6 +7,7 @@
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
 #include "efu/tools/dump/PcapWriter.h"
+#include "efu/tools/dump/Report.h"
 #include "efu/tools/dump/Image.h"
 #include "efu/tools/dump/TofHistogram.h"
 
@@ -18,6 +19,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -57,7 +59,48 @@ struct Options {
   std::optional<int64_t> tofMaxNs;
   std::string pcapPath;
   uint16_t pcapPort = 9000;
+  std::string report;              ///< --report NAME: read from efu's control port instead
+  std::string cmdAddress = "127.0.0.1";
+  uint16_t cmdPort = 8888;
+  std::string reportPng;           ///< --report-png PREFIX
 };
+
+/// --report: REPORT_GET from efu's control port; histograms as tables (and PNG charts), any
+/// other member as one JSON line.
+int showReport(const Options &options) {
+  const nlohmann::json report = efu::tools::fetchReport(options.cmdAddress, options.cmdPort,
+                                                        options.report);
+  const auto histograms = efu::tools::histogramsOf(report);
+  for (const auto &histogram : histograms) {
+    std::fputs(efu::tools::histogramText(histogram).c_str(), stdout);
+  }
+  if (report.is_object()) {
+    for (const auto &[key, value] : report.items()) {
+      if (std::none_of(histograms.begin(), histograms.end(),
+                       [&key](const auto &h) { return h.name == key; })) {
+        std::printf("%s: %s\n", key.c_str(), value.dump().c_str());
+      }
+    }
+  } else {
+    std::printf("%s\n", report.dump().c_str());
+  }
+  std::fflush(stdout);
+  if (!options.reportPng.empty()) {
+    if (histograms.empty()) {
+      spdlog::warn("report {} holds no histograms: no --report-png charts", options.report);
+    }
+    for (const auto &histogram : histograms) {
+      if (histogram.bins.empty()) {
+        spdlog::info("{} is empty: no chart", histogram.name);
+        continue;
+      }
+      const std::string path = options.reportPng + histogram.name + ".png";
+      efu::tools::writePng(efu::tools::renderHistogramChart(histogram), path);
+      spdlog::info("wrote {} ({} values)", path, histogram.count);
+    }
+  }
+  return 0;
+}
 
 using efu::kafka::logToSpdlog;
 template <typename T> using KafkaPtr = efu::kafka::RdKafkaPtr<T>;
@@ -381,9 +424,9 @@ int main(int argc, char **argv) {
   app.add_option("-b,--broker", options.brokers, "Kafka bootstrap servers (host:port[,...])")
       ->type_name("LIST")
       ->capture_default_str();
-  app.add_option("-t,--topic", options.topics, "Topic to consume (repeatable)")
-      ->type_name("TOPIC")
-      ->required();
+  auto *topic = app.add_option("-t,--topic", options.topics,
+                               "Topic to consume (repeatable; required unless --report)")
+                    ->type_name("TOPIC");
   app.add_option("--from", options.from, "Start at the beginning or the end of each partition")
       ->check(CLI::IsMember({"beginning", "end"}))
       ->capture_default_str();
@@ -469,10 +512,38 @@ int main(int argc, char **argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group("Pictures");
+  auto *report =
+      app.add_option("--report", options.report,
+                     "Instead of Kafka: print a module's report (REPORT_GET NAME, e.g. "
+                     "udp.histograms, udp.loss.pattern) from efu's control port and exit")
+          ->group("Reports");
+  app.add_option("-m,--cmdport", options.cmdPort, "With --report: efu's control port")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535))
+      ->needs(report)
+      ->group("Reports");
+  app.add_option("--cmdaddr", options.cmdAddress, "With --report: efu's control address")
+      ->capture_default_str()
+      ->needs(report)
+      ->group("Reports");
+  app.add_option("--report-png", options.reportPng,
+                 "With --report: draw each histogram of the report as PREFIX<name>.png (log "
+                 "bins, one bar each)")
+      ->type_name("PREFIX")
+      ->needs(report)
+      ->group("Reports");
+  topic->excludes(report);
   CLI11_PARSE(app, argc, argv);
 
   try {
     efu::setupLogging("efu-dump", options.logLevel, "");
+    if (!options.report.empty()) {
+      return showReport(options);
+    }
+    if (options.topics.empty()) {
+      std::fprintf(stderr, "efu-dump: -t/--topic is required (or --report NAME)\n");
+      return kExitError;
+    }
     efu::installStopSignals();
     Pictures pictures(options);
     int code = run(options, pictures);
