@@ -89,6 +89,7 @@ struct GeneratorOptions {
   uint32_t headerVersion = 0;
   uint64_t seed = 1;
   std::string truthPath;
+  std::string pcapOutPath; ///< --pcap-out: every datagram sent, also written to this capture
   std::vector<std::string> inject; ///< KIND:N
   uint32_t injectEvery = 1;        ///< one malformed datagram after every this many valid ones
   bool quiet = false;

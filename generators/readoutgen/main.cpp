@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // readoutgen: ESS readout datagrams (header + detector readouts) with ground truth, paced.
 #include "common/net/LineRate.h"
+#include "common/net/PcapWriter.h"
 #include "common/system/BoundedJson.h"
 #include "common/system/CliAliases.h"
 #include "common/system/CliChecks.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
+#include "common/time/Time.h"
 #include "generators/readoutgen/Generator.h"
 #include "generators/readoutgen/Pattern.h"
 #include "generators/readoutgen/Sources.h"
@@ -17,6 +19,35 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <span>
+
+namespace {
+
+/// Sends each datagram; with a capture, also writes the ones the socket took (--pcap-out),
+/// stamped with the time they were sent.
+class CapturingSink final : public efu::readoutgen::DatagramSink {
+public:
+  CapturingSink(efu::readoutgen::DatagramSink &inner, efu::PcapWriter *pcap)
+      : inner_(inner), pcap_(pcap) {}
+  bool send(std::span<const uint8_t> datagram) override {
+    if (!inner_.send(datagram)) {
+      return false;
+    }
+    if (pcap_ != nullptr && pcap_->write(datagram, efu::realtimeNs())) {
+      ++captured_;
+    }
+    return true;
+  }
+  [[nodiscard]] uint64_t captured() const noexcept { return captured_; }
+
+private:
+  efu::readoutgen::DatagramSink &inner_;
+  efu::PcapWriter *pcap_;
+  uint64_t captured_ = 0;
+};
+
+} // namespace
 
 int main(int argc, char **argv) {
   using namespace efu;
@@ -78,6 +109,9 @@ int main(int argc, char **argv) {
   app.add_option("--seed", o.seed, "Random seed")->capture_default_str();
   app.add_option("--truth", o.truthPath,
                  "Write ground truth as CSV: pulse_time_ns,tof_ns,pixel_id (one line per event)");
+  app.add_option("--pcap-out", o.pcapOutPath,
+                 "Also write every datagram sent to this pcap file (Ethernet/IPv4/UDP, "
+                 "stamped with the send time; replay it with udpgen --pcap)");
   app.add_option("--inject-errors", o.inject,
                  "Malformed datagrams to mix in, KIND:N (repeatable; kinds: cookie, version, "
                  "padding, length, truncated, short, queue, type, pulse_fraction, "
@@ -116,7 +150,12 @@ int main(int argc, char **argv) {
     const uint32_t h = source->imageHeight();
     Pattern pattern = o.maskPath.empty() ? Pattern(o.pattern, w, h)
                                          : Pattern(readPgm(o.maskPath), w, h);
-    UdpDatagramSink sink(o.address, o.port);
+    UdpDatagramSink udp(o.address, o.port);
+    std::optional<PcapWriter> pcap;
+    if (!o.pcapOutPath.empty()) {
+      pcap.emplace(o.pcapOutPath, o.port, o.port);
+    }
+    CapturingSink sink(udp, pcap ? &*pcap : nullptr);
     Generator gen(o, std::move(source), std::move(pattern), sink);
 
     std::FILE *truth = nullptr;
@@ -158,6 +197,10 @@ int main(int argc, char **argv) {
     const GeneratorSummary summary = gen.run(stopFlag(), progress);
     if (truth != nullptr && std::fclose(truth) != 0) {
       throw std::runtime_error("error writing --truth file '" + o.truthPath + "'");
+    }
+    if (pcap) {
+      pcap.reset(); // closes the file: errors throw here, naming it
+      spdlog::info("wrote {} datagrams to {}", sink.captured(), o.pcapOutPath);
     }
     spdlog::default_logger()->flush();
     std::fputs(summaryText(summary).c_str(), stderr);

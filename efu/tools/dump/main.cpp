@@ -6,7 +6,7 @@
 #include "common/time/Time.h"
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
-#include "efu/tools/dump/PcapWriter.h"
+#include "common/net/PcapWriter.h"
 #include "efu/tools/dump/Report.h"
 #include "efu/tools/dump/Image.h"
 #include "efu/tools/dump/TofHistogram.h"
@@ -323,7 +323,7 @@ public:
 private:
   bool text_;
   Pictures &pictures_;
-  std::optional<efu::tools::PcapWriter> pcap_;
+  std::optional<efu::PcapWriter> pcap_;
   efu::tools::DumpCounts counts_;
 };
 

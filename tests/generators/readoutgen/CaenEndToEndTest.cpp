@@ -173,6 +173,39 @@ protected:
     return v ? *v : -1;
   }
 
+  /// Replays `pcap` (udpgen --pcap, paced: a slow machine's socket buffer must not overflow)
+  /// into a second efu -d caen and returns its module counters once its ESS header count
+  /// reached `essOk`; checks that udpgen sent `datagrams`, all of them UDP.
+  std::map<std::string, int64_t> replayCapture(const fs::path &pcap, int64_t datagrams,
+                                               int64_t essOk) {
+    const uint16_t replayUdp = freeUdpPort();
+    const uint16_t replayCmd = freeTcpPort();
+    Process replayEfu({EFU_BINARY, "-d", "caen", "-f", config_, "-p", std::to_string(replayUdp),
+                       "-m", std::to_string(replayCmd), "--no-kafka"});
+    EXPECT_TRUE(eventually([&] { return !control(replayCmd, "VERSION_GET").empty(); }))
+        << replayEfu.output();
+    Process udpgen({UDPGEN, "--pcap", pcap.string(), "-p", std::to_string(replayUdp), "--pps",
+                    "20000", "--json", "-q"});
+    EXPECT_EQ(udpgen.wait(60s), std::optional<int>(0)) << udpgen.output();
+    nlohmann::json replayed;
+    for (const auto &l : lines(udpgen.output())) {
+      if (l.rfind("{", 0) == 0) {
+        replayed = nlohmann::json::parse(l);
+      }
+    }
+    EXPECT_EQ(replayed.value("sent", int64_t{-1}), datagrams) << udpgen.output();
+    EXPECT_EQ(replayed.value("skipped_not_udp", int64_t{-1}), 0);
+    EXPECT_TRUE(eventually([&] {
+      const auto now = moduleCounters(replayCmd);
+      const auto it = now.find("parser.essheader.ok");
+      return it != now.end() && it->second == essOk;
+    })) << replayEfu.output();
+    auto counters = moduleCounters(replayCmd);
+    replayEfu.signal(SIGTERM);
+    EXPECT_EQ(replayEfu.wait(20s), std::optional<int>(0)) << replayEfu.output();
+    return counters;
+  }
+
   /// Waits until the module has looked at `datagrams` headers in total (valid + refused).
   bool processed(int64_t datagrams) {
     return eventually([&] {
@@ -359,32 +392,7 @@ TEST_F(CaenEndToEnd, ACaptureReplayedFormsTheSameEventsAsTheLiveRun) {
                 pcap.string()});
   ASSERT_TRUE(dump.wait(60s).has_value());
 
-  const uint16_t replayUdp = freeUdpPort();
-  const uint16_t replayCmd = freeTcpPort();
-  Process replayEfu({EFU_BINARY, "-d", "caen", "-f", config_, "-p", std::to_string(replayUdp),
-                     "-m", std::to_string(replayCmd), "--no-kafka"});
-  ASSERT_TRUE(eventually([&] { return !control(replayCmd, "VERSION_GET").empty(); }))
-      << replayEfu.output();
-  // Paced: the capture spans ~0.1 s; --pps keeps a slow machine's socket buffer from overflowing.
-  Process udpgen({UDPGEN, "--pcap", pcap.string(), "-p", std::to_string(replayUdp), "--pps",
-                  "20000", "--json", "-q"});
-  ASSERT_EQ(udpgen.wait(60s), std::optional<int>(0)) << udpgen.output();
-  nlohmann::json replayed;
-  for (const auto &l : lines(udpgen.output())) {
-    if (l.rfind("{", 0) == 0) {
-      replayed = nlohmann::json::parse(l);
-    }
-  }
-  ASSERT_EQ(replayed.value("sent", int64_t{-1}), datagrams) << udpgen.output();
-  EXPECT_EQ(replayed.value("skipped_not_udp", int64_t{-1}), 0);
-  // The capture is in Kafka consumption order (several partitions): sequence numbers may come
-  // out of order, so only the sequence counters may differ; events and readouts may not.
-  ASSERT_TRUE(eventually([&] {
-    const auto now = moduleCounters(replayCmd);
-    const auto it = now.find("parser.essheader.ok");
-    return it != now.end() && it->second == live.at("parser.essheader.ok");
-  })) << replayEfu.output();
-  auto again = moduleCounters(replayCmd);
+  auto again = replayCapture(pcap, datagrams, live.at("parser.essheader.ok"));
   auto expected = live;
   for (auto *counters : {&again, &expected}) {
     for (auto it = counters->begin(); it != counters->end();) {
@@ -393,8 +401,20 @@ TEST_F(CaenEndToEnd, ACaptureReplayedFormsTheSameEventsAsTheLiveRun) {
   }
   EXPECT_EQ(again, expected);
   EXPECT_EQ(again.at("events.count"), sent.at("events").get<int64_t>());
-  replayEfu.signal(SIGTERM);
-  EXPECT_EQ(replayEfu.wait(20s), std::optional<int>(0)) << replayEfu.output();
+}
+
+// readoutgen --pcap-out writes what it sends, in send order: replayed into a second efu, the
+// capture moves every module counter exactly as the live run did, sequence counters included.
+TEST_F(CaenEndToEnd, ReadoutgenCaptureReplayedMovesExactlyTheLiveCounters) {
+  const auto pcap = dir_ / "readoutgen.pcap";
+  const auto sent = readoutgen({"-n", "20000", "--eps", "200000", "--events-per-pulse", "2500",
+                                "--inject-errors", "cookie:3", "--pcap-out", pcap.string()});
+  const int64_t datagrams = sent.at("datagrams").get<int64_t>() + sent.at("injected").get<int64_t>();
+  ASSERT_TRUE(processed(datagrams));
+  const auto live = moduleCounters(cmd_);
+  EXPECT_EQ(live.at("parser.essheader.errors.cookie"), 3);
+  const auto again = replayCapture(pcap, datagrams, live.at("parser.essheader.ok"));
+  EXPECT_EQ(again, live);
 }
 
 } // namespace

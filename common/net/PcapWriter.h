@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-namespace efu::tools {
+namespace efu {
 
 /// A pcap file (the classic format: microsecond timestamps, link type Ethernet) of UDP
 /// datagrams from 127.0.0.1:`sourcePort` to 127.0.0.1:`destinationPort`, as if captured on the
@@ -39,4 +39,4 @@ private:
   uint64_t written_ = 0;
 };
 
-} // namespace efu::tools
+} // namespace efu

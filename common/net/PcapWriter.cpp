@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Classic pcap writer: global header, then per packet a record header and the frame.
-#include "efu/tools/dump/PcapWriter.h"
+#include "common/net/PcapWriter.h"
 
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
-namespace efu::tools {
+namespace efu {
 namespace {
 
 constexpr uint32_t kPcapMagic = 0xa1b2c3d4; // microsecond timestamps, written in host order
@@ -29,7 +29,7 @@ PcapWriter::PcapWriter(const std::string &path, uint16_t sourcePort, uint16_t de
     : path_(path), file_(std::fopen(path.c_str(), "wb")), sourcePort_(sourcePort),
       destinationPort_(destinationPort) {
   if (file_ == nullptr) {
-    throw std::runtime_error("--pcap " + path + ": " + std::strerror(errno));
+    throw std::runtime_error("pcap file " + path + ": " + std::strerror(errno));
   }
   struct GlobalHeader {
     uint32_t magic;
@@ -53,7 +53,7 @@ PcapWriter::~PcapWriter() {
 
 void PcapWriter::put(const void *data, size_t size) {
   if (std::fwrite(data, 1, size, file_) != size || std::fflush(file_) != 0) {
-    throw std::runtime_error("--pcap " + path_ + ": write failed: " + std::strerror(errno));
+    throw std::runtime_error("pcap file " + path_ + ": write failed: " + std::strerror(errno));
   }
 }
 
@@ -98,4 +98,4 @@ bool PcapWriter::write(std::span<const uint8_t> datagram, int64_t timeNs) {
   return true;
 }
 
-} // namespace efu::tools
+} // namespace efu
