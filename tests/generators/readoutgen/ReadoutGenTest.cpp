@@ -64,6 +64,17 @@ std::unique_ptr<readout::FakeModuleContext> moduleOver(const char *config, const
   return ctx;
 }
 
+/// The events the module gave `ctx` are exactly `truth`, in any order.
+void expectEventsAreTheTruth(const readout::FakeModuleContext &ctx, std::vector<TruthEvent> truth) {
+  std::vector<TruthEvent> got;
+  for (const auto &e : ctx.sink.events) {
+    got.push_back(TruthEvent{e.pulseTimeNs, e.tofNs, e.pixelId});
+  }
+  std::sort(got.begin(), got.end());
+  std::sort(truth.begin(), truth.end());
+  EXPECT_TRUE(got == truth);
+}
+
 TEST(ReadoutGen, ModuleReproducesTheTruthExactly) {
   for (const char *config : {"loki.json", "bifrost.json"}) {
     GeneratorOptions o;
@@ -82,14 +93,8 @@ TEST(ReadoutGen, ModuleReproducesTheTruthExactly) {
     EXPECT_EQ(ctx->value("events.count"), 50'000);
     EXPECT_EQ(ctx->value("parser.essheader.seq.lost"), 0);
     EXPECT_EQ(ctx->value("parser.essheader.seq.expected"), static_cast<int64_t>(r.summary.datagrams));
-    std::vector<TruthEvent> got;
-    for (const auto &e : ctx->sink.events) {
-      got.push_back(TruthEvent{e.pulseTimeNs, e.tofNs, e.pixelId});
-    }
-    auto want = r.truth;
-    std::sort(got.begin(), got.end());
-    std::sort(want.begin(), want.end());
-    EXPECT_TRUE(got == want) << config;
+    SCOPED_TRACE(config);
+    expectEventsAreTheTruth(*ctx, r.truth);
   }
 }
 
@@ -141,14 +146,7 @@ TEST(ReadoutGen, InverseCalibrationRoundTrip) {
     plain.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
   }
   EXPECT_EQ(ctx.value("readouts.errors.calibration"), 0);
-  std::vector<TruthEvent> got;
-  for (const auto &e : ctx.sink.events) {
-    got.push_back(TruthEvent{e.pulseTimeNs, e.tofNs, e.pixelId});
-  }
-  auto want = r.truth;
-  std::sort(got.begin(), got.end());
-  std::sort(want.begin(), want.end());
-  EXPECT_TRUE(got == want);
+  expectEventsAreTheTruth(ctx, r.truth);
   // the calibration matters: without it many pixels differ
   size_t moved = 0;
   for (size_t i = 0; i < ctx.sink.events.size(); ++i) {
@@ -206,14 +204,7 @@ TEST(ReadoutGen, AnyModuleThatDescribesItsSourceIsGenerated) {
   }
   EXPECT_EQ(ctx.value("events.count"), 5'000);
   EXPECT_EQ(ctx.value("parser.essheader.seq.lost"), 0);
-  std::vector<TruthEvent> got;
-  for (const auto &e : ctx.sink.events) {
-    got.push_back(TruthEvent{e.pulseTimeNs, e.tofNs, e.pixelId});
-  }
-  auto want = r.truth;
-  std::sort(got.begin(), got.end());
-  std::sort(want.begin(), want.end());
-  EXPECT_TRUE(got == want);
+  expectEventsAreTheTruth(ctx, r.truth);
 }
 
 TEST(ReadoutGen, DatagramsAreFullAndPulsesCorrect) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // caen --calibration: the ESS charge-division correction, its inverse, and refusals naming the
 // file, the key path and the value.
+#include "tests/modules/caen/CaenTestConfig.h"
 #include "tests/support/FakeModuleContext.h"
 #include "common/sdk/ModuleConfig.h"
 #include "modules/caen/CaenCalibration.h"
@@ -20,16 +21,7 @@ namespace {
 
 using readout::FakeModuleContext;
 
-/// 2 banks x 16 tubes x 100 pixels, as CaenModuleTest's.
-nlohmann::json baseConfig() {
-  return nlohmann::json::parse(R"({
-    "instrument": "test", "detector_type": 48, "banks": 2, "tubes_per_bank": 16,
-    "pixels_per_tube": 100, "amplitude_threshold": 10, "max_tof_ns": 100000000,
-    "mapping": [
-      {"bank": 0, "fiber": 0, "fens": [0, 1], "groups": 8, "first_tube": 0},
-      {"bank": 1, "fiber": 23, "fens": [23, 23], "groups": 16, "first_tube": 0}
-    ]})");
-}
+using test::baseConfig;
 
 /// One group per tube (32), `units` equal touching intervals over [0, 1], every unit with
 /// polynomial `poly`.

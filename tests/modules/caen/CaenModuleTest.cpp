@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // caen module: config validation, tube map, readout parsing boundaries, one counter per reason.
+#include "tests/modules/caen/CaenTestConfig.h"
 #include "tests/support/FakeModuleContext.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenReadout.h"
@@ -15,16 +16,7 @@ namespace {
 
 using readout::FakeModuleContext;
 
-/// Config with the table's defaults filled in (as the daemon gives it).
-nlohmann::json baseConfig() {
-  return nlohmann::json::parse(R"({
-    "instrument": "test", "detector_type": 48, "banks": 2, "tubes_per_bank": 16,
-    "pixels_per_tube": 100, "amplitude_threshold": 10, "max_tof_ns": 100000000,
-    "mapping": [
-      {"bank": 0, "fiber": 0, "fens": [0, 1], "groups": 8, "first_tube": 0},
-      {"bank": 1, "fiber": 23, "fens": [23, 23], "groups": 16, "first_tube": 0}
-    ]})");
-}
+using test::baseConfig;
 
 std::string configError(const nlohmann::json &cfg) {
   try {
