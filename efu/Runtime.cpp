@@ -220,25 +220,21 @@ size_t Runtime::process(Queue &q, size_t max) noexcept {
   int64_t datagrams = 0;
   for (size_t i = 0; i < n; ++i) {
     const RxSlot &slot = q.ring.consumerSlot(i);
-    if (slot.segmentBytes == 0) {
-      if (sampler_ != nullptr) {
-        sampler_->offer({slot.data, slot.size});
-      }
-      module_.process(sdk::Packet{slot.data, slot.size, q.index, slot.rxTimeNs, slot.sourceIp,
-                                  slot.sourcePort});
-      ++datagrams;
-      continue;
-    }
-    // A GRO message: datagrams of segmentBytes back to back, the last one possibly shorter.
-    for (uint32_t offset = 0; offset < slot.size; offset += slot.segmentBytes) {
-      const uint32_t size = std::min(slot.segmentBytes, slot.size - offset);
+    // A GRO message holds datagrams of segmentBytes back to back, the last one possibly
+    // shorter; any other slot is one datagram (possibly empty).
+    const uint32_t step =
+        slot.segmentBytes != 0 ? slot.segmentBytes : std::max<uint32_t>(slot.size, 1);
+    uint32_t offset = 0;
+    do {
+      const uint32_t size = std::min(step, slot.size - offset);
       if (sampler_ != nullptr) {
         sampler_->offer({slot.data + offset, size});
       }
       module_.process(sdk::Packet{slot.data + offset, size, q.index, slot.rxTimeNs,
                                   slot.sourceIp, slot.sourcePort});
       ++datagrams;
-    }
+      offset += step;
+    } while (offset < slot.size);
   }
   if (n > 0) {
     q.ring.release(n);
