@@ -5,6 +5,7 @@
 #include "common/sdk/Module.h"
 #include "common/stats/Stats.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -27,6 +28,17 @@ public:
   Counter &gauge(std::string_view name) override { return stats_.add(name, CounterKind::Gauge); }
   spdlog::logger &log() override { return log_; }
   sdk::EventSink &events() override { return events_; }
+  sdk::EventSink &events(std::string_view sourceName) override {
+    if (sourceName.empty()) {
+      throw std::invalid_argument("an event source needs a name");
+    }
+    return sources_ ? sources_(std::string(sourceName)) : events_;
+  }
+  /// Where events(name) goes: the Kafka output's sink of that source (unset: the default sink,
+  /// as with --no-kafka, where events are only counted).
+  void setEventSources(std::function<sdk::EventSink &(const std::string &)> sources) {
+    sources_ = std::move(sources);
+  }
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
   [[nodiscard]] const std::string &configSource() const override { return configSource_; }
   [[nodiscard]] uint32_t statsIntervalMs() const override { return statsIntervalMs_; }
@@ -65,6 +77,7 @@ private:
   nlohmann::json config_;
   std::string configSource_;
   uint32_t statsIntervalMs_;
+  std::function<sdk::EventSink &(const std::string &)> sources_;
   nlohmann::json calibration_;
   std::string calibrationSource_;
   const Counter *lost_ = nullptr;

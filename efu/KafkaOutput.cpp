@@ -40,6 +40,15 @@ std::string KafkaOutput::describe() const {
                      sampler_.topic(), producer_.setting("bootstrap.servers"));
 }
 
+sdk::EventSink &KafkaOutput::events(const std::string &sourceName) {
+  for (kafka::Ev44Sink &source : sources_) {
+    if (source.sourceName() == sourceName) {
+      return source;
+    }
+  }
+  return sources_.emplace_back(sink_, sourceName);
+}
+
 void KafkaOutput::requestPublish(std::string statusJson) {
   {
     std::lock_guard lock(statusMutex_);
@@ -63,6 +72,9 @@ void KafkaOutput::publish(int64_t nowNs) noexcept {
 
 void KafkaOutput::tick(int64_t nowNs) noexcept {
   sink_.tick(nowNs); // also polls the producer for delivery reports
+  for (kafka::Ev44Sink &source : sources_) {
+    source.tick(nowNs);
+  }
   if (publishRequested_.exchange(false, std::memory_order_acquire)) {
     publish(nowNs);
   }
@@ -70,6 +82,9 @@ void KafkaOutput::tick(int64_t nowNs) noexcept {
 
 void KafkaOutput::finish() noexcept {
   sink_.flush();
+  for (kafka::Ev44Sink &source : sources_) {
+    source.flush();
+  }
   publishRequested_.store(false);
   publish(realtimeNs());
   try {

@@ -10,6 +10,7 @@
 #include "efu/Runtime.h"
 
 #include <atomic>
+#include <deque>
 #include <mutex>
 #include <string>
 
@@ -25,6 +26,9 @@ public:
               spdlog::logger &log, uint32_t statsIntervalMs);
 
   [[nodiscard]] sdk::EventSink &events() noexcept { return sink_; }
+  /// The sink of another ev44 source on the events topic (ModuleContext::events(name)):
+  /// created on the first call for a name, before the processing thread starts.
+  [[nodiscard]] sdk::EventSink &events(const std::string &sourceName);
   [[nodiscard]] std::string describe() const;
 
   /// Main thread: publish all counters and this status on the next tick.
@@ -55,6 +59,7 @@ private:
   int flushTimeoutMs_;
   kafka::KafkaProducer producer_;
   kafka::Ev44Sink sink_;
+  std::deque<kafka::Ev44Sink> sources_; ///< further sources, in the order asked for
   kafka::StatsPublisher publisher_;
   kafka::RawSampler sampler_;
   std::mutex statusMutex_;

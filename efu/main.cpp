@@ -99,6 +99,11 @@ int run(const efu::DaemonOptions &options) {
   efu::DaemonContext context(stats, *log, events, std::move(config),
                              options.configFile.empty() ? "(defaults)" : options.configFile,
                              intervalMs, std::move(calibration), options.calibrationFile);
+  if (kafka) {
+    context.setEventSources([&kafka](const std::string &name) -> efu::sdk::EventSink & {
+      return kafka->events(name);
+    });
+  }
   auto module = efu::createModule(library, context);
 
   std::vector<efu::UdpReceiver *> queues;

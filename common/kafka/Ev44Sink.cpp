@@ -18,6 +18,14 @@ Ev44Sink::Ev44Sink(Producer &producer, std::string topic, std::string sourceName
   builder_.setSource(std::move(sourceName));
 }
 
+Ev44Sink::Ev44Sink(const Ev44Sink &first, std::string sourceName)
+    : producer_(first.producer_), topic_(first.topic_),
+      builder_(first.builder_.maxEvents(), first.builder_.maxPulses()),
+      flushIntervalNs_(first.flushIntervalNs_), messages_(first.messages_),
+      events_(first.events_) {
+  builder_.setSource(std::move(sourceName));
+}
+
 void Ev44Sink::add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept {
   if (!builder_.add(pulseTimeNs, tofNs, pixelId)) {
     send();

@@ -31,6 +31,9 @@ public:
   Ev44Sink(Producer &producer, std::string topic, std::string sourceName,
            size_t maxEventsPerMessage, uint32_t flushIntervalMs, Stats &stats,
            size_t maxPulsesPerMessage = 1);
+  /// Another source on `first`'s topic: the same producer, limits and counters (the counters
+  /// count all sources), its own messages with source_name `sourceName` and message_id from 0.
+  Ev44Sink(const Ev44Sink &first, std::string sourceName);
   Ev44Sink(const Ev44Sink &) = delete;
   Ev44Sink &operator=(const Ev44Sink &) = delete;
 
@@ -50,6 +53,7 @@ public:
   [[nodiscard]] size_t buffered() const noexcept { return builder_.events(); }
   [[nodiscard]] int64_t nextMessageId() const noexcept { return messageId_; }
   [[nodiscard]] const std::string &topic() const noexcept { return topic_; }
+  [[nodiscard]] const std::string &sourceName() const noexcept { return builder_.source(); }
 
 private:
   void send() noexcept;

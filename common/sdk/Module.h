@@ -19,7 +19,7 @@
 /// (descriptor, Packet, the classes and their virtual functions). The loader accepts only a
 /// module with efu's number, descriptor size and toolchain tag: modules are rebuilt per efu
 /// release, never loaded across an ABI change (docs/modules.md, Compatibility).
-/// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number; 3 added reports and calibrations.
+/// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number; 3 added reports, calibrations and event sources.
 #define EFU_MODULE_ABI_VERSION 3
 
 #define EFU_STRINGIFY_(x) #x
@@ -126,6 +126,12 @@ public:
   /// Registers a report (dotted lowercase name, e.g. "udp.histograms"), read by REPORT_GET.
   /// Call from the constructor only. Throws on a duplicate name.
   virtual Report &report(std::string_view name) = 0;
+  /// Events of a source of their own: ev44 messages on the same topic whose source_name is
+  /// `sourceName` (a detector whose banks or panels consumers want apart). Each source keeps
+  /// its own messages (one pulse per message, the same limits as events()); events() stays the
+  /// default source. Call from the constructor only; the same name gives the same sink.
+  /// Throws std::invalid_argument for an empty name.
+  virtual EventSink &events(std::string_view sourceName) = 0;
 };
 
 /// A detector module instance. The framework owns the threads; a module never starts any.

@@ -26,6 +26,9 @@ const EfuConfigKey kCaenKeys[] = {
     {"mapping", ConfigType::Array, nullptr,
      "Tube map: [{\"bank\": B, \"fiber\": F, \"fens\": [first, last], \"groups\": G, "
      "\"first_tube\": T}, ...]; tube in bank = T + (fen - first) * G + group", 1, 0},
+    {"sources", ConfigType::Array, "[]",
+     "ev44 source_name per bank: [] = every event under efu's source name; or one name per "
+     "bank, each bank's events in ev44 messages of their own on the same topic", 1, 0},
 };
 const size_t kCaenKeyCount = std::size(kCaenKeys);
 
@@ -64,6 +67,17 @@ CaenConfig::CaenConfig(const nlohmann::json &config, const std::string &source) 
   amplitudeThreshold = config.at("amplitude_threshold").get<int32_t>();
   maxTofNs = config.at("max_tof_ns").get<int64_t>();
 
+  const nlohmann::json names = config.value("sources", nlohmann::json::array());
+  if (!names.empty() && names.size() != banks) {
+    fail(source, "sources", names,
+         fmt::format("needs one source name per bank ({} banks), or none", banks));
+  }
+  for (size_t b = 0; b < names.size(); ++b) {
+    if (!names[b].is_string() || names[b].get<std::string>().empty()) {
+      fail(source, fmt::format("sources[{}]", b), names[b], "must be a non-empty string");
+    }
+    sources.push_back(names[b].get<std::string>());
+  }
   channels.assign(tubes(), Channel{});
   mapped.assign(tubes(), false);
   const nlohmann::json &mapping = config.at("mapping");

@@ -6,6 +6,8 @@
 #include "common/sdk/Module.h"
 
 #include <array>
+#include <string>
+#include <vector>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -56,6 +58,7 @@ public:
   int32_t amplitudeThreshold = 0; ///< readouts with A + B below this are rejected
   int64_t maxTofNs = 0;
   std::vector<MappingRule> rules;
+  std::vector<std::string> sources; ///< ev44 source_name per bank; empty = the default source
 
   [[nodiscard]] uint32_t tubes() const noexcept { return banks * tubesPerBank; }
   [[nodiscard]] uint32_t imageWidth() const noexcept { return pixelsPerTube; }

@@ -28,6 +28,9 @@ CaenModule::CaenModule(sdk::ModuleContext &ctx)
       parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}),
       tof_(tofCounters_, config_.maxTofNs) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
+  for (uint32_t b = 0; b < config_.banks; ++b) {
+    bankEvents_.push_back(config_.sources.empty() ? &events_ : &ctx.events(config_.sources[b]));
+  }
   ctx.log().info("caen: {} type 0x{:02x}, {} banks x {} tubes x {} pixels (image {} x {}), "
                  "{} mapping entries, threshold {}, max tof {} ns",
                  config_.instrument.empty() ? std::string("(unnamed)") : config_.instrument,
@@ -131,7 +134,8 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
     if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof)) {
       continue;
     }
-    events_.add(tof.pulseTimeNs, tof.tofNs, config_.pixel(tube, pos));
+    bankEvents_[tube / config_.tubesPerBank]->add(tof.pulseTimeNs, tof.tofNs,
+                                                  config_.pixel(tube, pos));
     ++t.events;
   }
   addIf(counters_.readouts, t.readouts);

@@ -55,6 +55,7 @@ private:
   CaenConfig config_;
   std::optional<CaenCalibration> calibration_; ///< none: pixels as positionIndex() gives them
   sdk::EventSink &events_;
+  std::vector<sdk::EventSink *> bankEvents_; ///< per bank: events_, or its source (sources)
   readout::HeaderCounters headerCounters_;
   readout::TofCounters tofCounters_;
   CaenCounters counters_;

@@ -60,6 +60,14 @@ public:
     return added;
   }
   spdlog::logger &log() override { return logger_; }
+  sdk::EventSink &events(std::string_view sourceName) override {
+    if (sourceName.empty()) {
+      throw std::invalid_argument("an event source needs a name");
+    }
+    return sources[std::string(sourceName)];
+  }
+  /// The sinks of events(name), by name.
+  std::map<std::string, RecordingEventSink> sources;
   sdk::EventSink &events() override { return sink; }
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
   [[nodiscard]] const std::string &configSource() const override { return source_; }

@@ -54,8 +54,9 @@ std::map<Event, int64_t> readTruth(const fs::path &p) {
 /// Events of efu-dump's JSON lines (ev44 only), expanded with their reference times. With
 /// `firstPulseOnly`, every event of a message gets its first reference time, as just-bin-it's
 /// ev44 reader does (correct only when messages hold one pulse each).
+/// The events of efu-dump's ev44 lines; with `source`, only those of messages from that source.
 std::map<Event, int64_t> dumpedEvents(const std::string &output, int64_t &total,
-                                      bool firstPulseOnly = false) {
+                                      bool firstPulseOnly = false, const std::string &source = "") {
   std::map<Event, int64_t> out;
   total = 0;
   for (const auto &l : lines(output)) {
@@ -63,7 +64,8 @@ std::map<Event, int64_t> dumpedEvents(const std::string &output, int64_t &total,
       continue;
     }
     const auto j = nlohmann::json::parse(l, nullptr, false);
-    if (j.is_discarded() || !j.contains("time_of_flight") || !j.contains("pixel_id")) {
+    if (j.is_discarded() || !j.contains("time_of_flight") || !j.contains("pixel_id") ||
+        (!source.empty() && j.value("source_name", "") != source)) {
       continue;
     }
     const auto &ref = j.at("reference_time");
@@ -372,6 +374,49 @@ TEST_F(CaenEndToEnd, CalibratedChainMatchesGroundTruth) {
   EXPECT_GE(matched * 100, truthEvents * 99) << "matched " << matched << " of " << truthEvents;
   efu.signal(SIGTERM);
   EXPECT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
+}
+
+// "sources" in the config: each bank's events in ev44 messages of their own source_name on the
+// instrument's topic, and each source holds exactly its bank's share of the truth.
+TEST_F(CaenEndToEnd, EachBankPublishesUnderItsOwnSourceName) {
+  nlohmann::json config = nlohmann::json::parse(readFile(config_));
+  config["sources"] = {"loki_bank0", "loki_bank1", "loki_bank2", "loki_bank3"};
+  const auto configPath = dir_ / "loki-sources.json";
+  std::ofstream(configPath) << config.dump();
+  const uint16_t udp = freeUdpPort();
+  const uint16_t cmd = freeTcpPort();
+  Process efu({EFU_BINARY, "-d", "caen", "-f", configPath.string(), "--instrument", "lokibanks",
+               "-p", std::to_string(udp), "-m", std::to_string(cmd), "-b", bootstrap_,
+               "--stats-interval", "0.2"});
+  ASSERT_TRUE(eventually([&] { return !control(cmd, "VERSION_GET").empty() || !efu.running(); }))
+      << efu.output();
+  ASSERT_TRUE(efu.running()) << efu.output();
+  const auto truthPath = dir_ / "banks-truth.csv";
+  Process gen({READOUTGEN, "-f", config_, "-p", std::to_string(udp), "-q", "-n", "8000", "--eps",
+               "100000", "--events-per-pulse", "2000", "--pattern", "uniform", "--truth",
+               truthPath.string()});
+  ASSERT_EQ(gen.wait(120s), std::optional<int>(0)) << gen.output();
+  ASSERT_TRUE(eventually([&] { return counter(cmd, "events.count") >= 8000; }));
+  efu.signal(SIGTERM); // flushes every source's last message
+  ASSERT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
+
+  std::map<Event, int64_t> truthOfBank[4];
+  for (const auto &[e, n] : readTruth(truthPath)) {
+    const int64_t tube = (std::get<2>(e) - 1) / 512;
+    truthOfBank[tube / 56][e] += n;
+  }
+  Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "lokibanks_detector", "--from", "beginning",
+                "--timeout", "3", "--log-level", "warn"});
+  ASSERT_TRUE(dump.wait(60s).has_value());
+  int64_t all = 0;
+  (void)dumpedEvents(dump.output(), all);
+  EXPECT_EQ(all, 8000) << "every event is in a bank's source, none under another name";
+  for (int bank = 0; bank < 4; ++bank) {
+    int64_t n = 0;
+    const auto got = dumpedEvents(dump.output(), n, false, "loki_bank" + std::to_string(bank));
+    EXPECT_GT(n, 0) << bank;
+    EXPECT_EQ(got, truthOfBank[bank]) << "bank " << bank;
+  }
 }
 
 // Commissioning loop: the live run's datagrams, sampled to ar51 (--monitor-every 1), written to

@@ -186,6 +186,41 @@ TEST_F(ModuleTest, AcceptedReadoutBecomesPixelEvent) {
   EXPECT_NEAR(e.tofNs, 12345, 6); // within half a tick
 }
 
+TEST(CaenSources, EachBanksEventsGoToItsOwnSource) {
+  auto config = baseConfig();
+  config["sources"] = {"test_bank0", "test_bank1"};
+  FakeModuleContext ctx{config, "x.json"};
+  CaenModule module{ctx};
+  Builder b;
+  b.start();
+  b.add(b.readout(0, 0, 3, 50, 50));    // bank 0 (fiber 0), tube 3
+  b.add(b.readout(23, 23, 15, 50, 50)); // bank 1 (fiber 23), tube 16 + 15
+  b.add(b.readout(0, 1, 0, 20, 80));    // bank 0, tube 8
+  module.process(b.finish());
+  EXPECT_TRUE(ctx.sink.events.empty()) << "the default source gets nothing";
+  ASSERT_EQ(ctx.sources.size(), 2U);
+  ASSERT_EQ(ctx.sources["test_bank0"].events.size(), 2U);
+  EXPECT_EQ(ctx.sources["test_bank0"].events[0].pixelId, 3 * 100 + 50 + 1);
+  EXPECT_EQ(ctx.sources["test_bank0"].events[1].pixelId, 8 * 100 + 80 + 1); // B / (A + B) = 0.8
+  ASSERT_EQ(ctx.sources["test_bank1"].events.size(), 1U);
+  EXPECT_EQ(ctx.sources["test_bank1"].events[0].pixelId, 31 * 100 + 50 + 1);
+}
+
+TEST(CaenSources, OneNamePerBankOrNone) {
+  auto config = baseConfig();
+  config["sources"] = {"only_one"};
+  EXPECT_NE(configError(config).find(
+                "x.json: sources = [\"only_one\"]: needs one source name per bank (2 banks)"),
+            std::string::npos)
+      << configError(config);
+  config["sources"] = {"a", ""};
+  EXPECT_NE(configError(config).find("sources[1] = \"\": must be a non-empty string"),
+            std::string::npos)
+      << configError(config);
+  config["sources"] = {"a", 7};
+  EXPECT_NE(configError(config).find("sources[1] = 7"), std::string::npos);
+}
+
 TEST_F(ModuleTest, EachRejectionHasItsCounter) {
   EXPECT_EQ(one(b.readout(24, 0, 0, 50, 50)), rejected("readouts.errors.fiber"));
   EXPECT_EQ(one(b.readout(0, 24, 0, 50, 50)), rejected("readouts.errors.fen"));
