@@ -37,6 +37,14 @@ function(efu_add_test name)
   endif()
   # A hung test (a lost wake-up, a stuck process) fails after 5 minutes instead of blocking CI.
   gtest_discover_tests(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT 300 DISCOVERY_TIMEOUT 30)
+  # `cmake --build DIR --target efu_unit_tests` builds the unit tests and what they need only
+  # (the sanitizer builds of scripts/test run nothing else).
+  if("unit" IN_LIST ARG_LABELS)
+    if(NOT TARGET efu_unit_tests)
+      add_custom_target(efu_unit_tests)
+    endif()
+    add_dependencies(efu_unit_tests ${name})
+  endif()
 endfunction()
 
 # efu_flatbuffers(TARGET name SCHEMAS a.fbs b.fbs)
