@@ -27,21 +27,13 @@ uint64_t upperBound(uint64_t lower) {
   return bin + 1 < LogHistogram::kBins ? LogHistogram::lowerBound(bin + 1) : UINT64_MAX;
 }
 
-/// The lower bound of the bin holding rank ceil(q * count), as LogHistogram::percentile.
+/// LogHistogram::percentile of the report's bins (lower bounds are LogHistogram's, checked).
 uint64_t percentile(const ReportHistogram &h, double q) {
-  if (h.count == 0) {
-    return 0;
-  }
-  auto rank = static_cast<uint64_t>(q * static_cast<double>(h.count) + 0.999999);
-  rank = rank == 0 ? 1 : rank;
-  uint64_t seen = 0;
+  LogHistogram histogram;
   for (const auto &[lower, n] : h.bins) {
-    seen += n;
-    if (seen >= rank) {
-      return lower;
-    }
+    histogram.add(lower, n);
   }
-  return h.max;
+  return histogram.percentile(q);
 }
 
 std::string valueText(uint64_t value, const std::string &unit) {
