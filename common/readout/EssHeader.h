@@ -129,7 +129,7 @@ enum class HeaderError : uint8_t {
   OddFibreSync,    ///< time source byte: the odd fibre lost synchronisation
   PulseFraction,   ///< pulse time low > 88 052 499
   PrevFraction,    ///< previous pulse time low > 88 052 499
-  PrevAfterPulse,  ///< previous pulse time later than pulse time
+  PulseGap,        ///< previous pulse later than the pulse, or earlier by more than the maximum
   Count_
 };
 
@@ -151,7 +151,7 @@ constexpr const char *headerErrorName(HeaderError e) noexcept {
   case HeaderError::OddFibreSync: return "odd_fibre_sync";
   case HeaderError::PulseFraction: return "timefrac";
   case HeaderError::PrevFraction: return "prev_timefrac";
-  case HeaderError::PrevAfterPulse: return "prev_after_pulse";
+  case HeaderError::PulseGap: return "timehigh";
   case HeaderError::Count_: break;
   }
   return "?";
@@ -190,10 +190,15 @@ struct EssHeader {
   size_t payloadBytes = 0;      ///< 0 = heartbeat
 };
 
+/// No limit on the gap between the previous pulse and the pulse (only its sign is checked).
+constexpr int64_t kNoPulseGapLimit = INT64_MAX;
+
 /// Checks every rule of docs/wire-formats.md §2 in the order of the HeaderError enum and fills `out`
-/// when the result is Ok. Pure: no counters, no state. Hot path.
+/// when the result is Ok. `maxPulseGapNs`: the largest pulse − previous pulse accepted (the ESS
+/// instrument files' MaxPulseTimeNS). Pure: no counters, no state. Hot path.
 inline HeaderError validateHeader(const uint8_t *data, size_t size, const DetectorTypes &accepted,
-                                  EssHeader &out) noexcept {
+                                  EssHeader &out,
+                                  int64_t maxPulseGapNs = kNoPulseGapLimit) noexcept {
   if (size < sizeof(EssHeaderV0)) {
     return HeaderError::TooShort;
   }
@@ -245,8 +250,8 @@ inline HeaderError validateHeader(const uint8_t *data, size_t size, const Detect
   }
   const int64_t pulseNs = ticksToNs(h.pulseHigh, h.pulseLow);
   const int64_t prevNs = ticksToNs(h.prevPulseHigh, h.prevPulseLow);
-  if (prevNs > pulseNs) {
-    return HeaderError::PrevAfterPulse;
+  if (prevNs > pulseNs || pulseNs - prevNs > maxPulseGapNs) {
+    return HeaderError::PulseGap;
   }
   out.version = h.version;
   out.detectorType = h.detectorType;

@@ -22,8 +22,11 @@ HeaderCounters::HeaderCounters(sdk::ModuleContext &ctx)
 }
 
 TofCounters::TofCounters(sdk::ModuleContext &ctx)
-    : ok(ctx.counter("events.timestamp.tof.count")), prevPulse(ctx.counter("events.timestamp.prevtof.count")),
+    : ok(ctx.counter("events.timestamp.tof.count")),
       negative(ctx.counter("events.timestamp.tof.negative")),
-      tooLarge(ctx.counter("events.timestamp.tof.high")) {}
+      tooLarge(ctx.counter("events.timestamp.tof.high")),
+      prevOk(ctx.counter("events.timestamp.prevtof.count")),
+      prevNegative(ctx.counter("events.timestamp.prevtof.negative")),
+      prevTooLarge(ctx.counter("events.timestamp.prevtof.high")) {}
 
 } // namespace efu::readout

@@ -60,14 +60,16 @@ private:
 ///   ... walk h.payload / h.payloadBytes ...
 class EssReadoutParser {
 public:
-  /// `accepted`: the detector types this module takes (others count header.errors.type).
-  EssReadoutParser(HeaderCounters &counters, DetectorTypes accepted) noexcept
-      : counters_(counters), accepted_(accepted) {}
+  /// `accepted`: the detector types this module takes (others count header.errors.type);
+  /// `maxPulseGapNs`: see validateHeader() (others count header.errors.timehigh).
+  EssReadoutParser(HeaderCounters &counters, DetectorTypes accepted,
+                   int64_t maxPulseGapNs = kNoPulseGapLimit) noexcept
+      : counters_(counters), accepted_(accepted), maxPulseGapNs_(maxPulseGapNs) {}
 
   /// True when the header is valid (a heartbeat is valid: payloadBytes == 0, and counted).
   /// Counts exactly one of: one header.errors.<kind>, or header.ok (+ heartbeats).
   bool parse(const uint8_t *data, size_t size, EssHeader &out) noexcept {
-    const HeaderError e = validateHeader(data, size, accepted_, out);
+    const HeaderError e = validateHeader(data, size, accepted_, out, maxPulseGapNs_);
     if (e != HeaderError::Ok) {
       counters_.error(e).add();
       return false;
@@ -96,19 +98,25 @@ public:
 private:
   HeaderCounters &counters_;
   DetectorTypes accepted_;
+  int64_t maxPulseGapNs_;
   QueueSequences sequences_;
 };
 
-/// Time-of-flight counters (the ESS EFU's names): events.timestamp.tof.count (measured against
-/// the pulse), events.timestamp.prevtof.count (before the pulse, measured against the previous
-/// pulse), events.timestamp.tof.negative (before the previous pulse too),
-/// events.timestamp.tof.high (above the configured maximum).
+/// Time-of-flight counters, under the ESS EFU's names and meanings (docs/counters.md):
+///   events.timestamp.tof.count         accepted, measured from the pulse
+///   events.timestamp.tof.negative      before the pulse (then tried against the previous pulse)
+///   events.timestamp.tof.high          after the pulse by more than the maximum: rejected
+///   events.timestamp.prevtof.count     accepted, measured from the previous pulse
+///   events.timestamp.prevtof.negative  before the previous pulse too: rejected
+///   events.timestamp.prevtof.high      after the previous pulse by more than the maximum: rejected
 struct TofCounters {
   explicit TofCounters(sdk::ModuleContext &ctx);
   Counter &ok;
-  Counter &prevPulse;
   Counter &negative;
   Counter &tooLarge;
+  Counter &prevOk;
+  Counter &prevNegative;
+  Counter &prevTooLarge;
 };
 
 /// A time of flight and the pulse it is measured from (the reference time of the event).
@@ -117,33 +125,39 @@ struct Tof {
   int32_t tofNs = 0;
 };
 
-/// tof = event − pulse; if negative, event − previous pulse; rejected when still negative or
-/// above maxTofNs (which must fit an int32, as ev44's time_of_flight does).
+/// The ESS rule: tof = event − pulse, rejected above maxTofNs; an event before the pulse is
+/// measured from the previous pulse instead, rejected when before that one too or above
+/// maxTofNs. maxTofNs must fit an int32, as ev44's time_of_flight does.
 class TofCalculator {
 public:
   TofCalculator(TofCounters &counters, int64_t maxTofNs) noexcept
       : counters_(counters), maxTofNs_(maxTofNs) {}
 
-  /// True and `out` filled when the event is accepted; each outcome counted once.
+  /// True and `out` filled when the event is accepted; counted as the ESS EFU counts.
   bool compute(int64_t eventNs, const EssHeader &h, Tof &out) const noexcept {
     int64_t tof = eventNs - h.pulseTimeNs;
-    int64_t ref = h.pulseTimeNs;
-    Counter *accepted = &counters_.ok;
-    if (tof < 0) {
-      tof = eventNs - h.prevPulseTimeNs;
-      ref = h.prevPulseTimeNs;
-      accepted = &counters_.prevPulse;
-      if (tof < 0) {
-        counters_.negative.add();
+    if (tof >= 0) {
+      if (tof > maxTofNs_) {
+        counters_.tooLarge.add();
         return false;
       }
+      counters_.ok.add();
+      out.pulseTimeNs = h.pulseTimeNs;
+      out.tofNs = static_cast<int32_t>(tof);
+      return true;
     }
-    if (tof > maxTofNs_) {
-      counters_.tooLarge.add();
+    counters_.negative.add();
+    tof = eventNs - h.prevPulseTimeNs;
+    if (tof < 0) {
+      counters_.prevNegative.add();
       return false;
     }
-    accepted->add();
-    out.pulseTimeNs = ref;
+    if (tof > maxTofNs_) {
+      counters_.prevTooLarge.add();
+      return false;
+    }
+    counters_.prevOk.add();
+    out.pulseTimeNs = h.prevPulseTimeNs;
     out.tofNs = static_cast<int32_t>(tof);
     return true;
   }

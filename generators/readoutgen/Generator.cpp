@@ -66,7 +66,7 @@ std::string injectionCounter(Injection kind) {
   case Injection::Type: error = HeaderError::DetectorType; break;
   case Injection::PulseFraction: error = HeaderError::PulseFraction; break;
   case Injection::PrevFraction: error = HeaderError::PrevFraction; break;
-  case Injection::PrevAfterPulse: error = HeaderError::PrevAfterPulse; break;
+  case Injection::PrevAfterPulse: error = HeaderError::PulseGap; break;
   case Injection::Timing: error = HeaderError::Timing; break;
   case Injection::TimeStatus: error = HeaderError::TimeStatus; break;
   case Injection::EvenFibreSync: error = HeaderError::EvenFibreSync; break;

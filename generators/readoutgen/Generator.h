@@ -33,7 +33,7 @@ enum class Injection : uint8_t {
   Type,           ///< detector type 0xEE                → parser.essheader.errors.type
   PulseFraction,  ///< pulse time low 88 052 500         → parser.essheader.errors.timefrac
   PrevFraction,   ///< prev. pulse low 88 052 500        → parser.essheader.errors.prev_timefrac
-  PrevAfterPulse, ///< prev. pulse one second after pulse → parser.essheader.errors.prev_after_pulse
+  PrevAfterPulse, ///< prev. pulse one second after pulse → parser.essheader.errors.timehigh
   Timing,         ///< time source: local time, timing-system sync → parser.essheader.errors.timing
   TimeStatus,     ///< time source: local time, status error bit → parser.essheader.errors.time_status
   EvenFibreSync,  ///< time source: even fibre sync lost → parser.essheader.errors.even_fibre_sync

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The ESS charge-division calibration of the caen module (efu --calibration FILE), and its
-// inverse for readoutgen.
+// The ESS charge-division calibration of the caen module (efu --calibration FILE): which straw
+// of a group a readout is on, and the correction of its position along the straw.
 #pragma once
-
-#include "modules/caen/CaenConfig.h"
 
 #include <cstdint>
 #include <string>
@@ -16,39 +14,64 @@ namespace efu::caen {
 /// The ESS CDCalibration file (modules/caen/README.md, Calibration):
 /// {"Calibration": {"instrument": NAME, "groups": G, "groupsize": U, "Parameters": [
 ///   {"groupindex": i, "intervals": [[lo, hi] x U], "polynomials": [[a, b, c, d] x U]} x G]}}
-/// Group i is global tube i; a raw position p = B / (A + B) selects the first unit whose
-/// interval holds it, and that unit's polynomial corrects it:
-/// corrected = p - (a + b p + c p^2 + d p^3), clamped to [0, 1]; pos = floor(corrected x
-/// pixels_per_tube), clamped to pixels_per_tube - 1.
+/// For group i, the straw coordinate s selects the first unit whose interval holds s (ends
+/// included, either order); that unit's polynomial corrects the position p:
+/// corrected = p - (a + b p + c p^2 + d p^3), clamped to [0, 1].
 class CaenCalibration {
 public:
-  /// Checks `calibration` against the configuration's instrument (compared ignoring case, when
-  /// the configuration names one) and the geometry of `config`; throws sdk::ConfigError naming
-  /// `source`, the key path (e.g. Calibration.Parameters[3].intervals[1]) and the value.
+  /// Checks the file as the ESS EFU does: instrument equal to `detector`, one entry per group
+  /// in index order, U intervals inside [0, 1] that do not overlap (nor touch within 1e-5), U
+  /// polynomials of 4 coefficients. Throws sdk::ConfigError naming `source`, the key path (e.g.
+  /// Calibration.Parameters[3].intervals[1]) and the value.
   CaenCalibration(const nlohmann::json &calibration, const std::string &source,
-                  const CaenConfig &config);
+                  const std::string &detector);
 
-  /// Pixel index along tube `tube` of amplitudes a, b (a + b > 0, a >= 0, b >= 0). False when
-  /// the position is in none of the tube's intervals.
-  bool position(uint32_t tube, int32_t a, int32_t b, uint32_t &pos) const noexcept;
+  /// The ESS null calibration of `groups` groups of 7 straws (what the ESS EFU's nullcalib.py
+  /// writes, e.g. lokinullcalib.json): the straw intervals [0, 0.143], [0.144, 0.286], ...,
+  /// [0.858, 1] and no position correction.
+  static CaenCalibration null(uint32_t groups);
 
-  /// The inverse for generators: a B amplitude with which position(tube, sum - B, B) gives
-  /// `pos`, or -1 when the calibration cannot reach `pos` with this sum.
-  [[nodiscard]] int32_t amplitudeB(uint32_t tube, uint32_t pos, int32_t sum) const noexcept;
+  static constexpr int kGroupBeyond = -2; ///< unit(): group not in the file
+  static constexpr int kOutside = -1;     ///< unit(): s in none of the group's intervals
 
-  [[nodiscard]] uint32_t unitsPerTube() const noexcept { return unitsPerTube_; }
+  /// The unit of straw coordinate `s` in group `group`, or kGroupBeyond / kOutside.
+  [[nodiscard]] int unit(uint32_t group, double s) const noexcept {
+    if (group >= groups_) {
+      return kGroupBeyond;
+    }
+    const Unit *first = units_.data() + static_cast<size_t>(group) * unitsPerGroup_;
+    for (uint32_t u = 0; u < unitsPerGroup_; ++u) {
+      if (s >= first[u].lo && s <= first[u].hi) {
+        return static_cast<int>(u);
+      }
+    }
+    return kOutside;
+  }
+
+  /// The correction of `p` for (group, unit) before clamping: may leave [0, 1].
+  [[nodiscard]] double corrected(uint32_t group, uint32_t unit, double p) const noexcept {
+    const Unit &u = units_[static_cast<size_t>(group) * unitsPerGroup_ + unit];
+    return p - (u.a + p * (u.b + p * (u.c + p * u.d)));
+  }
+
+  /// The middle of (group, unit)'s interval, for generators.
+  [[nodiscard]] double middle(uint32_t group, uint32_t unit) const noexcept {
+    const Unit &u = units_[static_cast<size_t>(group) * unitsPerGroup_ + unit];
+    return 0.5 * (u.lo + u.hi);
+  }
+
+  [[nodiscard]] uint32_t groups() const noexcept { return groups_; }
+  [[nodiscard]] uint32_t unitsPerGroup() const noexcept { return unitsPerGroup_; }
 
 private:
+  CaenCalibration() = default;
   struct Unit {
-    double lo = 0, hi = 0;       ///< interval of raw positions, lo < hi
+    double lo = 0, hi = 0;             ///< interval, lo <= hi
     double a = 0, b = 0, c = 0, d = 0; ///< delta = a + b p + c p^2 + d p^3
-    [[nodiscard]] double delta(double p) const noexcept { return a + p * (b + p * (c + p * d)); }
   };
-  [[nodiscard]] const Unit *unit(uint32_t tube, double p) const noexcept;
-
-  uint32_t pixelsPerTube_ = 0;
-  uint32_t unitsPerTube_ = 0;
-  std::vector<Unit> units_; ///< tube-major, ascending intervals per tube
+  uint32_t groups_ = 0;
+  uint32_t unitsPerGroup_ = 0;
+  std::vector<Unit> units_; ///< group-major, in the file's order
 };
 
 } // namespace efu::caen

@@ -1,34 +1,51 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The caen module's configuration: key table, geometry checks and the tube map.
+// The caen module's configuration: key table and the checks of the ESS instrument sections.
 #include "modules/caen/CaenConfig.h"
 
 #include <fmt/format.h>
+
+#include <initializer_list>
 
 namespace efu::caen {
 
 using sdk::ConfigType;
 
 const EfuConfigKey kCaenKeys[] = {
-    {"instrument", ConfigType::String, "\"\"", "Instrument name, for logs and images only", 1, 0},
-    {"detector_type", ConfigType::Integer, "48",
-     "ESS detector type accepted in the readout header (48 = 0x30 LoKI, 52 = 0x34 BIFROST, "
-     "56 = 0x38 MIRACLES, 60 = 0x3C CSPEC)", 0, 255},
-    {"banks", ConfigType::Integer, "1", "Number of detector banks", 1, 64},
-    {"tubes_per_bank", ConfigType::Integer, nullptr, "Tubes in each bank", 1, 4096},
-    {"pixels_per_tube", ConfigType::Integer, "512",
-     "Pixels along a tube: position B/(A+B) is binned into this many pixels", 1, 4096},
-    {"amplitude_threshold", ConfigType::Integer, "0",
-     "Readouts whose amplitude sum A+B is below this are rejected (readouts.rejected.threshold)",
-     0, 65534},
-    {"max_tof_ns", ConfigType::Integer, "1000000000",
-     "Events with a time of flight above this (ns) are rejected (events.timestamp.tof.high)",
+    {"Detector", ConfigType::String, nullptr,
+     "ESS instrument whose geometry applies: loki (the ESS EFU's file names it)", 1, 0},
+    {"Resolution", ConfigType::Integer, nullptr,
+     "Pixels along a straw: the corrected position in [0, 1] becomes round(pos x (Resolution-1))",
+     2, 65536},
+    {"MaxTOFNS", ConfigType::Integer, "1428571420",
+     "Events more than this (ns) after their pulse are rejected (events.timestamp.tof.high, "
+     "prevtof.high); default 20 pulses of 14 Hz",
      0, 2147483647},
-    {"mapping", ConfigType::Array, nullptr,
-     "Tube map: [{\"bank\": B, \"fiber\": F, \"fens\": [first, last], \"groups\": G, "
-     "\"first_tube\": T}, ...]; tube in bank = T + (fen - first) * G + group", 1, 0},
+    {"MaxPulseTimeNS", ConfigType::Integer, "357142855",
+     "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
+     "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
+     0, 4294967295.0},
+    {"MaxFEN", ConfigType::Integer, "0",
+     "Read as the ESS EFU reads it: the LoKI geometry takes the FEN range from Config[].FENs", 0,
+     255},
+    {"MaxGroup", ConfigType::Integer, "0",
+     "Read as the ESS EFU reads it: the LoKI geometry does not use it", 0, 255},
+    {"ReadoutConstDelayNS", ConfigType::Integer, "0",
+     "Must be 0: the ESS EFU applies no such delay, and efu refuses one it would not apply", 0,
+     4294967295.0},
+    {"GroupsZ", ConfigType::Integer, "4", "LoKI: layers of groups in a bank (the geometry has 4)",
+     0, 255},
+    {"Banks", ConfigType::Array, "[]",
+     "LoKI: [{\"Bank\": 0..8, \"ID\": name, \"GroupsN\": groups per layer, \"YOffset\": first "
+     "straw row}, ...]",
+     1, 0},
+    {"Config", ConfigType::Array, "[]",
+     "LoKI: [{\"Ring\": 0..11, \"Bank\": B, \"FENs\": N, \"FENOffset\": first FEN in the bank}, "
+     "...]",
+     1, 0},
     {"sources", ConfigType::Array, "[]",
-     "ev44 source_name per bank: [] = every event under efu's source name; or one name per "
-     "bank, each bank's events in ev44 messages of their own on the same topic", 1, 0},
+     "efu: ev44 source_name per bank, in the order of Banks: [] = every event under efu's "
+     "source name; else each bank's events in ev44 messages of their own on the same topic",
+     1, 0},
 };
 const size_t kCaenKeyCount = std::size(kCaenKeys);
 
@@ -36,120 +53,176 @@ namespace {
 
 [[noreturn]] void fail(const std::string &source, const std::string &path,
                        const nlohmann::json &value, const std::string &why) {
-  throw sdk::ConfigError(fmt::format("{}: {} = {}: {}", source, path, value.dump(), why));
+  std::string shown = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (shown.size() > 200) {
+    shown = shown.substr(0, 197) + "...";
+  }
+  throw sdk::ConfigError(fmt::format("{}: {} = {}: {}", source, path, shown, why));
 }
 
-int64_t integerField(const nlohmann::json &rule, const std::string &source, const std::string &path,
-                     const char *key, int64_t min, int64_t max) {
-  const std::string where = path + "." + key;
-  if (!rule.contains(key)) {
-    fail(source, path, rule, std::string("missing key '") + key + "'");
+/// The entry `entry` (at `path`) of an array of objects: only `keys`, each an integer in range.
+class Entry {
+public:
+  Entry(const nlohmann::json &entry, const std::string &source, std::string path,
+        std::initializer_list<const char *> keys)
+      : entry_(entry), source_(source), path_(std::move(path)) {
+    if (!entry.is_object()) {
+      fail(source, path_, entry, "must be an object");
+    }
+    for (const auto &[key, value] : entry.items()) {
+      bool known = false;
+      for (const char *k : keys) {
+        known = known || key == k;
+      }
+      if (!known) {
+        std::string list;
+        for (const char *k : keys) {
+          list += (list.empty() ? "" : ", ") + std::string(k);
+        }
+        fail(source, path_ + "." + key, value, "unknown key; an entry here has " + list);
+      }
+    }
   }
-  const nlohmann::json &v = rule.at(key);
-  if (!v.is_number_integer()) {
-    fail(source, where, v, "must be an integer");
+  [[nodiscard]] const nlohmann::json &at(const char *key) const {
+    if (!entry_.contains(key)) {
+      fail(source_, path_, entry_, std::string("missing key '") + key + "'");
+    }
+    return entry_.at(key);
   }
-  const int64_t n = v.get<int64_t>();
-  if (n < min || n > max) {
-    fail(source, where, v, fmt::format("out of range [{}, {}]", min, max));
+  [[nodiscard]] int64_t integer(const char *key, int64_t min, int64_t max) const {
+    const nlohmann::json &v = at(key);
+    if (!v.is_number_integer()) {
+      fail(source_, path_ + "." + key, v, "must be an integer");
+    }
+    const int64_t n = v.get<int64_t>();
+    if (n < min || n > max) {
+      fail(source_, path_ + "." + key, v, fmt::format("out of range [{}, {}]", min, max));
+    }
+    return n;
   }
-  return n;
+  [[nodiscard]] const std::string &path() const noexcept { return path_; }
+
+private:
+  const nlohmann::json &entry_;
+  const std::string &source_;
+  std::string path_;
+};
+
+void readLoki(const nlohmann::json &config, const std::string &source, CaenConfig &c) {
+  LokiGeometry &g = c.loki;
+  const nlohmann::json &groupsZ = config.at("GroupsZ");
+  if (groupsZ.get<int64_t>() != LokiGeometry::kLayers) {
+    fail(source, "GroupsZ", groupsZ, "the LoKI geometry has 4 layers of groups");
+  }
+  const nlohmann::json &banks = config.at("Banks");
+  if (banks.empty()) {
+    fail(source, "Banks", banks, "LoKI needs at least one bank");
+  }
+  for (size_t i = 0; i < banks.size(); ++i) {
+    const Entry e(banks[i], source, fmt::format("Banks[{}]", i), {"Bank", "ID", "GroupsN", "YOffset"});
+    const auto number = static_cast<uint32_t>(e.integer("Bank", 0, LokiGeometry::kBanks - 1));
+    LokiGeometry::Bank &bank = g.banks[number];
+    if (bank.configured) {
+      fail(source, e.path() + ".Bank", banks[i]["Bank"], "bank listed twice");
+    }
+    const nlohmann::json &id = e.at("ID");
+    if (!id.is_string()) {
+      fail(source, e.path() + ".ID", id, "must be a string");
+    }
+    bank.configured = true;
+    bank.id = id.get<std::string>();
+    bank.groupsN = static_cast<uint32_t>(e.integer("GroupsN", 1, 4096));
+    bank.yOffset = static_cast<uint32_t>(e.integer("YOffset", 0, 1 << 24));
+    if (bank.yOffset % LokiGeometry::kUnitsPerGroup != 0) {
+      fail(source, e.path() + ".YOffset", banks[i]["YOffset"],
+           "must be a multiple of 7 (it counts straws of whole groups)");
+    }
+    g.totalGroups += bank.groupsN * LokiGeometry::kLayers;
+  }
+  const nlohmann::json &rings = config.at("Config");
+  if (rings.empty()) {
+    fail(source, "Config", rings, "LoKI needs at least one ring");
+  }
+  for (size_t i = 0; i < rings.size(); ++i) {
+    const Entry e(rings[i], source, fmt::format("Config[{}]", i), {"Ring", "Bank", "FENs", "FENOffset"});
+    const auto number = static_cast<uint32_t>(e.integer("Ring", 0, LokiGeometry::kRings - 1));
+    LokiGeometry::Ring &ring = g.rings[number];
+    if (ring.bank >= 0) {
+      fail(source, e.path() + ".Ring", rings[i]["Ring"], "ring listed twice");
+    }
+    ring.bank = static_cast<int32_t>(e.integer("Bank", 0, LokiGeometry::kBanks - 1));
+    if (!g.banks[static_cast<size_t>(ring.bank)].configured) {
+      fail(source, e.path() + ".Bank", rings[i]["Bank"], "no such bank in Banks");
+    }
+    ring.fens = static_cast<uint32_t>(e.integer("FENs", 1, readout::kMaxFen + 1));
+    ring.fenOffset = static_cast<uint32_t>(e.integer("FENOffset", 0, 4096));
+  }
+  // Every straw a ring reads must land on a row of its own inside the image; the ESS EFU does
+  // not check this, a file that breaks it is a mistake.
+  c.channels.assign(g.rows(), Channel{});
+  c.mapped.assign(g.rows(), false);
+  for (size_t i = 0; i < rings.size(); ++i) {
+    const auto number = rings[i]["Ring"].get<uint32_t>();
+    const LokiGeometry::Ring &ring = g.rings[number];
+    for (uint32_t fen = 0; fen < ring.fens; ++fen) {
+      for (uint32_t group = 0; group < 8; ++group) {
+        for (uint32_t unit = 0; unit < LokiGeometry::kUnitsPerGroup; ++unit) {
+          const uint32_t row = g.row(number, fen, group, unit);
+          if (row >= g.rows() || c.mapped[row]) {
+            fail(source, fmt::format("Config[{}]", i), rings[i],
+                 row >= g.rows()
+                     ? fmt::format("FEN {} group {} straw {} lands on row {}, beyond the {} rows "
+                                   "of the banks (GroupsN x 4 x 7 summed)",
+                                   fen, group, unit, row, g.rows())
+                     : fmt::format("FEN {} group {} straw {} lands on row {}, which an earlier "
+                                   "ring already reads",
+                                   fen, group, unit, row));
+          }
+          c.mapped[row] = true;
+          c.channels[row] = Channel{static_cast<uint8_t>(number), static_cast<uint8_t>(fen),
+                                    static_cast<uint8_t>(group), static_cast<uint8_t>(unit)};
+        }
+      }
+    }
+  }
+  const nlohmann::json &names = config.at("sources");
+  if (!names.empty() && names.size() != banks.size()) {
+    fail(source, "sources", names,
+         fmt::format("needs one source name per bank ({} in Banks), or none", banks.size()));
+  }
+  c.bankSources.assign(LokiGeometry::kBanks, {});
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!names[i].is_string() || names[i].get<std::string>().empty()) {
+      fail(source, fmt::format("sources[{}]", i), names[i], "must be a non-empty string");
+    }
+    c.bankSources[banks[i]["Bank"].get<size_t>()] = names[i].get<std::string>();
+  }
+  if (names.empty()) {
+    c.bankSources.clear();
+  }
 }
 
 } // namespace
 
 CaenConfig::CaenConfig(const nlohmann::json &config, const std::string &source) {
-  instrument = config.at("instrument").get<std::string>();
-  detectorType = config.at("detector_type").get<uint8_t>();
-  banks = config.at("banks").get<uint32_t>();
-  tubesPerBank = config.at("tubes_per_bank").get<uint32_t>();
-  pixelsPerTube = config.at("pixels_per_tube").get<uint32_t>();
-  amplitudeThreshold = config.at("amplitude_threshold").get<int32_t>();
-  maxTofNs = config.at("max_tof_ns").get<int64_t>();
-
-  const nlohmann::json names = config.value("sources", nlohmann::json::array());
-  if (!names.empty() && names.size() != banks) {
-    fail(source, "sources", names,
-         fmt::format("needs one source name per bank ({} banks), or none", banks));
+  const nlohmann::json &name = config.at("Detector");
+  detector = name.get<std::string>();
+  if (detector != "loki") {
+    fail(source, "Detector", name,
+         "efu's caen module serves the ESS geometry of: loki (bifrost, cspec, miracles and "
+         "tbl3he are not served yet)");
   }
-  for (size_t b = 0; b < names.size(); ++b) {
-    if (!names[b].is_string() || names[b].get<std::string>().empty()) {
-      fail(source, fmt::format("sources[{}]", b), names[b], "must be a non-empty string");
-    }
-    sources.push_back(names[b].get<std::string>());
+  detectorType = readout::kTypeLoki;
+  resolution = config.at("Resolution").get<uint32_t>();
+  maxTofNs = config.at("MaxTOFNS").get<int64_t>();
+  maxPulseGapNs = config.at("MaxPulseTimeNS").get<int64_t>();
+  const nlohmann::json &delay = config.at("ReadoutConstDelayNS");
+  if (delay.get<int64_t>() != 0) {
+    fail(source, "ReadoutConstDelayNS", delay,
+         "the ESS EFU applies no such delay to CAEN readouts; efu refuses a non-zero one rather "
+         "than give other times of flight");
   }
-  channels.assign(tubes(), Channel{});
-  mapped.assign(tubes(), false);
-  const nlohmann::json &mapping = config.at("mapping");
-  if (mapping.empty()) {
-    fail(source, "mapping", mapping, "needs at least one entry");
-  }
-  static const char *const kRuleKeys[] = {"bank", "fiber", "fens", "groups", "first_tube"};
-  for (size_t i = 0; i < mapping.size(); ++i) {
-    const nlohmann::json &r = mapping[i];
-    const std::string path = fmt::format("mapping[{}]", i);
-    if (!r.is_object()) {
-      fail(source, path, r, "must be an object {bank, fiber, fens, groups, first_tube}");
-    }
-    for (const auto &[key, value] : r.items()) {
-      bool known = false;
-      for (const char *k : kRuleKeys) {
-        known = known || key == k;
-      }
-      if (!known) {
-        fail(source, path + "." + key, value,
-             "unknown key; a mapping entry has bank, fiber, fens, groups, first_tube");
-      }
-    }
-    MappingRule rule;
-    rule.bank = static_cast<uint32_t>(integerField(r, source, path, "bank", 0, banks - 1));
-    rule.fiber = static_cast<uint8_t>(integerField(r, source, path, "fiber", 0, readout::kMaxFiber));
-    if (!r.contains("fens")) {
-      fail(source, path, r, "missing key 'fens' ([first, last])");
-    }
-    const nlohmann::json &f = r.at("fens");
-    if (!f.is_array() || f.size() != 2 || !f[0].is_number_integer() ||
-        !f[1].is_number_integer()) {
-      fail(source, path + ".fens", f, "must be [first, last] (integers)");
-    }
-    const int64_t fenFirst = f[0].get<int64_t>();
-    const int64_t fenLast = f[1].get<int64_t>();
-    if (fenFirst < 0 || fenLast > readout::kMaxFen || fenFirst > fenLast) {
-      fail(source, path + ".fens", f,
-           fmt::format("need 0 <= first <= last <= {}", readout::kMaxFen));
-    }
-    rule.fenFirst = static_cast<uint8_t>(fenFirst);
-    rule.fenLast = static_cast<uint8_t>(fenLast);
-    rule.groups = static_cast<uint32_t>(integerField(r, source, path, "groups", 1, 256));
-    rule.firstTube =
-        static_cast<uint32_t>(integerField(r, source, path, "first_tube", 0, tubesPerBank - 1));
-    const uint64_t count = static_cast<uint64_t>(rule.fenLast - rule.fenFirst + 1) * rule.groups;
-    if (rule.firstTube + count > tubesPerBank) {
-      fail(source, path, r,
-           fmt::format("covers tubes {}..{} of bank {}, but tubes_per_bank is {}", rule.firstTube,
-                       rule.firstTube + count - 1, rule.bank, tubesPerBank));
-    }
-    for (uint32_t fen = rule.fenFirst; fen <= rule.fenLast; ++fen) {
-      FenEntry &e = fens_[static_cast<size_t>(rule.fiber) * (readout::kMaxFen + 1) + fen];
-      if (e.groups != 0) {
-        fail(source, path, r,
-             fmt::format("fiber {} FEN {} is already mapped by an earlier entry", rule.fiber, fen));
-      }
-      e.firstTube = rule.bank * tubesPerBank + rule.firstTube + (fen - rule.fenFirst) * rule.groups;
-      e.groups = rule.groups;
-      for (uint32_t g = 0; g < rule.groups; ++g) {
-        const uint32_t tube = e.firstTube + g;
-        if (mapped[tube]) {
-          fail(source, path, r,
-               fmt::format("tube {} of bank {} is already fed by an earlier entry",
-                           tube - rule.bank * tubesPerBank, rule.bank));
-        }
-        mapped[tube] = true;
-        channels[tube] = Channel{rule.fiber, static_cast<uint8_t>(fen), static_cast<uint8_t>(g)};
-      }
-    }
-    rules.push_back(rule);
-  }
+  readLoki(config, source, *this);
 }
 
 } // namespace efu::caen

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The caen module's configuration: key table, geometry and the (fiber, FEN, group) → tube map.
+// The caen module's configuration: the ESS EFU's CAEN instrument files, read unchanged.
 #pragma once
 
 #include "common/readout/EssHeader.h"
 #include "common/sdk/Module.h"
 
 #include <array>
-#include <string>
-#include <vector>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,72 +15,90 @@
 
 namespace efu::caen {
 
-/// The caen module's key table (what `efu -d caen --help-module` prints).
+/// The caen module's key table (what `efu -d caen --help-module` prints): the keys of the ESS
+/// EFU's CAEN instrument files (e.g. LokiFull.json) plus efu's optional "sources".
 extern const EfuConfigKey kCaenKeys[];
 extern const size_t kCaenKeyCount;
 
-/// Where a tube is read out.
+/// Where a unit (a straw of LoKI) is read out: ring = fiber / 2.
 struct Channel {
-  uint8_t fiber = 0;
+  uint8_t ring = 0;
   uint8_t fen = 0;
   uint8_t group = 0;
+  uint8_t unit = 0;
 };
 
-/// One "mapping" entry: fiber `fiber`, FENs fenFirst..fenLast, groups 0..groups-1 feed the
-/// tubes firstTube .. firstTube + (fenLast-fenFirst+1)*groups - 1 of bank `bank`, FEN-major:
-/// tube-in-bank = firstTube + (fen - fenFirst) * groups + group.
-struct MappingRule {
-  uint32_t bank = 0;
-  uint8_t fiber = 0;
-  uint8_t fenFirst = 0;
-  uint8_t fenLast = 0;
-  uint32_t groups = 0;
-  uint32_t firstTube = 0;
+/// The LoKI geometry of an ESS instrument file ("Detector": "loki"), modules/caen/README.md:
+/// banks of 7-straw groups ("units") in GroupsZ = 4 layers; a ring feeds one bank through FENs
+/// FENOffset.. of it, each FEN 8 groups (local group g: layer g % 4, pair g / 4).
+struct LokiGeometry {
+  static constexpr uint32_t kBanks = 9;      ///< bank numbers 0..8
+  static constexpr uint32_t kRings = 12;     ///< ring numbers 0..11
+  static constexpr uint32_t kLayers = 4;     ///< GroupsZ
+  static constexpr uint32_t kUnitsPerGroup = 7;
+
+  struct Bank {
+    bool configured = false;
+    std::string id;
+    uint32_t groupsN = 0; ///< groups per layer
+    uint32_t yOffset = 0; ///< first unit row of the bank
+  };
+  struct Ring {
+    int32_t bank = -1; ///< -1: no bank on this ring
+    uint32_t fens = 0;
+    uint32_t fenOffset = 0;
+  };
+  std::array<Bank, kBanks> banks{};
+  std::array<Ring, kRings> rings{};
+  uint32_t totalGroups = 0; ///< sum of GroupsN x GroupsZ: the calibration's group count
+
+  /// The bank-wide group index the calibration is keyed by. Ring must have a bank.
+  [[nodiscard]] uint32_t globalGroup(uint32_t ring, uint32_t fen, uint32_t group) const noexcept {
+    const Ring &r = rings[ring];
+    const Bank &b = banks[static_cast<size_t>(r.bank)];
+    return b.yOffset / kUnitsPerGroup + (group % kLayers) * b.groupsN + (r.fenOffset + fen) * 2 +
+           group / kLayers;
+  }
+  /// The unit's row in the instrument's pixel image (0-based). Ring must have a bank.
+  [[nodiscard]] uint32_t row(uint32_t ring, uint32_t fen, uint32_t group,
+                             uint32_t unit) const noexcept {
+    const Ring &r = rings[ring];
+    const Bank &b = banks[static_cast<size_t>(r.bank)];
+    return b.yOffset + (group % kLayers) * b.groupsN * kUnitsPerGroup +
+           (r.fenOffset + fen) * 2 * kUnitsPerGroup + kUnitsPerGroup * (group / kLayers) + unit;
+  }
+  [[nodiscard]] uint32_t rows() const noexcept { return totalGroups * kUnitsPerGroup; }
 };
 
-/// Geometry and mapping, checked. Tubes are numbered globally: tube = bank * tubesPerBank +
-/// tube-in-bank. Pixels: pixel = tube * pixelsPerTube + pos + 1 (1-based, 0 is never used);
-/// as an image, x = pos (0..pixelsPerTube-1, width), y = tube (0..tubes-1, height).
+/// A checked ESS CAEN instrument file. Pixels are 1-based: pixel = row x Resolution + x + 1,
+/// x the position along the unit (0..Resolution-1); 0 is never a pixel.
 class CaenConfig {
 public:
   /// `config` must have passed the key table (types, ranges, defaults filled in, as
-  /// ModuleContext::config() gives it); the nested "mapping" is checked here. Throws
-  /// sdk::ConfigError naming `source`, the key path (e.g. mapping[2].fens) and the value.
+  /// ModuleContext::config() gives it); the instrument's own sections are checked here. Throws
+  /// sdk::ConfigError naming `source`, the key path (e.g. Config[2].Bank) and the value.
   CaenConfig(const nlohmann::json &config, const std::string &source);
 
-  std::string instrument;
+  std::string detector;      ///< the ESS instrument name: "loki"
   uint8_t detectorType = readout::kTypeLoki;
-  uint32_t banks = 0;
-  uint32_t tubesPerBank = 0;
-  uint32_t pixelsPerTube = 0;
-  int32_t amplitudeThreshold = 0; ///< readouts with A + B below this are rejected
-  int64_t maxTofNs = 0;
-  std::vector<MappingRule> rules;
-  std::vector<std::string> sources; ///< ev44 source_name per bank; empty = the default source
+  uint32_t resolution = 0;   ///< pixels along a unit
+  int64_t maxTofNs = 0;      ///< MaxTOFNS
+  int64_t maxPulseGapNs = 0; ///< MaxPulseTimeNS: largest pulse − previous pulse
+  LokiGeometry loki;
+  /// ev44 source_name per bank number (efu's "sources", in the order of "Banks"); empty = all
+  /// events under efu's source name.
+  std::vector<std::string> bankSources;
 
-  [[nodiscard]] uint32_t tubes() const noexcept { return banks * tubesPerBank; }
-  [[nodiscard]] uint32_t imageWidth() const noexcept { return pixelsPerTube; }
-  [[nodiscard]] uint32_t imageHeight() const noexcept { return tubes(); }
-  [[nodiscard]] int32_t pixel(uint32_t tube, uint32_t pos) const noexcept {
-    return static_cast<int32_t>(tube * pixelsPerTube + pos + 1);
+  [[nodiscard]] uint32_t imageWidth() const noexcept { return resolution; }
+  [[nodiscard]] uint32_t imageHeight() const noexcept { return loki.rows(); }
+  /// 0 when (x, row) lies outside the image, as the ESS logical geometry answers.
+  [[nodiscard]] uint32_t pixel(uint32_t x, uint32_t row) const noexcept {
+    return x < resolution && row < loki.rows() ? row * resolution + x + 1 : 0;
   }
 
-  /// Lookup result for one (fiber, FEN): tubes base .. base + groups - 1; groups 0 = unmapped.
-  struct FenEntry {
-    uint32_t firstTube = 0;
-    uint32_t groups = 0;
-  };
-  /// fiber, fen <= 23 (check first).
-  [[nodiscard]] const FenEntry &fenEntry(uint8_t fiber, uint8_t fen) const noexcept {
-    return fens_[static_cast<size_t>(fiber) * (readout::kMaxFen + 1) + fen];
-  }
-  /// The channel of each global tube (every tube is mapped exactly once... or is unmapped:
-  /// `mapped[tube]` false). For generators.
+  /// The channel of each row, and whether any channel reads it out (for generators).
   std::vector<Channel> channels;
   std::vector<bool> mapped;
-
-private:
-  std::array<FenEntry, (readout::kMaxFiber + 1) * (readout::kMaxFen + 1)> fens_{};
 };
 
 } // namespace efu::caen

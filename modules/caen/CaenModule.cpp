@@ -1,156 +1,196 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The caen module's readout loop.
+// The caen module's readout loop, in the order of the ESS EFU's CAEN pipeline: readout header
+// checks, ring and FEN, time of flight, pixel.
 #include "modules/caen/CaenModule.h"
-#include "modules/caen/CaenReadout.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace efu::caen {
 
 CaenCounters::CaenCounters(sdk::ModuleContext &ctx)
-    : readouts(ctx.counter("readouts.count")), truncated(ctx.counter("readouts.errors.truncated")),
-      length(ctx.counter("readouts.errors.length")), fiber(ctx.counter("readouts.errors.fiber")),
-      fen(ctx.counter("readouts.errors.fen")), unmapped(ctx.counter("readouts.errors.unmapped")),
-      group(ctx.counter("readouts.errors.group")), time(ctx.counter("readouts.errors.time")),
-      amplitude(ctx.counter("readouts.errors.amplitude")),
-      position(ctx.counter("readouts.errors.position")),
-      threshold(ctx.counter("readouts.rejected.threshold")),
-      calibration(ctx.counter("readouts.errors.calibration")), events(ctx.counter("events.count")) {}
-
-CaenModule::CaenModule(sdk::ModuleContext &ctx)
-    : config_(ctx.config(), ctx.configSource()),
-      calibration_(ctx.calibration().is_null()
-                       ? std::nullopt
-                       : std::optional<CaenCalibration>(std::in_place, ctx.calibration(),
-                                                        ctx.calibrationSource(), config_)),
-      events_(ctx.events()), headerCounters_(ctx),
-      tofCounters_(ctx), counters_(ctx),
-      parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}),
-      tof_(tofCounters_, config_.maxTofNs) {
-  ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
-  for (uint32_t b = 0; b < config_.banks; ++b) {
-    bankEvents_.push_back(config_.sources.empty() ? &events_ : &ctx.events(config_.sources[b]));
-  }
-  ctx.log().info("caen: {} type 0x{:02x}, {} banks x {} tubes x {} pixels (image {} x {}), "
-                 "{} mapping entries, threshold {}, max tof {} ns",
-                 config_.instrument.empty() ? std::string("(unnamed)") : config_.instrument,
-                 config_.detectorType, config_.banks, config_.tubesPerBank, config_.pixelsPerTube,
-                 config_.imageWidth(), config_.imageHeight(), config_.rules.size(),
-                 config_.amplitudeThreshold, config_.maxTofNs);
-  if (calibration_) {
-    ctx.log().info("caen: calibration {}: {} units per tube", ctx.calibrationSource(),
-                   calibration_->unitsPerTube());
-  }
-}
+    : dataHeaders(ctx.counter("parser.readout.header.count")),
+      readouts(ctx.counter("parser.readout.count")),
+      headerSize(ctx.counter("parser.readout.error_headersize")),
+      lengthMismatch(ctx.counter("parser.readout.error_datlen_mismatch")),
+      ringFen(ctx.counter("parser.readout.error_ringfen")),
+      lengthInvalid(ctx.counter("parser.readout.error_datlen_invalid")),
+      validation(ctx.counter("geometry.validation_errors")),
+      ringMapping(ctx.counter("geometry.ring_mapping_errors")),
+      topology(ctx.counter("geometry.topology_errors")),
+      pixel(ctx.counter("geometry.pixel_errors")),
+      amplitudeZero(ctx.counter("geometry.ampl_zero")),
+      positionInvalid(ctx.counter("geometry.globalpos_invalid")),
+      calibrationGroup(ctx.counter("geometry.calib_group_errors")),
+      outsideTube(ctx.counter("geometry.outside_tube")),
+      positionLow(ctx.counter("geometry.pos_low")),
+      positionHigh(ctx.counter("geometry.pos_high")),
+      rowInvalid(ctx.counter("geometry.row_invalid")), events(ctx.counter("events.count")) {}
 
 namespace {
-/// Per-datagram tallies, added to the shared counters once per datagram.
-struct Tally {
-  int64_t readouts = 0, truncated = 0, length = 0, fiber = 0, fen = 0, unmapped = 0, group = 0,
-          time = 0, amplitude = 0, position = 0, threshold = 0, calibration = 0, events = 0;
-};
 inline void addIf(Counter &c, int64_t n) noexcept {
   if (n != 0) {
     c.add(n);
   }
 }
+
+CaenCalibration calibrationOf(sdk::ModuleContext &ctx, const CaenConfig &config) {
+  if (ctx.calibration().is_null()) {
+    ctx.log().warn("caen: no --calibration: the ESS null calibration of {} groups (what "
+                   "calibrations/caen/lokinullcalib.json holds for LokiFull.json)",
+                   config.loki.totalGroups);
+    return CaenCalibration::null(config.loki.totalGroups);
+  }
+  return CaenCalibration(ctx.calibration(), ctx.calibrationSource(), config.detector);
+}
 } // namespace
+
+void CaenTally::addTo(CaenCounters &c) const noexcept {
+  addIf(c.dataHeaders, dataHeaders);
+  addIf(c.readouts, readouts);
+  addIf(c.headerSize, headerSize);
+  addIf(c.lengthMismatch, lengthMismatch);
+  addIf(c.ringFen, ringFen);
+  addIf(c.lengthInvalid, lengthInvalid);
+  addIf(c.validation, validation);
+  addIf(c.ringMapping, ringMapping);
+  addIf(c.topology, topology);
+  addIf(c.pixel, pixel);
+  addIf(c.amplitudeZero, amplitudeZero);
+  addIf(c.positionInvalid, positionInvalid);
+  addIf(c.calibrationGroup, calibrationGroup);
+  addIf(c.outsideTube, outsideTube);
+  addIf(c.positionLow, positionLow);
+  addIf(c.positionHigh, positionHigh);
+  addIf(c.rowInvalid, rowInvalid);
+  addIf(c.events, events);
+}
+
+uint32_t lokiPixel(const CaenConfig &config, const CaenCalibration &calibration,
+                   const CaenReadout &r, CaenTally &t) noexcept {
+  const uint32_t ring = r.fiber / 2U;
+  const LokiGeometry &g = config.loki;
+  const uint32_t group = g.globalGroup(ring, r.fen, r.group);
+  // The firmware swaps A with B and C with D: the straw coordinate is (B + D) / sum, the
+  // position along it (A + B) / sum (ESS LoKI ICD, as the ESS EFU reads it).
+  const int32_t sum = r.ampA + r.ampB + r.ampC + r.ampD;
+  if (sum == 0) {
+    ++t.amplitudeZero;
+    ++t.pixel;
+    return 0;
+  }
+  const double position = 1.0 * (r.ampA + r.ampB) / sum;
+  if (position < 0.0 || position > 1.0) {
+    ++t.positionInvalid;
+    ++t.pixel;
+    return 0;
+  }
+  const double straw = 1.0 * (r.ampB + r.ampD) / sum;
+  const int unit = calibration.unit(group, straw);
+  if (unit < 0) {
+    ++(unit == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
+    ++t.pixel;
+    return 0;
+  }
+  double corrected = calibration.corrected(group, static_cast<uint32_t>(unit), position);
+  if (corrected < 0.0) {
+    ++t.positionLow;
+    corrected = 0.0;
+  } else if (corrected > 1.0) {
+    ++t.positionHigh;
+    corrected = 1.0;
+  }
+  const auto x = static_cast<uint32_t>(std::round(corrected * (config.resolution - 1)));
+  const uint32_t row = g.row(ring, r.fen, r.group, static_cast<uint32_t>(unit));
+  const uint32_t pixel = config.pixel(x, row);
+  if (pixel == 0) {
+    ++t.rowInvalid;
+    ++t.pixel;
+  }
+  return pixel;
+}
+
+CaenModule::CaenModule(sdk::ModuleContext &ctx)
+    : config_(ctx.config(), ctx.configSource()),
+      calibration_(calibrationOf(ctx, config_)), headerCounters_(ctx), tofCounters_(ctx),
+      counters_(ctx),
+      parser_(headerCounters_, readout::DetectorTypes{config_.detectorType},
+              config_.maxPulseGapNs),
+      tof_(tofCounters_, config_.maxTofNs) {
+  ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
+  const LokiGeometry &g = config_.loki;
+  for (uint32_t ring = 0; ring < LokiGeometry::kRings; ++ring) {
+    const int32_t bank = g.rings[ring].bank;
+    ringEvents_[ring] = bank < 0 || config_.bankSources.empty()
+                            ? &ctx.events()
+                            : &ctx.events(config_.bankSources[static_cast<size_t>(bank)]);
+  }
+  ctx.log().info("caen: {} (type 0x{:02x}): {} groups of 7 straws, image {} x {}, max tof {} ns, "
+                 "max pulse gap {} ns; calibration {}: {} groups of {}",
+                 config_.detector, config_.detectorType, g.totalGroups, config_.imageWidth(),
+                 config_.imageHeight(), config_.maxTofNs, config_.maxPulseGapNs,
+                 ctx.calibration().is_null() ? std::string("(null)") : ctx.calibrationSource(),
+                 calibration_.groups(), calibration_.unitsPerGroup());
+  if (calibration_.groups() < g.totalGroups) {
+    ctx.log().warn("caen: the calibration has {} groups, the geometry {}: readouts of groups "
+                   "{} and above are rejected (geometry.calib_group_errors)",
+                   calibration_.groups(), g.totalGroups, calibration_.groups());
+  }
+}
 
 void CaenModule::process(const sdk::Packet &packet) noexcept {
   readout::EssHeader h;
   if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) {
     return;
   }
-  Tally t;
+  CaenTally t;
   const uint8_t *p = h.payload;
   size_t left = h.payloadBytes;
-  const uint32_t pixelsPerTube = config_.pixelsPerTube;
-  const int32_t threshold = config_.amplitudeThreshold;
+  const LokiGeometry &g = config_.loki;
+  // A readout header that cannot be trusted ends the datagram, as in the ESS EFU's parser.
   while (left > 0) {
-    if (left < sizeof(CaenReadout)) {
-      ++t.truncated;
+    if (left < sizeof(readout::DataBlockHeader)) {
+      ++t.headerSize;
       break;
     }
-    CaenReadout r;
-    std::memcpy(&r, p, sizeof(r));
+    CaenReadout r{};
+    std::memcpy(&r, p, std::min(left, sizeof(r)));
+    if (r.length > left) {
+      ++t.lengthMismatch;
+      break;
+    }
+    if (r.fiber > readout::kMaxFiber || r.fen > readout::kMaxFen) {
+      ++t.ringFen;
+      break;
+    }
+    ++t.dataHeaders;
     if (r.length != sizeof(CaenReadout)) {
-      ++t.length;
-      // The block says how long it is: skip it if that is plausible, else give up on the rest.
-      if (r.length < sizeof(readout::DataBlockHeader) || r.length > left) {
-        break;
-      }
-      p += r.length;
-      left -= r.length;
-      continue;
+      ++t.lengthInvalid;
+      break;
     }
     p += sizeof(r);
     left -= sizeof(r);
     ++t.readouts;
-    if (r.fiber > readout::kMaxFiber) {
-      ++t.fiber;
-      continue;
-    }
-    if (r.fen > readout::kMaxFen) {
-      ++t.fen;
-      continue;
-    }
-    const CaenConfig::FenEntry &e = config_.fenEntry(r.fiber, r.fen);
-    if (e.groups == 0) {
-      ++t.unmapped;
-      continue;
-    }
-    if (r.group >= e.groups) {
-      ++t.group;
-      continue;
-    }
-    if (r.timeLow > readout::kMaxTicksLow) {
-      ++t.time;
-      continue;
-    }
-    const int32_t a = r.ampA;
-    const int32_t b = r.ampB;
-    const int32_t sum = a + b;
-    if (sum <= 0) {
-      ++t.amplitude;
-      continue;
-    }
-    if (a < 0 || b < 0) {
-      ++t.position;
-      continue;
-    }
-    if (sum < threshold) {
-      ++t.threshold;
-      continue;
-    }
-    const uint32_t tube = e.firstTube + r.group;
-    uint32_t pos = 0;
-    if (!calibration_) {
-      pos = positionIndex(a, b, pixelsPerTube);
-    } else if (!calibration_->position(tube, a, b, pos)) {
-      ++t.calibration;
+    const uint32_t ring = r.fiber / 2U;
+    const LokiGeometry::Ring &rc = g.rings[ring];
+    if (rc.bank < 0 || r.fen >= rc.fens) {
+      ++(rc.bank < 0 ? t.ringMapping : t.topology);
+      ++t.validation;
       continue;
     }
     readout::Tof tof;
     if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof)) {
       continue;
     }
-    bankEvents_[tube / config_.tubesPerBank]->add(tof.pulseTimeNs, tof.tofNs,
-                                                  config_.pixel(tube, pos));
+    const uint32_t pixel = lokiPixel(config_, calibration_, r, t);
+    if (pixel == 0) {
+      continue;
+    }
+    ringEvents_[ring]->add(tof.pulseTimeNs, tof.tofNs, static_cast<int32_t>(pixel));
     ++t.events;
   }
-  addIf(counters_.readouts, t.readouts);
-  addIf(counters_.truncated, t.truncated);
-  addIf(counters_.length, t.length);
-  addIf(counters_.fiber, t.fiber);
-  addIf(counters_.fen, t.fen);
-  addIf(counters_.unmapped, t.unmapped);
-  addIf(counters_.group, t.group);
-  addIf(counters_.time, t.time);
-  addIf(counters_.amplitude, t.amplitude);
-  addIf(counters_.position, t.position);
-  addIf(counters_.threshold, t.threshold);
-  addIf(counters_.calibration, t.calibration);
-  addIf(counters_.events, t.events);
+  t.addTo(counters_);
 }
 
 } // namespace efu::caen

@@ -3,6 +3,6 @@
 #include "modules/caen/CaenModule.h"
 
 EFU_MODULE(efu::caen::CaenModule, "caen", "1.0.0",
-           "CAEN charge-division tubes (LoKI, BIFROST, MIRACLES, CSPEC): ESS readouts to pixel "
-           "events, one per accepted readout",
+           "CAEN charge-division straws (LoKI) from the ESS EFU's instrument and calibration "
+           "files: ESS readouts to the ESS pixel ids, one event per accepted readout",
            efu::caen::kCaenKeys, static_cast<uint32_t>(efu::caen::kCaenKeyCount))

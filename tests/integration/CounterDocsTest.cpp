@@ -170,7 +170,7 @@ TEST_P(CounterDocs, RegisteredCountersAreExactlyTheDocumentedOnes) {
 INSTANTIATE_TEST_SUITE_P(
     EveryModule, CounterDocs,
     ::testing::Values(Module{"udp", {}},
-                      Module{"caen", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/loki.json"}},
+                      Module{"caen", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/LokiFull.json"}},
                       Module{"vmm3", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/freia.json"}},
                       Module{"example", {}}),
     [](const ::testing::TestParamInfo<Module> &p) { return p.param.name; });

@@ -114,15 +114,16 @@ TEST(EfuCheck, AGoodSetupPassesWithABrokerAndWarnsWithoutOne) {
 }
 
 TEST(EfuCheck, ABadConfigFailsNamingTheKey) {
-  std::ifstream in(std::string(CONFIG_DIR) + "/loki.json");
+  std::ifstream in(std::string(CONFIG_DIR) + "/LokiFull.json");
   const std::string loki((std::istreambuf_iterator<char>(in)), {});
   const struct {
     std::string from, to, key;
   } cases[] = {
-      // the key table (type), and the module's own check of the mapping (run by constructing it)
-      {"\"pixels_per_tube\": 512", "\"pixels_per_tube\": \"many\"", "pixels_per_tube"},
-      {"\"banks\": 4", "\"banks\": 4, \"bankz\": 4", "bankz"},
-      {"{\"bank\": 0, \"fiber\": 0", "{\"bank\": 0, \"fiber\": 99", "fiber"},
+      // the key table (type, unknown key), and the module's own check of the ESS sections (run
+      // by constructing it)
+      {"\"Resolution\" : 512", "\"Resolution\" : \"many\"", "Resolution"},
+      {"\"GroupsZ\" : 4", "\"GroupsZ\" : 4, \"GroupZ\": 4", "GroupZ"},
+      {"{ \"Ring\" : 2, \"Bank\" : 1", "{ \"Ring\" : 2, \"Bank\" : 11", "Config[2].Bank = 11"},
   };
   const fs::path file =
       fs::temp_directory_path() / ("efu-check-" + std::to_string(getpid()) + ".json");
@@ -205,12 +206,12 @@ TEST(EfuCalibration, ARefusedCalibrationStopsEfuNamingFileAndKey) {
   const std::string bad = writeFile(
       "bad-calibration.json",
       R"({"Calibration": {"instrument": "loki", "groups": 3, "groupsize": 1, "Parameters": []}})");
-  Process efu({EFU_BINARY, "-d", "caen", "-f", std::string(CONFIG_DIR) + "/loki.json",
+  Process efu({EFU_BINARY, "-d", "caen", "-f", std::string(CONFIG_DIR) + "/LokiFull.json",
                "--calibration", bad, "--no-kafka", "-i", "127.0.0.1", "-p",
                std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
   EXPECT_EQ(efu.wait(60s).value_or(-1), 1) << efu.output();
-  EXPECT_NE(efu.output().find(bad + ": calibration Calibration.groups = 3: expected one group "
-                                    "per tube: 224"),
+  EXPECT_NE(efu.output().find(bad + ": calibration Calibration.Parameters = []: expected an "
+                                    "array of 3"),
             std::string::npos)
       << efu.output();
 
@@ -221,17 +222,18 @@ TEST(EfuCalibration, ARefusedCalibrationStopsEfuNamingFileAndKey) {
       << udp.output();
 
   const std::string notJson = writeFile("not-json-calibration.json", "{\"Calibration\": [");
-  Process broken({EFU_BINARY, "-d", "caen", "-f", std::string(CONFIG_DIR) + "/loki.json",
+  Process broken({EFU_BINARY, "-d", "caen", "-f", std::string(CONFIG_DIR) + "/LokiFull.json",
                   "--calibration", notJson, "--no-kafka", "-i", "127.0.0.1", "-p",
                   std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
   EXPECT_EQ(broken.wait(60s).value_or(-1), 1) << broken.output();
   EXPECT_NE(broken.output().find(notJson + ": not valid JSON"), std::string::npos)
       << broken.output();
 
-  const CheckRun run = check("caen", {"-f", std::string(CONFIG_DIR) + "/loki.json",
+  const CheckRun run = check("caen", {"-f", std::string(CONFIG_DIR) + "/LokiFull.json",
                                       "--calibration", bad, "--no-kafka"});
   EXPECT_EQ(run.exitCode, 1) << run.output;
-  EXPECT_NE(run.line("module").find("Calibration.groups = 3"), std::string::npos) << run.output;
+  EXPECT_NE(run.line("module").find("Calibration.Parameters = []"), std::string::npos)
+      << run.output;
 }
 
 } // namespace

@@ -146,7 +146,7 @@ TEST(OptionVocabulary, EveryProgramsHelpFollowsTheTable) {
 // Every old spelling of the table still parses (with the same checks: the values below are
 // valid), prints its one-line warning naming the new spelling, and is not an error.
 TEST(OptionVocabulary, EveryOldSpellingStillParsesAndWarns) {
-  const std::string config = EFU_SOURCE_DIR "/modules/caen/configs/loki.json";
+  const std::string config = EFU_SOURCE_DIR "/modules/caen/configs/LokiFull.json";
   const std::map<std::string, std::string> sample = {
       {"--detector", "caen"},     {"-c", "1"},         {"--ip", "127.0.0.1"}, {"-a", "127.0.0.1"},
       {"--address", "127.0.0.1"}, {"--duration", "1"}, {"--rate", "1000"},    {"-r", "1000"},

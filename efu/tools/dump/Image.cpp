@@ -42,8 +42,11 @@ std::optional<ImageGeometry> askModule(const ModuleLibrary &library, const nlohm
   }
   ImageGeometry geometry;
   geometry.kind = d.name;
-  if (validated.contains("instrument") && validated.at("instrument").is_string()) {
-    geometry.instrument = validated.at("instrument").get<std::string>();
+  // Our modules' "instrument"; the ESS instrument files' "Detector".
+  for (const char *key : {"instrument", "Detector"}) {
+    if (geometry.instrument.empty() && validated.contains(key) && validated.at(key).is_string()) {
+      geometry.instrument = validated.at(key).get<std::string>();
+    }
   }
   geometry.width = size.width;
   geometry.height = size.height;

@@ -192,7 +192,20 @@ TEST(EssHeader, PrevPulseAfterPulse) {
   EXPECT_EQ(check(d), HeaderError::Ok);
   h.prevPulseLow = h.pulseLow + 1; // one tick later: refused
   put(d, h);
-  EXPECT_EQ(check(d), HeaderError::PrevAfterPulse);
+  EXPECT_EQ(check(d), HeaderError::PulseGap);
+}
+
+TEST(EssHeader, PulseGapAboveTheMaximumIsRefused) {
+  // The ESS EFU's MaxPulseTimeNS rule (caen Config: pulse − previous pulse > max → timehigh).
+  auto d = datagram();
+  auto h = fields(d);
+  h.prevPulseHigh = h.pulseHigh - 1; // one second before the pulse
+  h.prevPulseLow = h.pulseLow;
+  put(d, h);
+  EssHeader out;
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out, 1'000'000'000), HeaderError::Ok);
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out, 999'999'999), HeaderError::PulseGap);
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out), HeaderError::Ok); // no limit
 }
 
 TEST(EssHeader, ErrorNamesAreDistinct) {
@@ -272,7 +285,7 @@ TEST_F(Counted, OneCounterPerErrorKindAndNothingElse) {
   const char *names[] = {"pad",          "version",        "cookie",          "type",
                          "size",         "output_queue",   "timing",          "time_status",
                          "even_fibre_sync", "odd_fibre_sync", "timefrac",     "prev_timefrac",
-                         "prev_after_pulse", "buffer"};
+                         "timehigh",     "buffer"};
   for (size_t i = 0; i < bad.size(); ++i) {
     const auto before = ctx.snapshot();
     EXPECT_FALSE(feed(bad[i]));
@@ -346,6 +359,7 @@ struct TofTest : ::testing::Test {
 };
 
 TEST_F(TofTest, Cases) {
+  // The rules of the ESS EFU's ESSReferenceTime::getTOF and getPrevTOF (common/time/ESSTime.cpp).
   Tof t;
   ASSERT_TRUE(calc.compute(h.pulseTimeNs + 5, h, t));
   EXPECT_EQ(t.tofNs, 5);
@@ -358,10 +372,15 @@ TEST_F(TofTest, Cases) {
   EXPECT_FALSE(calc.compute(h.prevPulseTimeNs - 1, h, t)); // before both
   ASSERT_TRUE(calc.compute(h.pulseTimeNs + 100'000'000, h, t)); // == max: accepted
   EXPECT_FALSE(calc.compute(h.pulseTimeNs + 100'000'001, h, t)); // max + 1: rejected
+  EssHeader far = h; // the previous pulse more than the maximum before the event
+  far.prevPulseTimeNs = h.pulseTimeNs - 200'000'000;
+  EXPECT_FALSE(calc.compute(h.pulseTimeNs - 1, far, t));
   EXPECT_EQ(ctx.value("events.timestamp.tof.count"), 3);
-  EXPECT_EQ(ctx.value("events.timestamp.prevtof.count"), 1);
-  EXPECT_EQ(ctx.value("events.timestamp.tof.negative"), 1);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.negative"), 3);
   EXPECT_EQ(ctx.value("events.timestamp.tof.high"), 1);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.count"), 1);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.negative"), 1);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.high"), 1);
 }
 
 TEST(HeaderCounters, EssNames) {

@@ -2,6 +2,7 @@
 // efu-dump pictures: geometry from instrument configs, pixel mapping, PNGs read back with libpng.
 #include "efu/tools/dump/Image.h"
 #include "efu/tools/dump/TofHistogram.h"
+#include "common/sdk/ModuleConfig.h"
 #include "modules/caen/CaenConfig.h"
 #include "modules/vmm3/Vmm3Config.h"
 
@@ -97,16 +98,12 @@ std::vector<fs::path> configsOf(const std::string &module) {
   return out;
 }
 
-TEST(ImageGeometry, CaenConfigsGiveTubesByPositions) {
-  const auto loki = efu::tools::loadGeometry(kSourceDir / "modules/caen/configs/loki.json");
+TEST(ImageGeometry, CaenConfigsGiveStrawsByPositions) {
+  const auto loki = efu::tools::loadGeometry(kSourceDir / "modules/caen/configs/LokiFull.json");
   EXPECT_EQ(loki.kind, "caen");
-  EXPECT_EQ(loki.instrument, "LoKI");
-  EXPECT_EQ(loki.width, 512u);      // pixels_per_tube
-  EXPECT_EQ(loki.height, 4u * 56u); // banks * tubes_per_bank
-  const auto bifrost = efu::tools::loadGeometry(kSourceDir / "modules/caen/configs/bifrost.json");
-  EXPECT_EQ(bifrost.kind, "caen");
-  EXPECT_EQ(bifrost.width, 100u);
-  EXPECT_EQ(bifrost.height, 3u * 45u);
+  EXPECT_EQ(loki.instrument, "loki"); // the ESS file's Detector
+  EXPECT_EQ(loki.width, 512u);        // Resolution
+  EXPECT_EQ(loki.height, 896u * 7u);  // groups x straws
 }
 
 TEST(ImageGeometry, Vmm3ConfigsGiveNxByNy) {
@@ -124,16 +121,19 @@ TEST(ImageGeometry, Vmm3ConfigsGiveNxByNy) {
 TEST(ImageGeometry, AgreesWithTheCaenModuleOnEveryShippedConfig) {
   for (const auto &path : configsOf("caen")) {
     std::ifstream in(path);
-    const efu::caen::CaenConfig module(Json::parse(in), path.string());
+    const efu::caen::CaenConfig module(
+        efu::validateModuleConfig("caen", efu::caen::kCaenKeys, efu::caen::kCaenKeyCount,
+                                  Json::parse(in), path.string()),
+        path.string());
     const auto geometry = efu::tools::loadGeometry(path);
     EXPECT_EQ(geometry.width, module.imageWidth()) << path;
     EXPECT_EQ(geometry.height, module.imageHeight()) << path;
-    for (const uint32_t tube : {0U, module.tubes() - 1}) {
-      for (const uint32_t pos : {0U, module.pixelsPerTube - 1}) {
-        const auto at = geometry.locate(module.pixel(tube, pos));
+    for (const uint32_t row : {0U, module.imageHeight() - 1}) {
+      for (const uint32_t x : {0U, module.resolution - 1}) {
+        const auto at = geometry.locate(static_cast<int32_t>(module.pixel(x, row)));
         ASSERT_TRUE(at) << path;
-        EXPECT_EQ(at->x, pos) << path;
-        EXPECT_EQ(at->y, tube) << path;
+        EXPECT_EQ(at->x, x) << path;
+        EXPECT_EQ(at->y, row) << path;
       }
     }
   }

@@ -221,7 +221,7 @@ protected:
     });
   }
 
-  std::string config_ = std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/loki.json";
+  std::string config_ = std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/LokiFull.json";
   fs::path dir_;
   std::string bootstrap_;
   uint16_t udp_ = 0;
@@ -284,7 +284,7 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
       {"type", "type"},
       {"pulse_fraction", "timefrac"},
       {"prev_pulse_fraction", "prev_timefrac"},
-      {"prev_after_pulse", "prev_after_pulse"}};
+      {"prev_after_pulse", "timehigh"}};
   std::string spec;
   std::map<std::string, int64_t> expected;
   int n = 1;
@@ -323,17 +323,21 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
 // readoutgen --calibration F → efu --calibration F (a second efu, instrument lokicalib): the
 // events in Kafka are the truth, and no readout falls outside the calibration's intervals.
 TEST_F(CaenEndToEnd, CalibratedChainMatchesGroundTruth) {
+  // LokiFull's 896 groups of 7 straws: uneven straw intervals, a cubic per straw.
   nlohmann::json parameters = nlohmann::json::array();
-  for (int t = 0; t < 224; ++t) {
-    parameters.push_back({{"groupindex", t},
-                          {"intervals", {{0.0, 0.3}, {0.3, 0.6}, {0.6, 1.0}}},
-                          {"polynomials", {{0.01, 0.02, -0.03, 0.01}, {-0.01, 0.03, 0.0, 0.0},
-                                           {0.005 * (t % 4), -0.02, 0.01, 0.0}}}});
+  for (int g = 0; g < 896; ++g) {
+    parameters.push_back(
+        {{"groupindex", g},
+         {"intervals", {{0.0, 0.12}, {0.13, 0.3}, {0.31, 0.42}, {0.43, 0.6}, {0.61, 0.7},
+                        {0.71, 0.85}, {0.86, 1.0}}},
+         {"polynomials", {{0.01, 0.02, -0.03, 0.01}, {-0.01, 0.03, 0.0, 0.0},
+                          {0.005 * (g % 4), -0.02, 0.01, 0.0}, {0.0, 0.0, 0.0, 0.0},
+                          {0.01, 0.0, 0.0, 0.0}, {-0.01, 0.0, 0.0, 0.0}, {0.0, 0.01, 0.0, 0.0}}}});
   }
   const auto calPath = dir_ / "loki-calibration.json";
   std::ofstream(calPath) << nlohmann::json{
       {"Calibration",
-       {{"instrument", "loki"}, {"groups", 224}, {"groupsize", 3}, {"Parameters", parameters}}}};
+       {{"instrument", "loki"}, {"groups", 896}, {"groupsize", 7}, {"Parameters", parameters}}}};
   const uint16_t udp = freeUdpPort();
   const uint16_t cmd = freeTcpPort();
   Process efu({EFU_BINARY, "-d", "caen", "-f", config_, "--calibration", calPath.string(),
@@ -353,8 +357,9 @@ TEST_F(CaenEndToEnd, CalibratedChainMatchesGroundTruth) {
     truthEvents += n;
   }
   ASSERT_GE(truthEvents, 9'500); // pixels pushed off the tube ends are not drawn
-  ASSERT_TRUE(eventually([&] { return counter(cmd, "readouts.count") >= truthEvents; }));
-  EXPECT_EQ(counter(cmd, "readouts.errors.calibration"), std::optional<int64_t>(0));
+  ASSERT_TRUE(eventually([&] { return counter(cmd, "parser.readout.count") >= truthEvents; }));
+  EXPECT_EQ(counter(cmd, "geometry.pixel_errors"), counter(cmd, "geometry.ampl_zero"))
+      << "only readoutgen's noise readouts have no pixel";
   int64_t dumped = 0;
   int64_t matched = 0;
   eventually(
@@ -380,7 +385,10 @@ TEST_F(CaenEndToEnd, CalibratedChainMatchesGroundTruth) {
 // instrument's topic, and each source holds exactly its bank's share of the truth.
 TEST_F(CaenEndToEnd, EachBankPublishesUnderItsOwnSourceName) {
   nlohmann::json config = nlohmann::json::parse(readFile(config_));
-  config["sources"] = {"loki_bank0", "loki_bank1", "loki_bank2", "loki_bank3"};
+  config["sources"] = nlohmann::json::array();
+  for (int bank = 0; bank < 9; ++bank) {
+    config["sources"].push_back("loki_bank" + std::to_string(bank));
+  }
   const auto configPath = dir_ / "loki-sources.json";
   std::ofstream(configPath) << config.dump();
   const uint16_t udp = freeUdpPort();
@@ -400,10 +408,14 @@ TEST_F(CaenEndToEnd, EachBankPublishesUnderItsOwnSourceName) {
   efu.signal(SIGTERM); // flushes every source's last message
   ASSERT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
 
-  std::map<Event, int64_t> truthOfBank[4];
+  // The first straw row of each bank of LokiFull.json (YOffset), and the end of the last.
+  const int64_t firstRow[] = {0, 1568, 2016, 2352, 2800, 3136, 3920, 4816, 5376, 6272};
+  std::map<Event, int64_t> truthOfBank[9];
   for (const auto &[e, n] : readTruth(truthPath)) {
-    const int64_t tube = (std::get<2>(e) - 1) / 512;
-    truthOfBank[tube / 56][e] += n;
+    const int64_t row = (std::get<2>(e) - 1) / 512;
+    const auto bank = std::upper_bound(std::begin(firstRow), std::end(firstRow), row) -
+                      std::begin(firstRow) - 1;
+    truthOfBank[bank][e] += n;
   }
   Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "lokibanks_detector", "--from", "beginning",
                 "--timeout", "3", "--log-level", "warn"});
@@ -411,7 +423,7 @@ TEST_F(CaenEndToEnd, EachBankPublishesUnderItsOwnSourceName) {
   int64_t all = 0;
   (void)dumpedEvents(dump.output(), all);
   EXPECT_EQ(all, 8000) << "every event is in a bank's source, none under another name";
-  for (int bank = 0; bank < 4; ++bank) {
+  for (int bank = 0; bank < 9; ++bank) {
     int64_t n = 0;
     const auto got = dumpedEvents(dump.output(), n, false, "loki_bank" + std::to_string(bank));
     EXPECT_GT(n, 0) << bank;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // caen readout throughput per core (target: >= 20 M readouts/s, PERFORMANCE.md §5).
+#include "tests/modules/caen/CaenTestConfig.h"
 #include "tests/support/FakeModuleContext.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenReadout.h"
+#include "modules/caen/CaenSource.h"
 
 #include <benchmark/benchmark.h>
 
@@ -14,22 +16,13 @@ namespace {
 
 using namespace efu;
 
-nlohmann::json lokiConfig() {
-  return nlohmann::json::parse(R"({
-    "instrument": "LoKI", "detector_type": 48, "banks": 4, "tubes_per_bank": 56,
-    "pixels_per_tube": 512, "amplitude_threshold": 100, "max_tof_ns": 1000000000,
-    "mapping": [
-      {"bank": 0, "fiber": 0, "fens": [0, 6], "groups": 8, "first_tube": 0},
-      {"bank": 1, "fiber": 2, "fens": [0, 6], "groups": 8, "first_tube": 0},
-      {"bank": 2, "fiber": 4, "fens": [0, 6], "groups": 8, "first_tube": 0},
-      {"bank": 3, "fiber": 6, "fens": [0, 6], "groups": 8, "first_tube": 0}]})");
-}
-
-/// 64 full 8972-byte datagrams (373 readouts each) of random valid LoKI readouts.
-std::vector<std::vector<uint8_t>> makeDatagrams(const caen::CaenConfig &cfg) {
+/// 64 full 8972-byte datagrams (373 readouts each) of random valid LoKI readouts, encoded by
+/// readoutgen's CaenSource for LokiFull.json with its null calibration.
+std::vector<std::vector<uint8_t>> makeDatagrams(const caen::CaenSource &source) {
   std::mt19937_64 rng(42);
   std::vector<std::vector<uint8_t>> out;
   uint32_t seq = 0;
+  const caen::CaenConfig &cfg = source.config();
   for (int i = 0; i < 64; ++i) {
     std::vector<uint8_t> d(readout::headerBytes(0));
     readout::HeaderFields f;
@@ -37,21 +30,27 @@ std::vector<std::vector<uint8_t>> makeDatagrams(const caen::CaenConfig &cfg) {
     f.pulse = {1'700'000'000, 1000};
     f.prevPulse = {1'699'999'999, 82'000'000};
     while (d.size() + sizeof(caen::CaenReadout) <= 8972) {
-      const uint32_t tube = static_cast<uint32_t>(rng() % cfg.tubes());
-      const uint32_t pos = static_cast<uint32_t>(rng() % cfg.pixelsPerTube);
-      const int32_t sum = 1024 + static_cast<int32_t>(rng() % 4000);
-      const int32_t b = caen::amplitudeBForPosition(pos, sum, cfg.pixelsPerTube);
+      const auto row = static_cast<uint32_t>(rng() % cfg.imageHeight());
+      const auto x = static_cast<uint32_t>(rng() % cfg.resolution);
+      const caen::Channel &ch = cfg.channels[row];
+      std::array<int16_t, 4> amp{};
+      if (!source.amplitudes(cfg.loki.globalGroup(ch.ring, ch.fen, ch.group), ch.unit, x,
+                             1024 + static_cast<int32_t>(rng() % 4000), amp)) {
+        continue;
+      }
       caen::CaenReadout r{};
-      r.fiber = cfg.channels[tube].fiber;
-      r.fen = cfg.channels[tube].fen;
-      r.group = cfg.channels[tube].group;
+      r.fiber = static_cast<uint8_t>(2 * ch.ring);
+      r.fen = ch.fen;
+      r.group = ch.group;
       r.length = 24;
       const auto t = readout::nsToTicks(readout::ticksToNs(f.pulse.high, f.pulse.low) +
                                         static_cast<int64_t>(rng() % 71'000'000));
       r.timeHigh = t.high;
       r.timeLow = t.low;
-      r.ampA = static_cast<int16_t>(sum - b);
-      r.ampB = static_cast<int16_t>(b);
+      r.ampA = amp[0];
+      r.ampB = amp[1];
+      r.ampC = amp[2];
+      r.ampD = amp[3];
       const auto *p = reinterpret_cast<const uint8_t *>(&r);
       d.insert(d.end(), p, p + sizeof(r));
     }
@@ -66,10 +65,13 @@ std::vector<std::vector<uint8_t>> makeDatagrams(const caen::CaenConfig &cfg) {
 /// Full datagrams through CaenModule::process(); the sink only counts (one virtual call per
 /// event, as with the daemon's sink), so this measures the module, not vector growth.
 void BM_CaenProcessNullSink(benchmark::State &state) {
-  readout::FakeModuleContext ctx(lokiConfig(), "bench");
+  readout::FakeModuleContext ctx(caen::test::lokiFull(), "LokiFull.json");
+  ctx.setCalibration(caen::test::lokiNullCalibration(), "lokinullcalib.json");
   ctx.sink.keep = false;
   caen::CaenModule module(ctx);
-  const auto datagrams = makeDatagrams(module.config());
+  const caen::CaenSource source(caen::test::lokiFull(), "LokiFull.json", 1,
+                                caen::test::lokiNullCalibration(), "lokinullcalib.json");
+  const auto datagrams = makeDatagrams(source);
   size_t i = 0;
   int64_t readouts = 0;
   for (auto _ : state) {
