@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <climits>
 #include <initializer_list>
 
 namespace efu::caen {
@@ -223,6 +224,11 @@ CaenConfig::CaenConfig(const nlohmann::json &config, const std::string &source) 
          "than give other times of flight");
   }
   readLoki(config, source, *this);
+  if (static_cast<uint64_t>(loki.rows()) * resolution > INT32_MAX) {
+    fail(source, "Resolution", config.at("Resolution"),
+         fmt::format("{} straw rows of this many pixels exceed ev44's 32-bit pixel ids",
+                     loki.rows()));
+  }
 }
 
 } // namespace efu::caen

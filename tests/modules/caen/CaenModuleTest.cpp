@@ -213,6 +213,10 @@ TEST(CaenConfig, ErrorsNameFileKeyAndValue) {
   expect("ReadoutConstDelayNS = 5");
   cfg["sources"] = {"a", "b"};
   expect("needs one source name per bank (9 in Banks)");
+  cfg["Resolution"] = 65536; // 114688 rows x 65536 pixels: beyond int32 pixel ids
+  cfg["Banks"] = nlohmann::json::array({{{"Bank", 0}, {"ID", "b"}, {"GroupsN", 4096}, {"YOffset", 0}}});
+  cfg["Config"] = nlohmann::json::array({{{"Ring", 0}, {"Bank", 0}, {"FENs", 1}, {"FENOffset", 0}}});
+  expect("Resolution = 65536: 114688 straw rows of this many pixels exceed");
   EXPECT_EQ(configError(test::lokiFull()), "");
 }
 
