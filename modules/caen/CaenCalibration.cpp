@@ -85,6 +85,28 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
       }
     }
   }
+  sortIntervals();
+}
+
+void CaenCalibration::sortIntervals() {
+  const size_t n = units_.size();
+  sortedLo_.resize(n);
+  sortedHi_.resize(n);
+  sortedUnit_.resize(n);
+  std::vector<int> order(unitsPerGroup_);
+  for (size_t first = 0; first < n; first += unitsPerGroup_) {
+    for (uint32_t u = 0; u < unitsPerGroup_; ++u) {
+      order[u] = static_cast<int>(u);
+    }
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return units_[first + a].lo < units_[first + b].lo; });
+    for (uint32_t k = 0; k < unitsPerGroup_; ++k) {
+      const Unit &u = units_[first + order[k]];
+      sortedLo_[first + k] = u.lo;
+      sortedHi_[first + k] = u.hi;
+      sortedUnit_[first + k] = order[k];
+    }
+  }
 }
 
 CaenCalibration CaenCalibration::null(uint32_t groups) {
@@ -103,6 +125,7 @@ CaenCalibration CaenCalibration::null(uint32_t groups) {
       c.units_.push_back(u);
     }
   }
+  c.sortIntervals();
   return c;
 }
 

@@ -34,18 +34,24 @@ public:
   static constexpr int kGroupBeyond = -2; ///< unit(): group not in the file
   static constexpr int kOutside = -1;     ///< unit(): s in none of the group's intervals
 
-  /// The unit of straw coordinate `s` in group `group`, or kGroupBeyond / kOutside.
+  /// The unit of straw coordinate `s` in group `group`, or kGroupBeyond / kOutside. The
+  /// intervals do not overlap, so the one holding s is the first of the file's order too; it is
+  /// found among the group's intervals sorted by their lower ends without a data-dependent
+  /// branch per interval (hot path).
   [[nodiscard]] int unit(uint32_t group, double s) const noexcept {
     if (group >= groups_) {
       return kGroupBeyond;
     }
-    const Unit *first = units_.data() + static_cast<size_t>(group) * unitsPerGroup_;
-    for (uint32_t u = 0; u < unitsPerGroup_; ++u) {
-      if (s >= first[u].lo && s <= first[u].hi) {
-        return static_cast<int>(u);
-      }
+    const size_t first = static_cast<size_t>(group) * unitsPerGroup_;
+    const double *lo = sortedLo_.data() + first;
+    uint32_t below = 0; // intervals starting at or below s
+    for (uint32_t k = 0; k < unitsPerGroup_; ++k) {
+      below += s >= lo[k] ? 1U : 0U;
     }
-    return kOutside;
+    if (below == 0 || s > sortedHi_[first + below - 1]) {
+      return kOutside;
+    }
+    return sortedUnit_[first + below - 1];
   }
 
   /// The correction of `p` for (group, unit) before clamping: may leave [0, 1].
@@ -72,6 +78,10 @@ private:
   uint32_t groups_ = 0;
   uint32_t unitsPerGroup_ = 0;
   std::vector<Unit> units_; ///< group-major, in the file's order
+  /// Per group, the intervals sorted by lower end: ends and the unit (file index) of each.
+  std::vector<double> sortedLo_, sortedHi_;
+  std::vector<int> sortedUnit_;
+  void sortIntervals();
 };
 
 } // namespace efu::caen

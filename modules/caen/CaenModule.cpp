@@ -80,13 +80,13 @@ uint32_t lokiPixel(const CaenConfig &config, const CaenCalibration &calibration,
     ++t.pixel;
     return 0;
   }
-  const double position = 1.0 * (r.ampA + r.ampB) / sum;
+  const double position = static_cast<double>(r.ampA + r.ampB) / sum;
   if (position < 0.0 || position > 1.0) {
     ++t.positionInvalid;
     ++t.pixel;
     return 0;
   }
-  const double straw = 1.0 * (r.ampB + r.ampD) / sum;
+  const double straw = static_cast<double>(r.ampB + r.ampD) / sum;
   const int unit = calibration.unit(group, straw);
   if (unit < 0) {
     ++(unit == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
@@ -101,7 +101,11 @@ uint32_t lokiPixel(const CaenConfig &config, const CaenCalibration &calibration,
     ++t.positionHigh;
     corrected = 1.0;
   }
-  const auto x = static_cast<uint32_t>(std::round(corrected * (config.resolution - 1)));
+  // std::round (halves away from zero) for a value in [0, Resolution - 1], without the libm
+  // call: the fraction of a non-negative double below 2^52 is exact.
+  const double scaled = corrected * (config.resolution - 1);
+  const auto whole = static_cast<uint32_t>(scaled);
+  const uint32_t x = whole + (scaled - whole >= 0.5 ? 1U : 0U);
   const uint32_t row = g.row(ring, r.fen, r.group, static_cast<uint32_t>(unit));
   const uint32_t pixel = config.pixel(x, row);
   if (pixel == 0) {
