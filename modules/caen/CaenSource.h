@@ -6,6 +6,7 @@
 #include "modules/caen/CaenCalibration.h"
 #include "modules/caen/CaenConfig.h"
 
+#include <array>
 #include <random>
 
 namespace efu::caen {
