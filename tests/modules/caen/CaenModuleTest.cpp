@@ -179,6 +179,18 @@ TEST_F(EssUnitTest, ImpossibleAmplitudesGiveNoPixel) {
   EXPECT_EQ(t.pixel, 3);
 }
 
+TEST(LokiGeometry, AGroupBeyondTheBanksRowsHasNoPixel) {
+  // Ring 11 feeds bank 1 (rows 112..167): group 60 of its FEN 0 is global group 31, which a
+  // 100-group calibration covers, but its row 112 + 7 x 15 = 217 lies beyond the image.
+  const CaenConfig c(test::smallLoki(), "small.json");
+  const CaenCalibration cal(test::nullCalibration(100), "null.json", "loki");
+  CaenTally t;
+  EXPECT_EQ(c.loki.globalGroup(11, 0, 60), 31U);
+  EXPECT_EQ(lokiPixel(c, cal, amplitudes(22, 0, 60, 10, 10, 10, 10), t), 0U);
+  EXPECT_EQ(t.rowInvalid, 1);
+  EXPECT_EQ(t.pixel, 1);
+}
+
 TEST(CaenConfig, ErrorsNameFileKeyAndValue) {
   auto cfg = test::lokiFull();
   const auto expect = [&](const char *needle) {
