@@ -22,6 +22,7 @@ constexpr uint32_t kCookie = 0x535345;
 constexpr size_t kMaxDatagramBytes = 8972;
 
 constexpr uint8_t kTypeLoki = 0x30;
+constexpr uint8_t kTypeTbl3he = 0x32;
 constexpr uint8_t kTypeBifrost = 0x34;
 constexpr uint8_t kTypeMiracles = 0x38;
 constexpr uint8_t kTypeCspec = 0x3C;

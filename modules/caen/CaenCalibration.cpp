@@ -5,7 +5,6 @@
 #include "common/sdk/CalibrationCheck.h"
 
 #include <algorithm>
-#include <array>
 #include <utility>
 
 namespace efu::caen {
@@ -65,6 +64,8 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
       if (!(unit.lo >= 0.0 && unit.lo <= 1.0 && unit.hi >= 0.0 && unit.hi <= 1.0)) {
         check.fail(ipath, interval, "both ends must lie in [0, 1]");
       }
+      unit.first = unit.lo;
+      unit.second = unit.hi;
       if (unit.hi < unit.lo) {
         std::swap(unit.lo, unit.hi);
       }
@@ -109,19 +110,17 @@ void CaenCalibration::sortIntervals() {
   }
 }
 
-CaenCalibration CaenCalibration::null(uint32_t groups) {
-  static constexpr std::array<std::pair<double, double>, 7> kIntervals = {
-      {{0.0, 0.143}, {0.144, 0.286}, {0.287, 0.429}, {0.43, 0.571}, {0.572, 0.714},
-       {0.715, 0.857}, {0.858, 1.0}}};
+CaenCalibration CaenCalibration::null(uint32_t groups,
+                                      std::span<const std::pair<double, double>> intervals) {
   CaenCalibration c;
   c.groups_ = groups;
-  c.unitsPerGroup_ = kIntervals.size();
-  c.units_.reserve(static_cast<size_t>(groups) * kIntervals.size());
+  c.unitsPerGroup_ = static_cast<uint32_t>(intervals.size());
+  c.units_.reserve(static_cast<size_t>(groups) * intervals.size());
   for (uint32_t g = 0; g < groups; ++g) {
-    for (const auto &[lo, hi] : kIntervals) {
+    for (const auto &[lo, hi] : intervals) {
       Unit u;
-      u.lo = lo;
-      u.hi = hi;
+      u.lo = u.first = lo;
+      u.hi = u.second = hi;
       c.units_.push_back(u);
     }
   }

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -26,10 +28,11 @@ public:
   CaenCalibration(const nlohmann::json &calibration, const std::string &source,
                   const std::string &detector);
 
-  /// The ESS null calibration of `groups` groups of 7 straws (what the ESS EFU's nullcalib.py
-  /// writes, e.g. lokinullcalib.json): the straw intervals [0, 0.143], [0.144, 0.286], ...,
-  /// [0.858, 1] and no position correction.
-  static CaenCalibration null(uint32_t groups);
+  /// A calibration of `groups` groups, each with `intervals` and no position correction: what
+  /// the ESS EFU's nullcalib.py writes (e.g. lokinullcalib.json: 7 straw intervals [0, 0.143],
+  /// [0.144, 0.286], ..., [0.858, 1]).
+  static CaenCalibration null(uint32_t groups,
+                              std::span<const std::pair<double, double>> intervals);
 
   static constexpr int kGroupBeyond = -2; ///< unit(): group not in the file
   static constexpr int kOutside = -1;     ///< unit(): s in none of the group's intervals
@@ -60,6 +63,18 @@ public:
     return p - (u.a + p * (u.b + p * (u.c + p * u.d)));
   }
 
+  /// Where `p` lies in (group, unit)'s interval as the file writes it, first end 0, second end
+  /// 1 (a reversed interval counts from its upper end): (p - first) / (second - first).
+  [[nodiscard]] double withinInterval(uint32_t group, uint32_t unit, double p) const noexcept {
+    const Unit &u = units_[static_cast<size_t>(group) * unitsPerGroup_ + unit];
+    return (p - u.first) / (u.second - u.first);
+  }
+  /// The inverse of withinInterval(), for generators.
+  [[nodiscard]] double fromInterval(uint32_t group, uint32_t unit, double r) const noexcept {
+    const Unit &u = units_[static_cast<size_t>(group) * unitsPerGroup_ + unit];
+    return u.first + r * (u.second - u.first);
+  }
+
   /// The middle of (group, unit)'s interval, for generators.
   [[nodiscard]] double middle(uint32_t group, uint32_t unit) const noexcept {
     const Unit &u = units_[static_cast<size_t>(group) * unitsPerGroup_ + unit];
@@ -73,6 +88,7 @@ private:
   CaenCalibration() = default;
   struct Unit {
     double lo = 0, hi = 0;             ///< interval, lo <= hi
+    double first = 0, second = 0;      ///< interval as the file writes it
     double a = 0, b = 0, c = 0, d = 0; ///< delta = a + b p + c p^2 + d p^3
   };
   uint32_t groups_ = 0;

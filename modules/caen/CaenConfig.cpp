@@ -13,9 +13,12 @@ using sdk::ConfigType;
 
 const EfuConfigKey kCaenKeys[] = {
     {"Detector", ConfigType::String, nullptr,
-     "ESS instrument whose geometry applies: loki (the ESS EFU's file names it)", 1, 0},
+     "ESS instrument whose geometry applies: loki, bifrost, cspec, miracles or tbl3he (the ESS "
+     "EFU's file names it)",
+     1, 0},
     {"Resolution", ConfigType::Integer, nullptr,
-     "Pixels along a straw: the corrected position in [0, 1] becomes round(pos x (Resolution-1))",
+     "LoKI: pixels along a straw; BIFROST, CSPEC: the x stride of a ring; MIRACLES: pixels along "
+     "a tube pair; TBL3HE: read, unused (100 pixels per tube), as in the ESS EFU",
      2, 65536},
     {"MaxTOFNS", ConfigType::Integer, "1428571420",
      "Events more than this (ns) after their pulse are rejected (events.timestamp.tof.high, "
@@ -26,13 +29,24 @@ const EfuConfigKey kCaenKeys[] = {
      "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
      0, 4294967295.0},
     {"MaxFEN", ConfigType::Integer, "0",
-     "Read as the ESS EFU reads it: the LoKI geometry takes the FEN range from Config[].FENs", 0,
-     255},
+     "BIFROST, CSPEC: readouts of a higher FEN are rejected (geometry.fen_errors); read and "
+     "unused by the other geometries, as in the ESS EFU",
+     0, 255},
     {"MaxGroup", ConfigType::Integer, "0",
-     "Read as the ESS EFU reads it: the LoKI geometry does not use it", 0, 255},
+     "BIFROST, CSPEC, TBL3HE: readouts of a higher group are rejected (geometry.group_errors); "
+     "read and unused by LoKI and MIRACLES, as in the ESS EFU",
+     0, 255},
+    {"MaxRing", ConfigType::Integer, "11",
+     "Read and unused, as in the ESS EFU: every geometry takes rings 0..11 (the ESS files "
+     "say 4)",
+     0, 255},
     {"ReadoutConstDelayNS", ConfigType::Integer, "0",
      "Must be 0: the ESS EFU applies no such delay, and efu refuses one it would not apply", 0,
      4294967295.0},
+    {"MaxAmpl", ConfigType::Integer, "2147483647",
+     "BIFROST: readouts with A + B above this are rejected (geometry.ampl_high); MIRACLES: read "
+     "and unused, as in the ESS EFU",
+     0, 2147483647},
     {"GroupsZ", ConfigType::Integer, "4", "LoKI: layers of groups in a bank (the geometry has 4)",
      0, 255},
     {"Banks", ConfigType::Array, "[]",
@@ -43,9 +57,18 @@ const EfuConfigKey kCaenKeys[] = {
      "LoKI: [{\"Ring\": 0..11, \"Bank\": B, \"FENs\": N, \"FENOffset\": first FEN in the bank}, "
      "...]",
      1, 0},
+    {"NumOfFENs", ConfigType::Integer, "0", "TBL3HE: the number of Topology entries", 0, 288},
+    {"MinValidAmplitude", ConfigType::Integer, "0",
+     "TBL3HE: readouts with A or B below this are rejected (geometry.ampl_low)", -2147483648.0,
+     2147483647},
+    {"Topology", ConfigType::Array, "[]",
+     "TBL3HE: [{\"Ring\": 0..11, \"FEN\": F, \"Bank\": 0 or 1}, ...]: the bank each (ring, FEN) "
+     "reads",
+     1, 0},
     {"sources", ConfigType::Array, "[]",
-     "efu: ev44 source_name per bank, in the order of Banks: [] = every event under efu's "
-     "source name; else each bank's events in ev44 messages of their own on the same topic",
+     "efu, LoKI only: ev44 source_name per bank, in the order of Banks: [] = every event under "
+     "efu's source name; else each bank's events in ev44 messages of their own on the same "
+     "topic",
      1, 0},
 };
 const size_t kCaenKeyCount = std::size(kCaenKeys);
@@ -203,32 +226,157 @@ void readLoki(const nlohmann::json &config, const std::string &source, CaenConfi
   }
 }
 
+void readTbl3he(const nlohmann::json &config, const std::string &source, CaenConfig &c) {
+  Tbl3heTopology &t = c.tbl3he;
+  const nlohmann::json &topology = config.at("Topology");
+  if (topology.empty()) {
+    fail(source, "Topology", topology, "TBL3HE needs at least one {Ring, FEN, Bank} entry");
+  }
+  const nlohmann::json &count = config.at("NumOfFENs");
+  if (count.get<size_t>() != topology.size()) {
+    fail(source, "NumOfFENs", count,
+         fmt::format("must equal the number of Topology entries ({})", topology.size()));
+  }
+  const auto n = count.get<uint32_t>();
+  // The ESS EFU's lookup number of (ring, FEN): see Tbl3heTopology.
+  std::vector<int> numbered(static_cast<size_t>(readout::kMaxFen) * n + 12, -1);
+  for (size_t i = 0; i < topology.size(); ++i) {
+    const Entry e(topology[i], source, fmt::format("Topology[{}]", i), {"Ring", "FEN", "Bank"});
+    const auto ring = static_cast<uint32_t>(e.integer("Ring", 0, 11));
+    const auto fen = static_cast<uint32_t>(e.integer("FEN", 0, readout::kMaxFen));
+    const auto bank = static_cast<uint32_t>(e.integer("Bank", 0, Tbl3heTopology::kBanks - 1));
+    int &slot = numbered[fen * n + ring];
+    if (slot >= 0) {
+      fail(source, e.path(), topology[i],
+           fmt::format("the ESS EFU files (ring, FEN) under FEN x NumOfFENs + Ring = {}, which "
+                       "Topology[{}] already has",
+                       fen * n + ring, slot));
+    }
+    slot = static_cast<int>(i);
+    t.entries.push_back({static_cast<uint8_t>(ring), static_cast<uint8_t>(fen),
+                         static_cast<uint8_t>(bank)});
+  }
+  for (uint32_t ring = 0; ring < 12; ++ring) {
+    for (uint32_t fen = 0; fen <= readout::kMaxFen; ++fen) {
+      const int slot = numbered[fen * n + ring];
+      t.bank[ring][fen] = static_cast<int8_t>(slot < 0 ? -1 : t.entries[static_cast<size_t>(slot)].bank);
+    }
+  }
+}
+
+struct Kind {
+  const char *name;
+  Instrument instrument;
+  uint8_t type;
+};
+constexpr Kind kKinds[] = {
+    {"loki", Instrument::Loki, readout::kTypeLoki},
+    {"bifrost", Instrument::Bifrost, readout::kTypeBifrost},
+    {"cspec", Instrument::Cspec, readout::kTypeCspec},
+    {"miracles", Instrument::Miracles, readout::kTypeMiracles},
+    {"tbl3he", Instrument::Tbl3he, readout::kTypeTbl3he},
+};
+
+/// Keys that only some geometries read: anything but the default elsewhere is refused, naming
+/// the geometries that read it.
+struct Owned {
+  const char *key;
+  std::initializer_list<Instrument> by;
+  const char *readers;
+};
+const Owned kOwned[] = {
+    {"GroupsZ", {Instrument::Loki}, "loki"},
+    {"Banks", {Instrument::Loki}, "loki"},
+    {"Config", {Instrument::Loki}, "loki"},
+    {"sources", {Instrument::Loki}, "loki"},
+    {"MaxAmpl", {Instrument::Bifrost, Instrument::Miracles}, "bifrost and miracles"},
+    {"NumOfFENs", {Instrument::Tbl3he}, "tbl3he"},
+    {"MinValidAmplitude", {Instrument::Tbl3he}, "tbl3he"},
+    {"Topology", {Instrument::Tbl3he}, "tbl3he"},
+};
+
+void refuseForeignKeys(const nlohmann::json &config, const std::string &source,
+                       const CaenConfig &c) {
+  for (const Owned &o : kOwned) {
+    bool reads = false;
+    for (const Instrument i : o.by) {
+      reads = reads || i == c.instrument;
+    }
+    if (reads) {
+      continue;
+    }
+    for (const EfuConfigKey &k : kCaenKeys) {
+      if (std::string_view(k.key) == o.key &&
+          config.at(o.key) != nlohmann::json::parse(k.defaultJson)) {
+        fail(source, o.key, config.at(o.key),
+             fmt::format("only the {} geometry reads this key; the file's Detector is {}",
+                         o.readers, c.detector));
+      }
+    }
+  }
+}
+
 } // namespace
 
 CaenConfig::CaenConfig(const nlohmann::json &config, const std::string &source) {
   const nlohmann::json &name = config.at("Detector");
   detector = name.get<std::string>();
-  if (detector != "loki") {
-    fail(source, "Detector", name,
-         "efu's caen module serves the ESS geometry of: loki (bifrost, cspec, miracles and "
-         "tbl3he are not served yet)");
+  const Kind *kind = nullptr;
+  for (const Kind &k : kKinds) {
+    kind = detector == k.name ? &k : kind;
   }
-  detectorType = readout::kTypeLoki;
+  if (kind == nullptr) {
+    fail(source, "Detector", name,
+         "efu's caen module serves the ESS geometries of: loki, bifrost, cspec, miracles, tbl3he");
+  }
+  instrument = kind->instrument;
+  detectorType = kind->type;
   resolution = config.at("Resolution").get<uint32_t>();
   maxTofNs = config.at("MaxTOFNS").get<int64_t>();
   maxPulseGapNs = config.at("MaxPulseTimeNS").get<int64_t>();
+  maxFen = config.at("MaxFEN").get<uint32_t>();
+  maxGroup = config.at("MaxGroup").get<uint32_t>();
+  maxAmplitude = instrument == Instrument::Bifrost ? config.at("MaxAmpl").get<int64_t>() : INT32_MAX;
+  minAmplitude = config.at("MinValidAmplitude").get<int64_t>();
   const nlohmann::json &delay = config.at("ReadoutConstDelayNS");
   if (delay.get<int64_t>() != 0) {
     fail(source, "ReadoutConstDelayNS", delay,
          "the ESS EFU applies no such delay to CAEN readouts; efu refuses a non-zero one rather "
          "than give other times of flight");
   }
-  readLoki(config, source, *this);
-  if (static_cast<uint64_t>(loki.rows()) * resolution > INT32_MAX) {
-    fail(source, "Resolution", config.at("Resolution"),
-         fmt::format("{} straw rows of this many pixels exceed ev44's 32-bit pixel ids",
-                     loki.rows()));
+  refuseForeignKeys(config, source, *this);
+  if (instrument == Instrument::Loki) {
+    readLoki(config, source, *this);
+    if (static_cast<uint64_t>(loki.rows()) * resolution > INT32_MAX) {
+      fail(source, "Resolution", config.at("Resolution"),
+           fmt::format("{} straw rows of this many pixels exceed ev44's 32-bit pixel ids",
+                       loki.rows()));
+    }
+  } else if (instrument == Instrument::Tbl3he) {
+    readTbl3he(config, source, *this);
   }
+}
+
+uint32_t CaenConfig::imageWidth() const noexcept {
+  switch (instrument) {
+  case Instrument::Loki: return resolution;
+  case Instrument::Bifrost: return kBifrostImage.width;
+  case Instrument::Cspec: return kCspecImage.width;
+  case Instrument::Miracles: return kMiraclesImage.width;
+  case Instrument::Tbl3he: return kTbl3heImage.width;
+  }
+  return 0;
+}
+
+uint32_t CaenConfig::imageHeight() const noexcept {
+  switch (instrument) {
+  case Instrument::Loki: return loki.rows();
+  case Instrument::Bifrost: return kBifrostImage.height;
+  case Instrument::Cspec: return kCspecImage.height;
+  case Instrument::Miracles: return kMiraclesImage.height;
+  case Instrument::Tbl3he: return kTbl3heImage.height;
+  }
+  return 0;
 }
 
 } // namespace efu::caen

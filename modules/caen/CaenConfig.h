@@ -70,8 +70,33 @@ struct LokiGeometry {
   [[nodiscard]] uint32_t rows() const noexcept { return totalGroups * kUnitsPerGroup; }
 };
 
-/// A checked ESS CAEN instrument file. Pixels are 1-based: pixel = row x Resolution + x + 1,
-/// x the position along the unit (0..Resolution-1); 0 is never a pixel.
+/// The ESS CAEN geometries ("Detector"), modules/caen/README.md.
+enum class Instrument : uint8_t { Loki, Bifrost, Cspec, Miracles, Tbl3he };
+
+/// The ESS image (x, y extent) of the fixed-size geometries, as the ESS EFU's logical geometry
+/// numbers them: pixel = y x width + x + 1.
+struct FixedImage {
+  uint32_t width, height;
+};
+constexpr FixedImage kBifrostImage{900, 15};
+constexpr FixedImage kCspecImage{900, 180};
+constexpr FixedImage kMiraclesImage{48, 128};
+constexpr FixedImage kTbl3heImage{100, 8};
+
+/// The TBL3HE topology: which bank a (ring, FEN) pair reads. The ESS EFU files each Topology
+/// entry under FEN x NumOfFENs + Ring and looks a readout up by the same number, so a pair that
+/// is not listed but shares the number of a listed one is read as that one (e.g. with
+/// NumOfFENs 2, ring 8 FEN 1 as ring 10 FEN 0); efu does the same, pixel for pixel.
+struct Tbl3heTopology {
+  static constexpr uint32_t kBanks = 2; ///< banks of 4 tubes: the image has 8 rows
+  std::array<std::array<int8_t, readout::kMaxFen + 1>, 12> bank{}; ///< [ring][fen], -1 = none
+  struct Entry {
+    uint8_t ring, fen, bank;
+  };
+  std::vector<Entry> entries; ///< as listed (what generators read out)
+};
+
+/// A checked ESS CAEN instrument file. Pixels are 1-based; 0 is never a pixel.
 class CaenConfig {
 public:
   /// `config` must have passed the key table (types, ranges, defaults filled in, as
@@ -79,24 +104,32 @@ public:
   /// sdk::ConfigError naming `source`, the key path (e.g. Config[2].Bank) and the value.
   CaenConfig(const nlohmann::json &config, const std::string &source);
 
-  std::string detector;      ///< the ESS instrument name: "loki"
+  std::string detector;      ///< the ESS instrument name: "loki", "bifrost", ...
+  Instrument instrument = Instrument::Loki;
   uint8_t detectorType = readout::kTypeLoki;
-  uint32_t resolution = 0;   ///< pixels along a unit
+  uint32_t resolution = 0;   ///< Resolution (its meaning is the instrument's)
   int64_t maxTofNs = 0;      ///< MaxTOFNS
   int64_t maxPulseGapNs = 0; ///< MaxPulseTimeNS: largest pulse − previous pulse
+  uint32_t maxFen = 0;       ///< MaxFEN (BIFROST, CSPEC)
+  uint32_t maxGroup = 0;     ///< MaxGroup (BIFROST, CSPEC, TBL3HE)
+  int64_t maxAmplitude = 0;  ///< MaxAmpl (BIFROST): A + B above it is rejected
+  int64_t minAmplitude = 0;  ///< MinValidAmplitude (TBL3HE): A or B below it is rejected
   LokiGeometry loki;
+  Tbl3heTopology tbl3he;
   /// ev44 source_name per bank number (efu's "sources", in the order of "Banks"); empty = all
   /// events under efu's source name.
   std::vector<std::string> bankSources;
 
-  [[nodiscard]] uint32_t imageWidth() const noexcept { return resolution; }
-  [[nodiscard]] uint32_t imageHeight() const noexcept { return loki.rows(); }
-  /// 0 when (x, row) lies outside the image, as the ESS logical geometry answers.
-  [[nodiscard]] uint32_t pixel(uint32_t x, uint32_t row) const noexcept {
-    return x < resolution && row < loki.rows() ? row * resolution + x + 1 : 0;
+  [[nodiscard]] uint32_t imageWidth() const noexcept;
+  [[nodiscard]] uint32_t imageHeight() const noexcept;
+  /// y x width + x + 1; 0 when (x, y) lies outside the image, as the ESS logical geometry
+  /// answers (negative coordinates, passed as their uint32 wrap, are outside too).
+  [[nodiscard]] uint32_t pixel(uint32_t x, uint32_t y) const noexcept {
+    const uint32_t w = imageWidth();
+    return x < w && y < imageHeight() ? y * w + x + 1 : 0;
   }
 
-  /// The channel of each row, and whether any channel reads it out (for generators).
+  /// LoKI: the channel of each row, and whether any channel reads it out (for generators).
   std::vector<Channel> channels;
   std::vector<bool> mapped;
 };

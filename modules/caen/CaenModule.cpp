@@ -4,7 +4,7 @@
 #include "modules/caen/CaenModule.h"
 
 #include <algorithm>
-#include <cmath>
+#include <fmt/format.h>
 #include <cstring>
 
 namespace efu::caen {
@@ -18,10 +18,14 @@ CaenCounters::CaenCounters(sdk::ModuleContext &ctx)
       lengthInvalid(ctx.counter("parser.readout.error_datlen_invalid")),
       validation(ctx.counter("geometry.validation_errors")),
       ringMapping(ctx.counter("geometry.ring_mapping_errors")),
-      topology(ctx.counter("geometry.topology_errors")),
+      topology(ctx.counter("geometry.topology_errors")), fen(ctx.counter("geometry.fen_errors")),
+      group(ctx.counter("geometry.group_errors")),
+      amplitudeLow(ctx.counter("geometry.ampl_low")),
+      amplitudeHigh(ctx.counter("geometry.ampl_high")),
       pixel(ctx.counter("geometry.pixel_errors")),
       amplitudeZero(ctx.counter("geometry.ampl_zero")),
       positionInvalid(ctx.counter("geometry.globalpos_invalid")),
+      unitInvalid(ctx.counter("geometry.unitid_invalid")),
       calibrationGroup(ctx.counter("geometry.calib_group_errors")),
       outsideTube(ctx.counter("geometry.outside_tube")),
       positionLow(ctx.counter("geometry.pos_low")),
@@ -35,14 +39,17 @@ inline void addIf(Counter &c, int64_t n) noexcept {
   }
 }
 
-CaenCalibration calibrationOf(sdk::ModuleContext &ctx, const CaenConfig &config) {
+CaenGeometry geometryOf(sdk::ModuleContext &ctx) {
+  CaenConfig config(ctx.config(), ctx.configSource());
   if (ctx.calibration().is_null()) {
-    ctx.log().warn("caen: no --calibration: the ESS null calibration of {} groups (what "
-                   "calibrations/caen/lokinullcalib.json holds for LokiFull.json)",
-                   config.loki.totalGroups);
-    return CaenCalibration::null(config.loki.totalGroups);
+    CaenCalibration null = nullCalibration(config);
+    ctx.log().warn("caen: no --calibration: the ESS null calibration of {} groups of {} (what "
+                   "calibrations/caen/{}nullcalib.json holds)",
+                   null.groups(), null.unitsPerGroup(), config.detector);
+    return {std::move(config), std::move(null)};
   }
-  return CaenCalibration(ctx.calibration(), ctx.calibrationSource(), config.detector);
+  CaenCalibration calibration(ctx.calibration(), ctx.calibrationSource(), config.detector);
+  return {std::move(config), std::move(calibration)};
 }
 } // namespace
 
@@ -56,9 +63,14 @@ void CaenTally::addTo(CaenCounters &c) const noexcept {
   addIf(c.validation, validation);
   addIf(c.ringMapping, ringMapping);
   addIf(c.topology, topology);
+  addIf(c.fen, fen);
+  addIf(c.group, group);
+  addIf(c.amplitudeLow, amplitudeLow);
+  addIf(c.amplitudeHigh, amplitudeHigh);
   addIf(c.pixel, pixel);
   addIf(c.amplitudeZero, amplitudeZero);
   addIf(c.positionInvalid, positionInvalid);
+  addIf(c.unitInvalid, unitInvalid);
   addIf(c.calibrationGroup, calibrationGroup);
   addIf(c.outsideTube, outsideTube);
   addIf(c.positionLow, positionLow);
@@ -67,80 +79,69 @@ void CaenTally::addTo(CaenCounters &c) const noexcept {
   addIf(c.events, events);
 }
 
-uint32_t lokiPixel(const CaenConfig &config, const CaenCalibration &calibration,
-                   const CaenReadout &r, CaenTally &t) noexcept {
-  const uint32_t ring = r.fiber / 2U;
-  const LokiGeometry &g = config.loki;
-  const uint32_t group = g.globalGroup(ring, r.fen, r.group);
-  // The firmware swaps A with B and C with D: the straw coordinate is (B + D) / sum, the
-  // position along it (A + B) / sum (ESS LoKI ICD, as the ESS EFU reads it).
-  const int32_t sum = r.ampA + r.ampB + r.ampC + r.ampD;
-  if (sum == 0) {
-    ++t.amplitudeZero;
-    ++t.pixel;
-    return 0;
-  }
-  const double position = static_cast<double>(r.ampA + r.ampB) / sum;
-  if (position < 0.0 || position > 1.0) {
-    ++t.positionInvalid;
-    ++t.pixel;
-    return 0;
-  }
-  const double straw = static_cast<double>(r.ampB + r.ampD) / sum;
-  const int unit = calibration.unit(group, straw);
-  if (unit < 0) {
-    ++(unit == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
-    ++t.pixel;
-    return 0;
-  }
-  double corrected = calibration.corrected(group, static_cast<uint32_t>(unit), position);
-  if (corrected < 0.0) {
-    ++t.positionLow;
-    corrected = 0.0;
-  } else if (corrected > 1.0) {
-    ++t.positionHigh;
-    corrected = 1.0;
-  }
-  // std::round (halves away from zero) for a value in [0, Resolution - 1], without the libm
-  // call: the fraction of a non-negative double below 2^52 is exact.
-  const double scaled = corrected * (config.resolution - 1);
-  const auto whole = static_cast<uint32_t>(scaled);
-  const uint32_t x = whole + (scaled - whole >= 0.5 ? 1U : 0U);
-  const uint32_t row = g.row(ring, r.fen, r.group, static_cast<uint32_t>(unit));
-  const uint32_t pixel = config.pixel(x, row);
-  if (pixel == 0) {
-    ++t.rowInvalid;
-    ++t.pixel;
-  }
-  return pixel;
-}
-
 CaenModule::CaenModule(sdk::ModuleContext &ctx)
-    : config_(ctx.config(), ctx.configSource()),
-      calibration_(calibrationOf(ctx, config_)), headerCounters_(ctx), tofCounters_(ctx),
-      counters_(ctx),
-      parser_(headerCounters_, readout::DetectorTypes{config_.detectorType},
-              config_.maxPulseGapNs),
-      tof_(tofCounters_, config_.maxTofNs) {
+    : geometry_(geometryOf(ctx)), headerCounters_(ctx), tofCounters_(ctx), counters_(ctx),
+      parser_(headerCounters_, readout::DetectorTypes{config().detectorType},
+              config().maxPulseGapNs),
+      tof_(tofCounters_, config().maxTofNs) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
-  const LokiGeometry &g = config_.loki;
-  for (uint32_t ring = 0; ring < LokiGeometry::kRings; ++ring) {
-    const int32_t bank = g.rings[ring].bank;
-    ringEvents_[ring] = bank < 0 || config_.bankSources.empty()
-                            ? &ctx.events()
-                            : &ctx.events(config_.bankSources[static_cast<size_t>(bank)]);
+  const CaenConfig &c = config();
+  const CaenCalibration &calibration = geometry_.calibration();
+  switch (c.instrument) {
+  case Instrument::Loki:
+    for (uint32_t ring = 0; ring < LokiGeometry::kRings; ++ring) {
+      const int32_t bank = c.loki.rings[ring].bank;
+      sinks_.push_back(bank < 0 || c.bankSources.empty()
+                           ? &ctx.events()
+                           : &ctx.events(c.bankSources[static_cast<size_t>(bank)]));
+    }
+    break;
+  case Instrument::Bifrost:
+    // The ESS EFU's source names, one per triplet: "arc=A;triplet=T". Only triplets that can
+    // give a pixel (inside the image and the calibration) get one.
+    for (uint32_t slot = 0; slot < 12 * CaenGeometry::kBifrostTripletsPerRing; ++slot) {
+      const uint32_t ring = slot / CaenGeometry::kBifrostTripletsPerRing;
+      const uint32_t tube = slot % CaenGeometry::kBifrostTripletsPerRing;
+      const bool reachable = slot < calibration.groups() &&
+                             uint64_t{ring} * c.resolution + (tube % 3) * CaenGeometry::kTubePixels <
+                                 kBifrostImage.width;
+      sinks_.push_back(reachable ? &ctx.events(fmt::format("arc={};triplet={}", tube / 3,
+                                                           tube % 3 + ring * 3))
+                                 : &ctx.events());
+    }
+    break;
+  case Instrument::Tbl3he:
+    for (uint32_t bank = 0; bank < Tbl3heTopology::kBanks; ++bank) {
+      sinks_.push_back(&ctx.events(fmt::format("bank{}", bank)));
+    }
+    break;
+  case Instrument::Cspec:
+  case Instrument::Miracles: sinks_.push_back(&ctx.events()); break;
   }
-  ctx.log().info("caen: {} (type 0x{:02x}): {} groups of 7 straws, image {} x {}, max tof {} ns, "
-                 "max pulse gap {} ns; calibration {}: {} groups of {}",
-                 config_.detector, config_.detectorType, g.totalGroups, config_.imageWidth(),
-                 config_.imageHeight(), config_.maxTofNs, config_.maxPulseGapNs,
+  ctx.log().info("caen: {} (type 0x{:02x}): image {} x {}, max tof {} ns, max pulse gap {} ns; "
+                 "calibration {}: {} groups of {}",
+                 c.detector, c.detectorType, c.imageWidth(), c.imageHeight(), c.maxTofNs,
+                 c.maxPulseGapNs,
                  ctx.calibration().is_null() ? std::string("(null)") : ctx.calibrationSource(),
-                 calibration_.groups(), calibration_.unitsPerGroup());
-  if (calibration_.groups() < g.totalGroups) {
+                 calibration.groups(), calibration.unitsPerGroup());
+  if (c.instrument == Instrument::Loki && calibration.groups() < c.loki.totalGroups) {
     ctx.log().warn("caen: the calibration has {} groups, the geometry {}: readouts of groups "
                    "{} and above are rejected (geometry.calib_group_errors)",
-                   calibration_.groups(), g.totalGroups, calibration_.groups());
+                   calibration.groups(), c.loki.totalGroups, calibration.groups());
   }
+}
+
+size_t CaenModule::sourceSlot(const CaenReadout &r) const noexcept {
+  switch (config().instrument) {
+  case Instrument::Loki: return r.fiber / 2U;
+  case Instrument::Bifrost: // a pixel implies group <= 14
+    return (r.fiber / 2U) * CaenGeometry::kBifrostTripletsPerRing + r.group;
+  case Instrument::Tbl3he:
+    return static_cast<size_t>(config().tbl3he.bank[r.fiber / 2U][r.fen]);
+  case Instrument::Cspec:
+  case Instrument::Miracles: return 0;
+  }
+  return 0;
 }
 
 void CaenModule::process(const sdk::Packet &packet) noexcept {
@@ -151,7 +152,6 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
   CaenTally t;
   const uint8_t *p = h.payload;
   size_t left = h.payloadBytes;
-  const LokiGeometry &g = config_.loki;
   // A readout header that cannot be trusted ends the datagram, as in the ESS EFU's parser.
   while (left > 0) {
     if (left < sizeof(readout::DataBlockHeader)) {
@@ -176,22 +176,18 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
     p += sizeof(r);
     left -= sizeof(r);
     ++t.readouts;
-    const uint32_t ring = r.fiber / 2U;
-    const LokiGeometry::Ring &rc = g.rings[ring];
-    if (rc.bank < 0 || r.fen >= rc.fens) {
-      ++(rc.bank < 0 ? t.ringMapping : t.topology);
-      ++t.validation;
+    if (!geometry_.valid(r, t)) {
       continue;
     }
     readout::Tof tof;
     if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof)) {
       continue;
     }
-    const uint32_t pixel = lokiPixel(config_, calibration_, r, t);
+    const uint32_t pixel = geometry_.pixel(r, t);
     if (pixel == 0) {
       continue;
     }
-    ringEvents_[ring]->add(tof.pulseTimeNs, tof.tofNs, static_cast<int32_t>(pixel));
+    sinks_[sourceSlot(r)]->add(tof.pulseTimeNs, tof.tofNs, static_cast<int32_t>(pixel));
     ++t.events;
   }
   t.addTo(counters_);

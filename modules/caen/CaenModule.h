@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The caen module: ESS header, 24-byte CAEN readouts, the ESS LoKI geometry and calibration →
-// pixel events, one per accepted readout.
+// The caen module: ESS header, 24-byte CAEN readouts, the ESS geometries and calibrations of
+// LoKI, BIFROST, CSPEC, MIRACLES and TBL3HE → pixel events, one per accepted readout.
 #pragma once
 
 #include "common/readout/EssReadout.h"
 #include "common/sdk/Module.h"
 #include "modules/caen/CaenCalibration.h"
 #include "modules/caen/CaenConfig.h"
+#include "modules/caen/CaenGeometry.h"
 #include "modules/caen/CaenReadout.h"
 #include "modules/caen/CaenSource.h"
 
@@ -22,33 +23,24 @@ struct CaenCounters {
   Counter &lengthMismatch;   ///< parser.readout.error_datlen_mismatch: length beyond the datagram
   Counter &ringFen;          ///< parser.readout.error_ringfen: fiber or FEN > 23
   Counter &lengthInvalid;    ///< parser.readout.error_datlen_invalid: length != 24
-  Counter &validation;       ///< geometry.validation_errors: ring or FEN not in the instrument
-  Counter &ringMapping;      ///< geometry.ring_mapping_errors: no bank on the ring
-  Counter &topology;         ///< geometry.topology_errors: FEN beyond the ring's FENs
-  Counter &pixel;            ///< geometry.pixel_errors: no pixel (the reasons below)
-  Counter &amplitudeZero;    ///< geometry.ampl_zero: A + B + C + D == 0
-  Counter &positionInvalid;  ///< geometry.globalpos_invalid: (A + B) / sum outside [0, 1]
+  Counter &validation;       ///< geometry.validation_errors: one of the next six
+  Counter &ringMapping;      ///< geometry.ring_mapping_errors: LoKI, no bank on the ring
+  Counter &topology;         ///< geometry.topology_errors: LoKI, TBL3HE, FEN not in the topology
+  Counter &fen;              ///< geometry.fen_errors: BIFROST, CSPEC, FEN > MaxFEN
+  Counter &group;            ///< geometry.group_errors: BIFROST, CSPEC, TBL3HE, group > MaxGroup
+  Counter &amplitudeLow;     ///< geometry.ampl_low: TBL3HE, A or B < MinValidAmplitude
+  Counter &amplitudeHigh;    ///< geometry.ampl_high: BIFROST, A + B > MaxAmpl
+  Counter &pixel;            ///< geometry.pixel_errors: no pixel (the reasons below, or none)
+  Counter &amplitudeZero;    ///< geometry.ampl_zero: A + B (+ C + D for LoKI) == 0
+  Counter &positionInvalid;  ///< geometry.globalpos_invalid: BIFROST, TBL3HE, A / (A + B) not in [0, 1]
+  Counter &unitInvalid;      ///< geometry.unitid_invalid: BIFROST, TBL3HE, no tube (next two)
   Counter &calibrationGroup; ///< geometry.calib_group_errors: group beyond the calibration
-  Counter &outsideTube;      ///< geometry.outside_tube: straw coordinate in no interval
+  Counter &outsideTube;      ///< geometry.outside_tube: coordinate in no interval
   Counter &positionLow;      ///< geometry.pos_low: corrected position below 0, clamped
   Counter &positionHigh;     ///< geometry.pos_high: corrected position above 1, clamped
-  Counter &rowInvalid;       ///< geometry.row_invalid: straw row beyond the image
+  Counter &rowInvalid;       ///< geometry.row_invalid: LoKI, straw row beyond the image
   Counter &events;           ///< events.count: events handed to the event sink
 };
-
-/// Per-datagram tallies of CaenCounters (added once per datagram, hot path).
-struct CaenTally {
-  int64_t dataHeaders = 0, readouts = 0, headerSize = 0, lengthMismatch = 0, ringFen = 0,
-          lengthInvalid = 0, validation = 0, ringMapping = 0, topology = 0, pixel = 0,
-          amplitudeZero = 0, positionInvalid = 0, calibrationGroup = 0, outsideTube = 0,
-          positionLow = 0, positionHigh = 0, rowInvalid = 0, events = 0;
-  void addTo(CaenCounters &c) const noexcept;
-};
-
-/// The pixel of one readout whose ring has a bank and whose FEN is in range (1-based; 0 = none,
-/// the reason counted in `t`): the ESS EFU's LokiGeometry::calcPixel.
-uint32_t lokiPixel(const CaenConfig &config, const CaenCalibration &calibration,
-                   const CaenReadout &r, CaenTally &t) noexcept;
 
 /// One instance per daemon; process() runs on the processing thread.
 class CaenModule final : public sdk::Module {
@@ -63,7 +55,7 @@ public:
 
   void process(const sdk::Packet &packet) noexcept override;
 
-  [[nodiscard]] const CaenConfig &config() const noexcept { return config_; }
+  [[nodiscard]] const CaenConfig &config() const noexcept { return geometry_.config(); }
 
   /// Self-description (docs/modules.md): the image is Resolution wide and one row per straw;
   /// readoutgen encodes neutrons with CaenSource.
@@ -74,9 +66,11 @@ public:
   using Source = CaenSource;
 
 private:
-  CaenConfig config_;
-  CaenCalibration calibration_;
-  std::array<sdk::EventSink *, LokiGeometry::kRings> ringEvents_{}; ///< per ring: its bank's sink
+  CaenGeometry geometry_;
+  /// The ev44 source of an event, by sourceSlot(): LoKI per ring (its bank's source), BIFROST
+  /// per triplet, TBL3HE per bank; one slot otherwise.
+  std::vector<sdk::EventSink *> sinks_;
+  [[nodiscard]] size_t sourceSlot(const CaenReadout &r) const noexcept;
   readout::HeaderCounters headerCounters_;
   readout::TofCounters tofCounters_;
   CaenCounters counters_;

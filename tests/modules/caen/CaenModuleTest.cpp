@@ -40,6 +40,12 @@ CaenReadout amplitudes(uint8_t fiber, uint8_t fen, uint8_t group, int16_t a, int
   return r;
 }
 
+/// The pixel the module's geometry gives a (valid) LoKI readout.
+uint32_t lokiPixel(const CaenConfig &c, const CaenCalibration &cal, const CaenReadout &r,
+                   CaenTally &t) {
+  return CaenGeometry(c, cal).pixel(r, t);
+}
+
 // The ESS EFU's expectations for LokiFull.json: src/modules/loki/test/LokiConfigTest.cpp
 // (GetGlobalGroup) and LokiFullGeometryTest.cpp (getY), event-formation-unit 8b399165.
 TEST(LokiGeometry, EssGlobalGroupsAndRowsOfLokiFull) {
@@ -166,7 +172,8 @@ TEST_F(EssUnitTest, PolynomialCorrectionAndClamping) {
 
 TEST_F(EssUnitTest, ImpossibleAmplitudesGiveNoPixel) {
   EXPECT_EQ(lokiPixel(c, cal, amplitudes(0, 0, 0, -10, 0, 20, 0), t), 0U); // (A+B)/sum < 0
-  EXPECT_EQ(t.positionInvalid, 1);
+  EXPECT_EQ(t.positionInvalid, 0); // the ESS EFU's LoKI geometry counts only the pixel error
+  EXPECT_EQ(t.pixel, 1);
   EXPECT_EQ(lokiPixel(c, cal, amplitudes(0, 0, 0, 0, 0, 10, -20), t), 0U); // straw 2 > 1
   EXPECT_EQ(t.outsideTube, 1);
   // Groups above 7 are not checked by the ESS EFU either: group 8 of FEN 0 is FEN 1's group 0.
@@ -199,8 +206,12 @@ TEST(CaenConfig, ErrorsNameFileKeyAndValue) {
     EXPECT_NE(e.find(needle), std::string::npos) << e;
     cfg = test::lokiFull();
   };
+  cfg["Detector"] = "dream";
+  expect("Detector = \"dream\": efu's caen module serves the ESS geometries of: loki, bifrost");
+  cfg["Detector"] = "bifrost"; // LoKI's own keys in another instrument's file
+  expect("Banks = [{\"Bank\":0,");
   cfg["Detector"] = "bifrost";
-  expect("Detector = \"bifrost\": efu's caen module serves the ESS geometry of: loki");
+  expect("only the loki geometry reads this key; the file's Detector is bifrost");
   cfg["Config"][1]["Ring"] = 12;
   expect("Config[1].Ring = 12: out of range [0, 11]");
   cfg["Config"][1]["Ring"] = 0;
@@ -443,7 +454,7 @@ TEST_F(ModuleTest, HeaderChecksAndHeartbeats) {
 TEST(CaenModule, WithoutACalibrationFileTheEssNullCalibration) {
   // The same intervals and polynomials as the shipped lokinullcalib.json, group by group.
   const CaenCalibration file(test::lokiNullCalibration(), "lokinullcalib.json", "loki");
-  const CaenCalibration null = CaenCalibration::null(896);
+  const CaenCalibration null = nullCalibration(CaenConfig(test::lokiFull(), "LokiFull.json"));
   ASSERT_EQ(null.groups(), file.groups());
   ASSERT_EQ(null.unitsPerGroup(), file.unitsPerGroup());
   for (uint32_t g = 0; g < 896; g += 17) {
