@@ -16,6 +16,8 @@ namespace efu::caen {
 namespace {
 
 using readout::FakeModuleContext;
+using test::amplitudes;
+using test::Builder;
 
 std::string configError(const nlohmann::json &cfg) {
   try {
@@ -24,20 +26,6 @@ std::string configError(const nlohmann::json &cfg) {
     return e.what();
   }
   return "";
-}
-
-CaenReadout amplitudes(uint8_t fiber, uint8_t fen, uint8_t group, int16_t a, int16_t b, int16_t c,
-                       int16_t d) {
-  CaenReadout r{};
-  r.fiber = fiber;
-  r.fen = fen;
-  r.length = sizeof(CaenReadout);
-  r.group = group;
-  r.ampA = a;
-  r.ampB = b;
-  r.ampC = c;
-  r.ampD = d;
-  return r;
 }
 
 /// The pixel the module's geometry gives a (valid) LoKI readout.
@@ -287,37 +275,6 @@ TEST(CaenCalibration, EssChecksNameFileKeyAndValue) {
 }
 
 /// Builds datagrams for the module.
-struct Builder {
-  std::vector<uint8_t> d;
-  uint32_t seq = 0;
-  readout::HeaderFields f;
-  Builder() {
-    f.detectorType = readout::kTypeLoki;
-    f.pulse = {100, 1000};
-    f.prevPulse = readout::nsToTicks(readout::ticksToNs(100, 1000) - 71'428'571);
-  }
-  void start() { d.assign(readout::headerBytes(0), 0); }
-  CaenReadout readout(uint8_t fiber, uint8_t fen, uint8_t group, int16_t a, int16_t b, int16_t c,
-                      int16_t dd, int64_t tofNs = 1000) const {
-    CaenReadout r = amplitudes(fiber, fen, group, a, b, c, dd);
-    const auto t = readout::nsToTicks(readout::ticksToNs(f.pulse.high, f.pulse.low) + tofNs);
-    r.timeHigh = t.high;
-    r.timeLow = t.low;
-    return r;
-  }
-  void add(const CaenReadout &r) {
-    const auto *p = reinterpret_cast<const uint8_t *>(&r);
-    d.insert(d.end(), p, p + sizeof(r));
-  }
-  void addBytes(size_t n) { d.insert(d.end(), n, 0); }
-  sdk::Packet finish() {
-    f.totalLength = static_cast<uint16_t>(d.size());
-    f.seqNum = seq++;
-    readout::writeHeader(d, f);
-    return sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0};
-  }
-};
-
 FakeModuleContext &withCalibration(FakeModuleContext &ctx, const nlohmann::json &cal) {
   ctx.setCalibration(cal, "null.json");
   return ctx;
