@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <system_error>
 
@@ -117,8 +118,60 @@ std::shared_ptr<ModuleLibrary> openModuleFile(const fs::path &file) {
   return std::make_shared<ModuleLibrary>(handle, descriptor, file);
 }
 
+namespace {
+constexpr InstrumentAlias kInstruments[] = {
+    {"loki", "caen"},     {"bifrost", "caen"}, {"cspec", "caen"},
+    {"miracles", "caen"}, {"tbl3he", "caen"},
+};
+} // namespace
+
+std::span<const InstrumentAlias> instrumentAliases() { return kInstruments; }
+
+std::string moduleOf(const std::string &name) {
+  for (const InstrumentAlias &a : kInstruments) {
+    if (name == a.instrument) {
+      return a.module;
+    }
+  }
+  return name;
+}
+
+void checkInstrument(const std::string &name, const nlohmann::json &config,
+                     const std::string &source) {
+  if (moduleOf(name) == name || !config.is_object() || !config.contains("Detector") ||
+      !config["Detector"].is_string()) {
+    return;
+  }
+  std::string detector = config["Detector"].get<std::string>();
+  std::transform(detector.begin(), detector.end(), detector.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (detector != name) {
+    throw sdk::ConfigError(source + ": Detector = " + config["Detector"].dump() + ": -d " + name +
+                           " serves " + name + "; use -d " + moduleOf(name) +
+                           " (or the instrument's own name) for this file");
+  }
+}
+
+std::string describeModules(const std::vector<fs::path> &dirs) {
+  std::string out;
+  for (const std::string &module : listModules(dirs)) {
+    std::string instruments;
+    for (const InstrumentAlias &a : kInstruments) {
+      if (module == a.module) {
+        instruments.append(instruments.empty() ? "" : " ").append(a.instrument);
+      }
+    }
+    out.append(module);
+    if (!instruments.empty()) {
+      out.append("  (ESS instruments: ").append(instruments).append(")");
+    }
+    out.append("\n");
+  }
+  return out.empty() ? "no modules found in " + joinPaths(dirs) + "\n" : out;
+}
+
 std::shared_ptr<ModuleLibrary> loadModule(const std::string &name, const std::vector<fs::path> &dirs) {
-  const std::string fileName = moduleFileName(name);
+  const std::string fileName = moduleFileName(moduleOf(name));
   for (const auto &dir : dirs) {
     std::error_code ec;
     const fs::path candidate = dir / fileName;
@@ -131,8 +184,13 @@ std::shared_ptr<ModuleLibrary> loadModule(const std::string &name, const std::ve
   for (const auto &module : found) {
     available += (available.empty() ? "" : ", ") + module;
   }
+  std::string instruments;
+  for (const InstrumentAlias &a : kInstruments) {
+    instruments.append(instruments.empty() ? "" : ", ").append(a.instrument);
+  }
   throw ModuleNotFound("unknown module '" + name + "': no " + fileName + " in " + joinPaths(dirs) +
                        ". Available modules: " + (available.empty() ? "(none)" : available) +
+                       "; instruments: " + instruments +
                        ". Use --module-path DIR to add a directory.");
 }
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -65,8 +66,26 @@ std::string moduleFileName(const std::string &name);
 /// Names of all modules found in `dirs` (first occurrence wins), sorted.
 std::vector<std::string> listModules(const std::vector<std::filesystem::path> &dirs);
 
-/// Opens module `name` from the first directory that has it and checks its descriptor.
-/// Throws ModuleNotFound or ModuleRejected with a message a user can act on.
+/// An ESS instrument name that selects a module: `efu -d loki` loads caen and expects the
+/// configuration's "Detector" to say loki (docs/modules.md, Instruments).
+struct InstrumentAlias {
+  const char *instrument;
+  const char *module;
+};
+/// Every instrument efu serves, by the module that serves it.
+std::span<const InstrumentAlias> instrumentAliases();
+/// The module `name` selects: itself, or the module of the instrument it names.
+std::string moduleOf(const std::string &name);
+/// When `name` is an instrument, refuses a configuration whose "Detector" names another one
+/// (sdk::ConfigError naming `source`, the key and both names).
+void checkInstrument(const std::string &name, const nlohmann::json &config,
+                     const std::string &source);
+/// What `efu -d list` prints: the modules found in `dirs`, each with the instruments it serves.
+std::string describeModules(const std::vector<std::filesystem::path> &dirs);
+
+/// Opens module `name` (a module or an instrument name) from the first directory that has it
+/// and checks its descriptor. Throws ModuleNotFound or ModuleRejected with a message a user can
+/// act on.
 std::shared_ptr<ModuleLibrary> loadModule(const std::string &name,
                                           const std::vector<std::filesystem::path> &dirs);
 

@@ -41,7 +41,9 @@ const CLI::Validator kIpv4(
 } // namespace
 
 void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
-  app.add_option("-d,--det", o.detector, "Detector module to load (efu-module-<NAME>.so)")
+  app.add_option("-d,--det", o.detector, "Detector module to load (efu-module-<NAME>.so), or an ESS instrument it serves (loki, "
+                 "bifrost, cspec, miracles, tbl3he: the config's Detector must name it); 'list' "
+                 "lists them")
       ->required();
   app.add_option("--module-path", o.modulePaths,
                  "Extra directory to search for modules, before the install dir and build tree "

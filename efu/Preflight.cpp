@@ -65,13 +65,12 @@ std::string checkModule(const DaemonOptions &options, spdlog::logger &log, Check
   try {
     const auto library = loadModule(options.detector, moduleSearchPath(options.modulePaths));
     const EfuModuleDescriptor &descriptor = library->descriptor();
-    if (options.instrument.empty()) {
-      service = descriptor.name;
-    }
     const std::string source = options.configFile.empty() ? "(defaults)" : options.configFile;
+    auto config = loadModuleConfig(descriptor, options.configFile);
+    checkInstrument(options.detector, config, source);
     Stats stats;
     NullEventSink events;
-    DaemonContext context(stats, log, events, loadModuleConfig(descriptor, options.configFile),
+    DaemonContext context(stats, log, events, std::move(config),
                           source, static_cast<uint32_t>(options.statsIntervalS * 1000),
                           loadCalibration(options.calibrationFile), options.calibrationFile);
     const ModulePtr module = createModule(library, context);

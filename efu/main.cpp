@@ -49,6 +49,10 @@ private:
 int run(const efu::DaemonOptions &options) {
   auto log = efu::setupLogging("efu", options.logLevel, options.logFile);
   const auto searchPath = efu::moduleSearchPath(options.modulePaths);
+  if (options.detector == "list") {
+    std::fputs(efu::describeModules(searchPath).c_str(), stdout);
+    return 0;
+  }
   const auto library = efu::loadModule(options.detector, searchPath);
   const EfuModuleDescriptor &descriptor = library->descriptor();
   if (options.helpModule) {
@@ -56,8 +60,10 @@ int run(const efu::DaemonOptions &options) {
     return 0;
   }
   auto config = efu::loadModuleConfig(descriptor, options.configFile);
+  efu::checkInstrument(options.detector, config, options.configFile);
   auto calibration = efu::loadCalibration(options.calibrationFile);
-  const std::string service = options.instrument.empty() ? descriptor.name : options.instrument;
+  // -d loki: the instrument's name; -d caen: the module's.
+  const std::string service = options.instrument.empty() ? options.detector : options.instrument;
   log->info("efu {} starting: module {} {} from {}, instrument '{}'", EFU_VERSION, descriptor.name,
             descriptor.version, library->path().string(), service);
 

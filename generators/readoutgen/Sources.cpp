@@ -47,6 +47,7 @@ SourcePtr makeSource(const std::string &module, const nlohmann::json &config,
                                 "with one: " + sourceNames(moduleDirs));
   }
   const nlohmann::json validated = validateModuleConfig(d, config, configSource);
+  checkInstrument(module, validated, configSource);
   std::string error;
   ReadoutSource *source = d.createSource(&validated, configSource.c_str(), seed, &calibration,
                                          calibrationSource.c_str(), &error);

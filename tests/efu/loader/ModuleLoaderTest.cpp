@@ -180,6 +180,47 @@ TEST(ModuleSearch, UnknownModuleWithNothingFoundSaysNone) {
   }
 }
 
+TEST(Instruments, AnEssInstrumentSelectsTheModuleThatServesIt) {
+  for (const char *name : {"loki", "bifrost", "cspec", "miracles", "tbl3he"}) {
+    EXPECT_EQ(moduleOf(name), "caen") << name;
+  }
+  EXPECT_EQ(moduleOf("caen"), "caen");
+  EXPECT_EQ(moduleOf("nosuch"), "nosuch");
+  // An instrument name looks for its module's file, and says so when it is missing.
+  try {
+    loadModule("loki", {kModuleDir});
+    FAIL() << "expected ModuleNotFound";
+  } catch (const ModuleNotFound &e) {
+    EXPECT_TRUE(contains(e.what(), "efu-module-caen.so")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "instruments: loki, bifrost, cspec, miracles, tbl3he"))
+        << e.what();
+  }
+}
+
+TEST(Instruments, TheConfigsDetectorMustNameTheInstrument) {
+  const auto config = [](const char *detector) {
+    return nlohmann::json{{"Detector", detector}, {"Resolution", 300}};
+  };
+  EXPECT_NO_THROW(checkInstrument("bifrost", config("bifrost"), "b.json"));
+  EXPECT_NO_THROW(checkInstrument("loki", config("LoKI"), "l.json")); // as ESS spells it
+  EXPECT_NO_THROW(checkInstrument("caen", config("cspec"), "c.json")); // a module: any
+  EXPECT_NO_THROW(checkInstrument("loki", nlohmann::json::object(), "(defaults)"));
+  try {
+    checkInstrument("loki", config("bifrost"), "b.json");
+    FAIL() << "expected ConfigError";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_TRUE(contains(e.what(), "b.json: Detector = \"bifrost\": -d loki serves loki"))
+        << e.what();
+  }
+}
+
+TEST(Instruments, TheListNamesEachModulesInstruments) {
+  const std::string list = describeModules({kModuleDir});
+  EXPECT_TRUE(contains(list, "dummy\n")) << list;
+  EXPECT_FALSE(contains(list, "ESS instruments")) << list; // no caen among the dummies
+  EXPECT_TRUE(contains(describeModules({"/nonexistent-efu-dir"}), "no modules found in"));
+}
+
 /// A scratch directory unique to this test, removed at the end.
 class ScratchDir : public ::testing::Test {
 protected:

@@ -431,6 +431,65 @@ TEST_F(CaenEndToEnd, EachBankPublishesUnderItsOwnSourceName) {
   }
 }
 
+// The other ESS CAEN instruments, by their own names (efu -d bifrost, readoutgen -d bifrost)
+// with the shipped ESS files: every drawn neutron arrives in Kafka with its pixel and time, and
+// BIFROST's and TBL3HE's under the ESS EFU's source names.
+TEST_F(CaenEndToEnd, EachEssInstrumentMatchesGroundTruthUnderTheEssSourceNames) {
+  struct Instrument {
+    std::string name, calibration, sourcePrefix;
+  };
+  const std::string configs = std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/";
+  const std::string calibrations = std::string(EFU_SOURCE_DIR) + "/modules/caen/calibrations/";
+  for (const Instrument &i : std::vector<Instrument>{{"bifrost", "bifrostllbcalib.json", "arc="},
+                                                     {"cspec", "cspecnullcalib.json", ""},
+                                                     {"miracles", "miraclesnullcalib.json", ""},
+                                                     {"tbl3he", "tbl3henullcalib.json", "bank"}}) {
+    const std::string config = configs + i.name + ".json";
+    const std::string calibration = calibrations + i.calibration;
+    const uint16_t udp = freeUdpPort();
+    const uint16_t cmd = freeTcpPort();
+    Process efu({EFU_BINARY, "-d", i.name, "-f", config, "--calibration", calibration, "-p",
+                 std::to_string(udp), "-m", std::to_string(cmd), "-b", bootstrap_,
+                 "--stats-interval", "0.2"});
+    ASSERT_TRUE(eventually([&] { return !control(cmd, "VERSION_GET").empty() || !efu.running(); }))
+        << efu.output();
+    ASSERT_TRUE(efu.running()) << efu.output();
+    const auto truthPath = dir_ / (i.name + "-truth.csv");
+    Process gen({READOUTGEN, "-d", i.name, "-f", config, "--calibration", calibration, "-p",
+                 std::to_string(udp), "-q", "-n", "4000", "--eps", "100000",
+                 "--events-per-pulse", "1000", "--pattern", "uniform", "--truth",
+                 truthPath.string()});
+    ASSERT_EQ(gen.wait(120s), std::optional<int>(0)) << gen.output();
+    const auto truth = readTruth(truthPath);
+    int64_t truthEvents = 0;
+    for (const auto &[e, n] : truth) {
+      truthEvents += n;
+    }
+    ASSERT_GE(truthEvents, 3000) << i.name; // pixels the geometry cannot give are not drawn
+    ASSERT_TRUE(eventually([&] { return counter(cmd, "events.count") == truthEvents; }))
+        << i.name << ": " << counter(cmd, "events.count").value_or(-1) << " of " << truthEvents;
+    efu.signal(SIGTERM); // flushes every source's last message
+    ASSERT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
+    Process dump({EFU_DUMP, "-b", bootstrap_, "-t", i.name + "_detector", "--from", "beginning",
+                  "--timeout", "3", "--log-level", "warn"});
+    ASSERT_TRUE(dump.wait(60s).has_value());
+    int64_t dumped = 0;
+    EXPECT_EQ(dumpedEvents(dump.output(), dumped), truth) << i.name;
+    EXPECT_EQ(dumped, truthEvents) << i.name;
+    // Every message under the instrument's source names.
+    for (const auto &l : lines(dump.output())) {
+      if (l.rfind("{", 0) == 0) {
+        const std::string source = nlohmann::json::parse(l).value("source_name", "");
+        if (i.sourcePrefix.empty()) {
+          EXPECT_EQ(source.find("arc="), std::string::npos) << i.name << ": " << source;
+        } else {
+          EXPECT_EQ(source.rfind(i.sourcePrefix, 0), 0U) << i.name << ": " << source;
+        }
+      }
+    }
+  }
+}
+
 // Commissioning loop: the live run's datagrams, sampled to ar51 (--monitor-every 1), written to
 // a pcap file by efu-dump and replayed by udpgen --pcap into a second efu, form the same events
 // and move the same module counters as the live run did.
