@@ -355,28 +355,13 @@ CaenConfig::CaenConfig(const nlohmann::json &config, const std::string &source) 
   } else if (instrument == Instrument::Tbl3he) {
     readTbl3he(config, source, *this);
   }
-}
-
-uint32_t CaenConfig::imageWidth() const noexcept {
-  switch (instrument) {
-  case Instrument::Loki: return resolution;
-  case Instrument::Bifrost: return kBifrostImage.width;
-  case Instrument::Cspec: return kCspecImage.width;
-  case Instrument::Miracles: return kMiraclesImage.width;
-  case Instrument::Tbl3he: return kTbl3heImage.width;
-  }
-  return 0;
-}
-
-uint32_t CaenConfig::imageHeight() const noexcept {
-  switch (instrument) {
-  case Instrument::Loki: return loki.rows();
-  case Instrument::Bifrost: return kBifrostImage.height;
-  case Instrument::Cspec: return kCspecImage.height;
-  case Instrument::Miracles: return kMiraclesImage.height;
-  case Instrument::Tbl3he: return kTbl3heImage.height;
-  }
-  return 0;
+  const FixedImage image = instrument == Instrument::Loki       ? FixedImage{resolution, loki.rows()}
+                           : instrument == Instrument::Bifrost  ? kBifrostImage
+                           : instrument == Instrument::Cspec    ? kCspecImage
+                           : instrument == Instrument::Miracles ? kMiraclesImage
+                                                                : kTbl3heImage;
+  width_ = image.width;
+  height_ = image.height;
 }
 
 } // namespace efu::caen

@@ -120,18 +120,20 @@ public:
   /// events under efu's source name.
   std::vector<std::string> bankSources;
 
-  [[nodiscard]] uint32_t imageWidth() const noexcept;
-  [[nodiscard]] uint32_t imageHeight() const noexcept;
+  [[nodiscard]] uint32_t imageWidth() const noexcept { return width_; }
+  [[nodiscard]] uint32_t imageHeight() const noexcept { return height_; }
   /// y x width + x + 1; 0 when (x, y) lies outside the image, as the ESS logical geometry
   /// answers (negative coordinates, passed as their uint32 wrap, are outside too).
   [[nodiscard]] uint32_t pixel(uint32_t x, uint32_t y) const noexcept {
-    const uint32_t w = imageWidth();
-    return x < w && y < imageHeight() ? y * w + x + 1 : 0;
+    return x < width_ && y < height_ ? y * width_ + x + 1 : 0;
   }
 
   /// LoKI: the channel of each row, and whether any channel reads it out (for generators).
   std::vector<Channel> channels;
   std::vector<bool> mapped;
+
+private:
+  uint32_t width_ = 0, height_ = 0; ///< the instrument's image
 };
 
 } // namespace efu::caen

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The ESS CAEN geometries: which readouts an instrument accepts and the pixel it gives each,
-// as the ESS EFU does (modules/caen/README.md has the formulas).
+// as the ESS EFU does (modules/caen/README.md has the formulas). Inline: they are the hot path.
+// The library is built with -ffp-contract=off: positions must round as the ESS EFU's arithmetic
+// rounds them, without fused multiply-adds.
 #pragma once
 
 #include "modules/caen/CaenCalibration.h"
 #include "modules/caen/CaenConfig.h"
 #include "modules/caen/CaenReadout.h"
 
+#include <cmath>
 #include <cstdint>
 
 namespace efu::caen {
@@ -35,11 +38,30 @@ public:
   CaenGeometry(CaenConfig config, CaenCalibration calibration)
       : config_(std::move(config)), calibration_(std::move(calibration)) {}
 
+  /// Calls f.template operator()<I>() with I = config().instrument.
+  template <typename F> decltype(auto) visit(F &&f) const {
+    switch (config_.instrument) {
+    case Instrument::Loki: return f.template operator()<Instrument::Loki>();
+    case Instrument::Bifrost: return f.template operator()<Instrument::Bifrost>();
+    case Instrument::Cspec: return f.template operator()<Instrument::Cspec>();
+    case Instrument::Miracles: return f.template operator()<Instrument::Miracles>();
+    case Instrument::Tbl3he: break;
+    }
+    return f.template operator()<Instrument::Tbl3he>();
+  }
   /// The ring, FEN, group and amplitude checks that come before the time of flight; a failed
   /// one counts its reason and geometry.validation_errors.
-  [[nodiscard]] bool valid(const CaenReadout &r, CaenTally &t) const noexcept;
+  [[nodiscard]] bool valid(const CaenReadout &r, CaenTally &t) const noexcept {
+    return visit([&]<Instrument I>() { return validAs<I>(r, t); });
+  }
   /// The pixel of a valid readout (1-based), or 0 with geometry.pixel_errors and its reason.
-  [[nodiscard]] uint32_t pixel(const CaenReadout &r, CaenTally &t) const noexcept;
+  [[nodiscard]] uint32_t pixel(const CaenReadout &r, CaenTally &t) const noexcept {
+    return visit([&]<Instrument I>() { return pixelAs<I>(r, t); });
+  }
+  /// valid() and pixel() of a known instrument (config().instrument == I), without a branch on
+  /// the instrument: the hot path.
+  template <Instrument I> [[nodiscard]] bool validAs(const CaenReadout &r, CaenTally &t) const noexcept;
+  template <Instrument I> [[nodiscard]] uint32_t pixelAs(const CaenReadout &r, CaenTally &t) const noexcept;
 
   [[nodiscard]] const CaenConfig &config() const noexcept { return config_; }
   [[nodiscard]] const CaenCalibration &calibration() const noexcept { return calibration_; }
@@ -68,5 +90,221 @@ private:
   CaenConfig config_;
   CaenCalibration calibration_;
 };
+
+namespace detail {
+inline bool reject(int64_t &reason, CaenTally &t) noexcept {
+  ++reason;
+  ++t.validation;
+  return false;
+}
+/// x (an int of the ESS arithmetic) as the ESS logical geometry takes it: a uint32, so a
+/// negative coordinate lies outside every image.
+inline uint32_t coordinate(int64_t v) noexcept { return static_cast<uint32_t>(v); }
+/// Truncation of a double to int as the ESS EFU's conversions do, with NaN and values beyond
+/// int (a zero-width interval) mapped outside every image.
+inline int64_t truncated(double v) noexcept {
+  return v > -2147483648.0 && v < 2147483648.0 ? static_cast<int64_t>(static_cast<int>(v))
+                                               : int64_t{-1};
+}
+} // namespace detail
+
+template <Instrument I>
+inline bool CaenGeometry::validAs(const CaenReadout &r, CaenTally &t) const noexcept {
+  const uint32_t ring = r.fiber / 2U; // <= 11: the readout parser stops fibers above 23
+  const int sum = r.ampA + r.ampB;
+  if constexpr (I == Instrument::Loki) {
+    const LokiGeometry::Ring &rc = config_.loki.rings[ring];
+    if (rc.bank < 0) {
+      return detail::reject(t.ringMapping, t);
+    }
+    return r.fen < rc.fens || detail::reject(t.topology, t);
+  } else if constexpr (I == Instrument::Bifrost) {
+    if (r.fen > config_.maxFen) {
+      return detail::reject(t.fen, t);
+    }
+    if (r.group > config_.maxGroup) {
+      return detail::reject(t.group, t);
+    }
+    if (sum == 0) {
+      return detail::reject(t.amplitudeZero, t);
+    }
+    return sum <= config_.maxAmplitude || detail::reject(t.amplitudeHigh, t);
+  } else if constexpr (I == Instrument::Cspec) {
+    if (r.fen > config_.maxFen) {
+      return detail::reject(t.fen, t);
+    }
+    return r.group <= config_.maxGroup || detail::reject(t.group, t);
+  } else if constexpr (I == Instrument::Miracles) {
+    return sum != 0 || detail::reject(t.amplitudeZero, t);
+  } else {
+    if (r.group > config_.maxGroup) {
+      return detail::reject(t.group, t);
+    }
+    if (config_.tbl3he.bank[ring][r.fen] < 0) {
+      return detail::reject(t.topology, t);
+    }
+    if (r.ampA < config_.minAmplitude || r.ampB < config_.minAmplitude) {
+      return detail::reject(t.amplitudeLow, t);
+    }
+    return sum != 0 || detail::reject(t.amplitudeZero, t);
+  }
+}
+
+template <Instrument I>
+inline uint32_t CaenGeometry::pixelAs(const CaenReadout &r, CaenTally &t) const noexcept {
+  if constexpr (I == Instrument::Loki) {
+    return lokiPixel(r, t); // counts its own
+  } else {
+    uint32_t p = 0;
+    if constexpr (I == Instrument::Bifrost) {
+      p = bifrostPixel(r, t);
+    } else if constexpr (I == Instrument::Cspec) {
+      p = cspecPixel(r);
+    } else if constexpr (I == Instrument::Miracles) {
+      p = miraclesPixel(r);
+    } else {
+      p = tbl3hePixel(r, t);
+    }
+    t.pixel += p == 0 ? 1 : 0;
+    return p;
+  }
+}
+
+inline uint32_t CaenGeometry::lokiPixel(const CaenReadout &r, CaenTally &t) const noexcept {
+  const uint32_t ring = r.fiber / 2U;
+  const LokiGeometry &g = config_.loki;
+  const uint32_t group = g.globalGroup(ring, r.fen, r.group);
+  // The firmware swaps A with B and C with D: the straw coordinate is (B + D) / sum, the
+  // position along it (A + B) / sum (ESS LoKI ICD, as the ESS EFU reads it).
+  const int32_t sum = r.ampA + r.ampB + r.ampC + r.ampD;
+  if (sum == 0) {
+    ++t.amplitudeZero;
+    ++t.pixel;
+    return 0;
+  }
+  const double position = static_cast<double>(r.ampA + r.ampB) / sum;
+  if (position < 0.0 || position > 1.0) {
+    ++t.pixel; // the ESS EFU's LoKI geometry counts no reason of its own here
+    return 0;
+  }
+  const double straw = static_cast<double>(r.ampB + r.ampD) / sum;
+  const int unit = calibration_.unit(group, straw);
+  if (unit < 0) {
+    ++(unit == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
+    ++t.pixel;
+    return 0;
+  }
+  double corrected = calibration_.corrected(group, static_cast<uint32_t>(unit), position);
+  if (corrected < 0.0) {
+    ++t.positionLow;
+    corrected = 0.0;
+  } else if (corrected > 1.0) {
+    ++t.positionHigh;
+    corrected = 1.0;
+  }
+  // std::round (halves away from zero) for a value in [0, Resolution - 1], without the libm
+  // call: the fraction of a non-negative double below 2^52 is exact.
+  const double scaled = corrected * (config_.resolution - 1);
+  const auto whole = static_cast<uint32_t>(scaled);
+  const uint32_t x = whole + (scaled - whole >= 0.5 ? 1U : 0U);
+  const uint32_t row = g.row(ring, r.fen, r.group, static_cast<uint32_t>(unit));
+  const uint32_t pixel = config_.pixel(x, row);
+  if (pixel == 0) {
+    ++t.rowInvalid;
+    ++t.pixel;
+  }
+  return pixel;
+}
+
+inline int CaenGeometry::tubeUnit(uint32_t group, double position, CaenTally &t) const noexcept {
+  const int unit = calibration_.unit(group, position);
+  if (unit < 0) {
+    ++(unit == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
+    ++t.unitInvalid;
+  }
+  return unit;
+}
+
+inline uint32_t CaenGeometry::bifrostPixel(const CaenReadout &r, CaenTally &t) const noexcept {
+  const int64_t ring = r.fiber / 2U;
+  const int64_t group = r.group;
+  const auto calibrationGroup = static_cast<uint32_t>(ring * kBifrostTripletsPerRing + group);
+  const double position = 1.0 * r.ampA / (r.ampA + r.ampB); // A + B != 0: valid()
+  if (position < 0.0 || position > 1.0) {
+    ++t.positionInvalid;
+    return 0;
+  }
+  const int unit = tubeUnit(calibrationGroup, position, t);
+  if (unit < 0) {
+    return 0;
+  }
+  // The position inside the tube's interval, truncated to one of 100 pixels; no polynomial
+  // correction (the ESS EFU's BIFROST geometry applies none).
+  const double along =
+      calibration_.withinInterval(calibrationGroup, static_cast<uint32_t>(unit), position);
+  const int64_t x = ring * config_.resolution + (group % 3) * kTubePixels +
+                    detail::truncated(along * (kTubePixels - 1));
+  const int64_t y = (group / 3) * 3 + unit;
+  return config_.pixel(detail::coordinate(x), detail::coordinate(y));
+}
+
+inline uint32_t CaenGeometry::cspecPixel(const CaenReadout &r) const noexcept {
+  const int ring = r.fiber / 2U;
+  const int resolution = static_cast<int>(config_.resolution);
+  const int sum = r.ampA + r.ampB;
+  // Integer arithmetic, truncating toward zero, as the ESS EFU computes it.
+  const int y = sum == 0 ? -1 : ((resolution - 1) * r.ampA) / sum;
+  const int x = ring * resolution + (r.group % static_cast<int>(kCspecGroupsPerRing)) *
+                                        (resolution / static_cast<int>(kCspecGroupsPerRing));
+  return config_.pixel(detail::coordinate(x), detail::coordinate(y));
+}
+
+inline int CaenGeometry::miraclesPosition(int a, int b) const noexcept {
+  if (a + b == 0) {
+    return -1;
+  }
+  const int half = static_cast<int>(config_.resolution) / 2;
+  const auto pos = static_cast<float>(1.0 * a / (a + b));
+  if (a >= b) { // tube A: counted from the far end, rounded
+    return static_cast<int>(std::round(half - 1 - (pos - 0.5) * 2 * (half - 1)));
+  }
+  const float along = pos * 2 * (half - 1); // tube B: single precision, truncated
+  return static_cast<int>(along);
+}
+
+inline uint32_t CaenGeometry::miraclesPixel(const CaenReadout &r) const noexcept {
+  const int ring = r.fiber / 2U;
+  const int half = static_cast<int>(config_.resolution) / 2;
+  const int x = 2 * r.group + (ring == 1 || ring == 3 ? 24 : 0) + (r.ampA >= r.ampB ? 0 : 1);
+  const int y = (ring == 2 || ring == 3 ? half : 0) + miraclesPosition(r.ampA, r.ampB);
+  return config_.pixel(detail::coordinate(x), detail::coordinate(y));
+}
+
+inline uint32_t CaenGeometry::tbl3hePixel(const CaenReadout &r, CaenTally &t) const noexcept {
+  const uint32_t ring = r.fiber / 2U;
+  const auto bank = static_cast<uint32_t>(config_.tbl3he.bank[ring][r.fen]); // >= 0: valid()
+  const uint32_t group = bank * 4 + r.group;
+  const double position = 1.0 * r.ampA / (r.ampA + r.ampB);
+  if (position < 0.0 || position > 1.0) {
+    ++t.positionInvalid;
+    return 0;
+  }
+  const int unit = tubeUnit(group, position, t);
+  if (unit < 0) {
+    return 0;
+  }
+  const auto u = static_cast<uint32_t>(unit);
+  double corrected =
+      calibration_.corrected(group, u, calibration_.withinInterval(group, u, position));
+  if (corrected < 0.0) {
+    ++t.positionLow;
+    corrected = 0.0;
+  } else if (corrected > 1.0) {
+    ++t.positionHigh;
+    corrected = 1.0;
+  }
+  const int64_t x = detail::truncated(corrected * (kTubePixels - 1)); // NaN: a zero-width interval
+  return config_.pixel(detail::coordinate(x), group);
+}
 
 } // namespace efu::caen

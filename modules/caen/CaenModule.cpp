@@ -131,17 +131,16 @@ CaenModule::CaenModule(sdk::ModuleContext &ctx)
   }
 }
 
-size_t CaenModule::sourceSlot(const CaenReadout &r) const noexcept {
-  switch (config().instrument) {
-  case Instrument::Loki: return r.fiber / 2U;
-  case Instrument::Bifrost: // a pixel implies group <= 14
+template <Instrument I> size_t CaenModule::sourceSlot(const CaenReadout &r) const noexcept {
+  if constexpr (I == Instrument::Loki) {
+    return r.fiber / 2U;
+  } else if constexpr (I == Instrument::Bifrost) { // a pixel implies group <= 14
     return (r.fiber / 2U) * CaenGeometry::kBifrostTripletsPerRing + r.group;
-  case Instrument::Tbl3he:
+  } else if constexpr (I == Instrument::Tbl3he) {
     return static_cast<size_t>(config().tbl3he.bank[r.fiber / 2U][r.fen]);
-  case Instrument::Cspec:
-  case Instrument::Miracles: return 0;
+  } else {
+    return 0;
   }
-  return 0;
 }
 
 void CaenModule::process(const sdk::Packet &packet) noexcept {
@@ -150,6 +149,11 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
     return;
   }
   CaenTally t;
+  geometry_.visit([&]<Instrument I>() { readouts<I>(h, t); });
+  t.addTo(counters_);
+}
+
+template <Instrument I> void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t) noexcept {
   const uint8_t *p = h.payload;
   size_t left = h.payloadBytes;
   // A readout header that cannot be trusted ends the datagram, as in the ESS EFU's parser.
@@ -176,21 +180,20 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
     p += sizeof(r);
     left -= sizeof(r);
     ++t.readouts;
-    if (!geometry_.valid(r, t)) {
+    if (!geometry_.validAs<I>(r, t)) {
       continue;
     }
     readout::Tof tof;
     if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof)) {
       continue;
     }
-    const uint32_t pixel = geometry_.pixel(r, t);
+    const uint32_t pixel = geometry_.pixelAs<I>(r, t);
     if (pixel == 0) {
       continue;
     }
-    sinks_[sourceSlot(r)]->add(tof.pulseTimeNs, tof.tofNs, static_cast<int32_t>(pixel));
+    sinks_[sourceSlot<I>(r)]->add(tof.pulseTimeNs, tof.tofNs, static_cast<int32_t>(pixel));
     ++t.events;
   }
-  t.addTo(counters_);
 }
 
 } // namespace efu::caen

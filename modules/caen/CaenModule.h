@@ -70,7 +70,8 @@ private:
   /// The ev44 source of an event, by sourceSlot(): LoKI per ring (its bank's source), BIFROST
   /// per triplet, TBL3HE per bank; one slot otherwise.
   std::vector<sdk::EventSink *> sinks_;
-  [[nodiscard]] size_t sourceSlot(const CaenReadout &r) const noexcept;
+  template <Instrument I> [[nodiscard]] size_t sourceSlot(const CaenReadout &r) const noexcept;
+  template <Instrument I> void readouts(const readout::EssHeader &h, CaenTally &t) noexcept;
   readout::HeaderCounters headerCounters_;
   readout::TofCounters tofCounters_;
   CaenCounters counters_;
