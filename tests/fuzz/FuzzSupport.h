@@ -40,6 +40,9 @@ struct LoadedModule {
       : descriptor(d), context(std::move(config), "fuzz") {
     context.sink.keep = false;
     module = descriptor.create(&context);
+    for (auto &[name, sink] : context.sources) { // the sources the module registered
+      sink.keep = false;
+    }
   }
   ~LoadedModule() {
     if (module != nullptr) {
