@@ -84,8 +84,13 @@ private:
   [[nodiscard]] uint32_t cspecPixel(const CaenReadout &r) const noexcept;
   [[nodiscard]] uint32_t miraclesPixel(const CaenReadout &r) const noexcept;
   [[nodiscard]] uint32_t tbl3hePixel(const CaenReadout &r, CaenTally &t) const noexcept;
-  /// BIFROST and TBL3HE: the unit of position A / (A + B) in `group`, or -1 (counted).
-  [[nodiscard]] int tubeUnit(uint32_t group, double position, CaenTally &t) const noexcept;
+  /// BIFROST and TBL3HE: the tube (unit) of calibration group `group` that position
+  /// A / (A + B) lies in, and that position; false, the reason counted, when A / (A + B) is not
+  /// a position or lies in no tube.
+  [[nodiscard]] bool tube(uint32_t group, const CaenReadout &r, CaenTally &t, uint32_t &unit,
+                          double &position) const noexcept;
+  /// LoKI and TBL3HE: a corrected position clamped to [0, 1], a clamp counted.
+  static double clamped(double p, CaenTally &t) noexcept;
 
   CaenConfig config_;
   CaenCalibration calibration_;
@@ -194,14 +199,8 @@ inline uint32_t CaenGeometry::lokiPixel(const CaenReadout &r, CaenTally &t) cons
     ++t.pixel;
     return 0;
   }
-  double corrected = calibration_.corrected(group, static_cast<uint32_t>(unit), position);
-  if (corrected < 0.0) {
-    ++t.positionLow;
-    corrected = 0.0;
-  } else if (corrected > 1.0) {
-    ++t.positionHigh;
-    corrected = 1.0;
-  }
+  const double corrected =
+      clamped(calibration_.corrected(group, static_cast<uint32_t>(unit), position), t);
   // std::round (halves away from zero) for a value in [0, Resolution - 1], without the libm
   // call: the fraction of a non-negative double below 2^52 is exact.
   const double scaled = corrected * (config_.resolution - 1);
@@ -216,32 +215,47 @@ inline uint32_t CaenGeometry::lokiPixel(const CaenReadout &r, CaenTally &t) cons
   return pixel;
 }
 
-inline int CaenGeometry::tubeUnit(uint32_t group, double position, CaenTally &t) const noexcept {
-  const int unit = calibration_.unit(group, position);
-  if (unit < 0) {
-    ++(unit == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
-    ++t.unitInvalid;
+inline bool CaenGeometry::tube(uint32_t group, const CaenReadout &r, CaenTally &t, uint32_t &unit,
+                               double &position) const noexcept {
+  position = 1.0 * r.ampA / (r.ampA + r.ampB); // A + B != 0: valid()
+  if (position < 0.0 || position > 1.0) {
+    ++t.positionInvalid;
+    return false;
   }
-  return unit;
+  const int u = calibration_.unit(group, position);
+  if (u < 0) {
+    ++(u == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
+    ++t.unitInvalid;
+    return false;
+  }
+  unit = static_cast<uint32_t>(u);
+  return true;
+}
+
+inline double CaenGeometry::clamped(double p, CaenTally &t) noexcept {
+  if (p < 0.0) {
+    ++t.positionLow;
+    return 0.0;
+  }
+  if (p > 1.0) {
+    ++t.positionHigh;
+    return 1.0;
+  }
+  return p;
 }
 
 inline uint32_t CaenGeometry::bifrostPixel(const CaenReadout &r, CaenTally &t) const noexcept {
   const int64_t ring = r.fiber / 2U;
   const int64_t group = r.group;
   const auto calibrationGroup = static_cast<uint32_t>(ring * kBifrostTripletsPerRing + group);
-  const double position = 1.0 * r.ampA / (r.ampA + r.ampB); // A + B != 0: valid()
-  if (position < 0.0 || position > 1.0) {
-    ++t.positionInvalid;
-    return 0;
-  }
-  const int unit = tubeUnit(calibrationGroup, position, t);
-  if (unit < 0) {
+  uint32_t unit = 0;
+  double position = 0;
+  if (!tube(calibrationGroup, r, t, unit, position)) {
     return 0;
   }
   // The position inside the tube's interval, truncated to one of 100 pixels; no polynomial
   // correction (the ESS EFU's BIFROST geometry applies none).
-  const double along =
-      calibration_.withinInterval(calibrationGroup, static_cast<uint32_t>(unit), position);
+  const double along = calibration_.withinInterval(calibrationGroup, unit, position);
   const int64_t x = ring * config_.resolution + (group % 3) * kTubePixels +
                     detail::truncated(along * (kTubePixels - 1));
   const int64_t y = (group / 3) * 3 + unit;
@@ -284,25 +298,13 @@ inline uint32_t CaenGeometry::tbl3hePixel(const CaenReadout &r, CaenTally &t) co
   const uint32_t ring = r.fiber / 2U;
   const auto bank = static_cast<uint32_t>(config_.tbl3he.bank[ring][r.fen]); // >= 0: valid()
   const uint32_t group = bank * 4 + r.group;
-  const double position = 1.0 * r.ampA / (r.ampA + r.ampB);
-  if (position < 0.0 || position > 1.0) {
-    ++t.positionInvalid;
+  uint32_t unit = 0;
+  double position = 0;
+  if (!tube(group, r, t, unit, position)) {
     return 0;
   }
-  const int unit = tubeUnit(group, position, t);
-  if (unit < 0) {
-    return 0;
-  }
-  const auto u = static_cast<uint32_t>(unit);
-  double corrected =
-      calibration_.corrected(group, u, calibration_.withinInterval(group, u, position));
-  if (corrected < 0.0) {
-    ++t.positionLow;
-    corrected = 0.0;
-  } else if (corrected > 1.0) {
-    ++t.positionHigh;
-    corrected = 1.0;
-  }
+  const double corrected = clamped(
+      calibration_.corrected(group, unit, calibration_.withinInterval(group, unit, position)), t);
   const int64_t x = detail::truncated(corrected * (kTubePixels - 1)); // NaN: a zero-width interval
   return config_.pixel(detail::coordinate(x), group);
 }

@@ -22,6 +22,7 @@ namespace {
 
 using readout::FakeModuleContext;
 using test::amplitudes;
+using test::configError;
 
 /// A geometry from a shipped config and calibration (or the ESS null calibration).
 CaenGeometry shippedGeometry(const std::string &config, const std::string &calibration = {}) {
@@ -38,14 +39,6 @@ uint32_t pixelOf(const CaenGeometry &g, const CaenReadout &r, CaenTally &t) {
   return g.valid(r, t) ? g.pixel(r, t) : 0;
 }
 
-std::string configError(const nlohmann::json &cfg) {
-  try {
-    CaenConfig c(test::validated(cfg), "x.json");
-  } catch (const sdk::ConfigError &e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(CaenInstruments, TheShippedEssFilesLoadWithTheirImages) {
   struct File {

@@ -17,16 +17,9 @@ namespace {
 
 using readout::FakeModuleContext;
 using test::amplitudes;
+using test::configError;
 using test::Builder;
 
-std::string configError(const nlohmann::json &cfg) {
-  try {
-    CaenConfig c(test::validated(cfg), "x.json");
-  } catch (const sdk::ConfigError &e) {
-    return e.what();
-  }
-  return "";
-}
 
 /// The pixel the module's geometry gives a (valid) LoKI readout.
 uint32_t lokiPixel(const CaenConfig &c, const CaenCalibration &cal, const CaenReadout &r,

@@ -21,6 +21,16 @@ inline nlohmann::json validated(const nlohmann::json &config) {
   return validateModuleConfig("caen", kCaenKeys, kCaenKeyCount, config, "test.json");
 }
 
+/// The error CaenConfig gives `cfg` (validated first) as file "x.json"; "" when it takes it.
+inline std::string configError(const nlohmann::json &cfg) {
+  try {
+    CaenConfig c(validated(cfg), "x.json");
+  } catch (const sdk::ConfigError &e) {
+    return e.what();
+  }
+  return "";
+}
+
 /// A shipped ESS instrument file (modules/caen/configs/NAME), validated.
 inline nlohmann::json shipped(const std::string &name) {
   return validated(readConfigFile(std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/" + name));
