@@ -79,6 +79,23 @@ TEST(CaenInstruments, TheShippedEssFilesLoadWithTheirImages) {
   EXPECT_EQ(t.config().maxGroup, 7U);
 }
 
+TEST(CaenInstruments, TheShippedLokiCalibrations) {
+  // lokiconstcalib.json: delta = -0.5 + p on every straw, so every position is 0.5 → x =
+  // round(0.5 x 511) = 256.
+  const CaenGeometry constant = shippedGeometry("LokiFull.json", "lokiconstcalib.json");
+  CaenTally t;
+  for (const int16_t a : {0, 10, 50, 100}) {
+    EXPECT_EQ(pixelOf(constant, amplitudes(0, 0, 0, a, 0, static_cast<int16_t>(100 - a), 0), t),
+              256U + 1);
+  }
+  // calibration.json covers the first 128 of LokiFull.json's 896 groups.
+  const CaenGeometry partial = shippedGeometry("LokiFull.json", "calibration.json");
+  EXPECT_EQ(partial.calibration().groups(), 128U);
+  EXPECT_NE(pixelOf(partial, amplitudes(0, 0, 0, 10, 10, 10, 10), t), 0U); // group 0
+  EXPECT_EQ(pixelOf(partial, amplitudes(4, 0, 0, 10, 10, 10, 10), t), 0U); // ring 2: group 224
+  EXPECT_EQ(t.calibrationGroup, 1);
+}
+
 // --- BIFROST: src/modules/bifrost/test/BifrostGeometryTest.cpp --------------------------------
 
 TEST(Bifrost, EssOffsetsOfRingAndTriplet) {
