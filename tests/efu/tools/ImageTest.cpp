@@ -117,7 +117,8 @@ TEST(ImageGeometry, Vmm3ConfigsGiveNxByNy) {
   EXPECT_EQ(nmx.height, 512u);
 }
 
-// Every shipped config: the same image and pixel rule as the module's own parser.
+// Every shipped config (each ESS instrument): the same image and pixel rule as the module's own
+// parser.
 TEST(ImageGeometry, AgreesWithTheCaenModuleOnEveryShippedConfig) {
   for (const auto &path : configsOf("caen")) {
     std::ifstream in(path);
@@ -129,7 +130,7 @@ TEST(ImageGeometry, AgreesWithTheCaenModuleOnEveryShippedConfig) {
     EXPECT_EQ(geometry.width, module.imageWidth()) << path;
     EXPECT_EQ(geometry.height, module.imageHeight()) << path;
     for (const uint32_t row : {0U, module.imageHeight() - 1}) {
-      for (const uint32_t x : {0U, module.resolution - 1}) {
+      for (const uint32_t x : {0U, module.imageWidth() - 1}) {
         const auto at = geometry.locate(static_cast<int32_t>(module.pixel(x, row)));
         ASSERT_TRUE(at) << path;
         EXPECT_EQ(at->x, x) << path;
