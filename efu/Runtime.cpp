@@ -253,7 +253,7 @@ void Runtime::waitForFreeSlot(Queue &q) noexcept {
     if (round < kYieldsBeforeNap) {
       sched_yield();
     } else {
-      sleepUntilMonotonicNs(monotonicNs() + kFullRingNapNs);
+      sleepUntilMonotonicNs(monotonicNs() + kFullRingNapNs, stopRx_);
     }
   }
 }

@@ -2,6 +2,7 @@
 // Clock helpers: monotonic time for intervals and pacing, realtime for timestamps on the wire.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <ctime>
 
@@ -25,10 +26,27 @@ inline int64_t realtimeNs() noexcept {
   return static_cast<int64_t>(ts.tv_sec) * kNsPerSec + ts.tv_nsec;
 }
 
-/// Sleeps until the given CLOCK_MONOTONIC time (absolute, so repeated calls never drift).
-inline void sleepUntilMonotonicNs(int64_t deadlineNs) noexcept {
-  timespec ts{static_cast<time_t>(deadlineNs / kNsPerSec), static_cast<long>(deadlineNs % kNsPerSec)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+/// Longest single sleep of sleepUntilMonotonicNs(): a stop request is seen at most this late
+/// even when the signal that set it went to another thread.
+constexpr int64_t kStopCheckNs = 50 * kNsPerMs;
+
+/// The one paced wait of every program: sleeps until the given CLOCK_MONOTONIC time (absolute,
+/// so repeated calls never drift) or until `stop` is set, whichever comes first. It sleeps in
+/// slices of at most kStopCheckNs and a signal cuts a slice short, so a stop is noticed within
+/// 50 ms however far the deadline is. Returns true at the deadline, false when stopped.
+inline bool sleepUntilMonotonicNs(int64_t deadlineNs, const std::atomic<bool> &stop) noexcept {
+  for (;;) {
+    if (stop.load(std::memory_order_relaxed)) {
+      return false;
+    }
+    const int64_t nowNs = monotonicNs();
+    if (nowNs >= deadlineNs) {
+      return true;
+    }
+    const int64_t wakeNs = deadlineNs - nowNs > kStopCheckNs ? nowNs + kStopCheckNs : deadlineNs;
+    const timespec ts{static_cast<time_t>(wakeNs / kNsPerSec),
+                      static_cast<long>(wakeNs % kNsPerSec)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr); // EINTR: look at `stop`
   }
 }
 

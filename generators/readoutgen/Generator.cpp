@@ -327,7 +327,7 @@ void Generator::startPulse(uint64_t k) noexcept {
   std::sort(pulseTofsNs_.begin(), pulseTofsNs_.end());
 }
 
-void Generator::flush(GeneratorSummary &s) {
+void Generator::flush(GeneratorSummary &s, const std::atomic<bool> &stop) {
   if (len_ <= headerBytes_) {
     return;
   }
@@ -347,8 +347,8 @@ void Generator::flush(GeneratorSummary &s) {
     const double bits = static_cast<double>(s.bytes + len_) * 8.0;
     deadline = std::max<int64_t>(deadline, startMonoNs_ + std::llround(bits * 1e9 / options_.bitsPerS));
   }
-  if (deadline > 0 && deadline > monotonicNs()) {
-    sleepUntilMonotonicNs(deadline);
+  if (deadline > 0) {
+    sleepUntilMonotonicNs(deadline, stop); // a stop sends this one unpaced, then run() ends
   }
   if (sink_.send(std::span<const uint8_t>(buf_.data(), len_))) {
     ++s.datagrams;
@@ -422,7 +422,7 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
     const uint64_t k = generated_ / eventsPerPulse_;
     if (k != pulseIndex_) {
       if (len_ > headerBytes_) {
-        flush(s);
+        flush(s, stop);
         if (afterFlush()) {
           break;
         }
@@ -434,7 +434,7 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
       len_ = headerBytes_; // the header is written at flush, when queue and sequence are known
     }
     if (buf_.size() - len_ < maxEvent) {
-      flush(s);
+      flush(s, stop);
       if (afterFlush()) {
         break;
       }
@@ -462,7 +462,7 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
     ++pendingEvents_;
     ++generated_;
   }
-  flush(s);
+  flush(s, stop);
   // Injections still owed (a short run): append them after the last valid datagram.
   for (auto &[kind, left] : inject_) {
     (void)kind;

@@ -169,7 +169,7 @@ public:
 private:
   class PendingTruth;
   void startPulse(uint64_t k) noexcept;
-  void flush(GeneratorSummary &s);
+  void flush(GeneratorSummary &s, const std::atomic<bool> &stop);
   void injectAfter(GeneratorSummary &s);
 
   GeneratorOptions options_;

@@ -2,6 +2,7 @@
 // udpecho: sends every UDP datagram back to its sender, unchanged (the peer of udpgen --rr).
 #include "common/system/Affinity.h"
 #include "common/system/StopSignals.h"
+#include "common/time/Time.h"
 
 #include <CLI/CLI.hpp>
 
@@ -51,8 +52,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   // A blocking receive (one system call per datagram, as a latency peer should) that returns
-  // every 200 ms, so a stop signal is noticed.
-  const timeval timeout{0, 200'000};
+  // every 50 ms, so a stop signal is noticed (Time.h's kStopCheckNs).
+  const timeval timeout{0, static_cast<suseconds_t>(efu::kStopCheckNs / efu::kNsPerUs)};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   std::fprintf(stderr, "udpecho: echoing on %s:%u\n", address.c_str(), port);
   std::vector<uint8_t> buffer(65536);

@@ -39,14 +39,6 @@ bool isGsoRefusal(int err) noexcept {
   return err == EIO || err == EINVAL || err == EOPNOTSUPP || err == ENOPROTOOPT || err == EMSGSIZE;
 }
 
-/// Sleeps until a CLOCK_MONOTONIC deadline but returns early on a signal, so the caller can
-/// notice a stop request (Time.h's sleepUntilMonotonicNs resumes instead).
-void sleepUntilOrSignal(int64_t deadlineNs) noexcept {
-  const timespec ts{static_cast<time_t>(deadlineNs / kNsPerSec),
-                    static_cast<long>(deadlineNs % kNsPerSec)};
-  clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
-}
-
 double seconds(const timeval &tv) noexcept {
   return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
 }
@@ -307,7 +299,7 @@ SendSummary UdpSender::run(const std::atomic<bool> &stop,
           continue; // spin: the loop reads the clock again
         }
         const int64_t wakeNs = options_.spacingUs > 0.0 ? targetNs - kSpinNs : targetNs;
-        sleepUntilOrSignal(std::min({wakeNs, nextReportNs, endNs}));
+        sleepUntilMonotonicNs(std::min({wakeNs, nextReportNs, endNs}), stop);
         continue;
       }
     }

@@ -50,14 +50,14 @@ void wakeLatency(benchmark::State &state) {
             bell.wait(ticket, 10 * efu::kNsPerMs);
           }
         } else {
-          efu::sleepUntilMonotonicNs(efu::monotonicNs() + napNs);
+          efu::sleepUntilMonotonicNs(efu::monotonicNs() + napNs, stop);
           napNs = std::min(2 * napNs, 1000 * efu::kNsPerUs);
         }
       }
     });
     (void)efu::pinCurrentThread(0);
     for (int i = 0; i < kRounds; ++i) {
-      efu::sleepUntilMonotonicNs(efu::monotonicNs() + kGapNs);
+      efu::sleepUntilMonotonicNs(efu::monotonicNs() + kGapNs, stop);
       publishedAtNs.store(efu::monotonicNs());
       bell.ring();
       while (publishedAtNs.load() != 0) {

@@ -168,7 +168,7 @@ int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &o
       spdlog::warn("{}; waiting for it (Ctrl-C to stop)", problem);
       reported = true;
     }
-    efu::sleepUntilMonotonicNs(efu::monotonicNs() + kTopicRetryNs);
+    efu::sleepUntilMonotonicNs(efu::monotonicNs() + kTopicRetryNs, efu::stopFlag());
   }
   return 0;
 }
