@@ -12,8 +12,9 @@
 
 namespace efu {
 
-/// Exit codes of efu besides 0 (stopped, everything produced was delivered) and 1 (could not
-/// start: bad option, config, module or socket). Documented in the README.
+/// Exit codes of efu besides 0 (stopped, everything produced was delivered) and 1
+/// (cli::kExitCouldNotStart: bad option, config, module, socket or log file). Documented in the
+/// README and docs/deploy.md.
 constexpr int kExitUndelivered = 3; ///< stopped, but Kafka messages were not delivered
 constexpr int kExitKafkaFatal = 4;  ///< stopped because the Kafka producer failed fatally
 

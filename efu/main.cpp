@@ -4,6 +4,7 @@
 #include "common/sdk/ModuleConfig.h"
 #include "common/stats/Stats.h"
 #include "common/system/Affinity.h"
+#include "common/system/CliExit.h"
 #include "common/system/CpuUsage.h"
 #include "common/system/Log.h"
 #include "common/system/ProcStats.h"
@@ -327,12 +328,14 @@ int main(int argc, char **argv) {
   app.set_version_flag("--version", EFU_VERSION);
   efu::DaemonOptions options;
   efu::addDaemonOptions(app, options);
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = efu::cli::parseCommandLine(app, argc, argv)) {
+    return *code;
+  }
   try {
     return options.check ? check(options) : run(options);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "efu: error: %s\n", e.what());
     spdlog::shutdown();
-    return 1;
+    return efu::cli::kExitCouldNotStart;
   }
 }

@@ -5,6 +5,7 @@
 #include "common/system/BoundedJson.h"
 #include "common/system/CliAliases.h"
 #include "common/system/CliChecks.h"
+#include "common/system/CliExit.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
 #include "common/time/Time.h"
@@ -129,7 +130,10 @@ int main(int argc, char **argv) {
   efu::cli::addDeprecatedAlias(app, "-a,--address", addressOption);
   efu::cli::addDeprecatedAlias(app, "--duration", stopAfterOption);
   efu::cli::addDeprecatedAlias(app, "-r,--rate", epsOption);
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", EFU_VERSION);
+  if (const auto code = efu::cli::parseCommandLine(app, argc, argv)) {
+    return *code;
+  }
   if (listModules) {
     std::printf("modules with a readout source: %s\n", sourceNames(o.moduleDirs).c_str());
     return 0;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // udpecho: sends every UDP datagram back to its sender, unchanged (the peer of udpgen --rr).
 #include "common/system/Affinity.h"
+#include "common/system/CliExit.h"
 #include "common/system/StopSignals.h"
 #include "common/time/Time.h"
 
@@ -32,7 +33,10 @@ int main(int argc, char **argv) {
   app.add_option("--cpu", cpu, "Pin the thread to this core (-1 = not pinned)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 4095));
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", EFU_VERSION);
+  if (const auto code = efu::cli::parseCommandLine(app, argc, argv)) {
+    return *code;
+  }
 
   efu::installStopSignals();
   if (const std::string error = efu::pinCurrentThread(cpu); !error.empty()) {

@@ -3,6 +3,7 @@
 #include "common/system/StopSignals.h"
 #include "common/net/LineRate.h"
 #include "common/system/Affinity.h"
+#include "common/system/CliExit.h"
 #include "common/system/Log.h"
 #include "generators/udpgen/PcapReplay.h"
 #include "generators/udpgen/RequestResponse.h"
@@ -25,7 +26,10 @@ int main(int argc, char **argv) {
                "time in ns (docs/wire-formats.md §1)."};
   UdpGenOptions options;
   addUdpGenOptions(app, options);
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", EFU_VERSION);
+  if (const auto code = efu::cli::parseCommandLine(app, argc, argv)) {
+    return *code;
+  }
 
   if (options.theory) {
     std::fputs(formatLineRateTable(paperTable1UserSizes(), options.linkBps).c_str(), stdout);

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include "common/kafka/RdKafka.h"
+#include "common/system/CliExit.h"
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -202,7 +203,10 @@ int main(int argc, char **argv) {
       ->type_name("PATH");
   app.add_option("-l,--log-level", logLevel, std::string("One of: ") + efu::kLogLevels)
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", EFU_VERSION);
+  if (const auto code = efu::cli::parseCommandLine(app, argc, argv)) {
+    return *code;
+  }
 
   try {
     efu::setupLogging("efu-broker", logLevel, "");

@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 #include "common/kafka/RdKafka.h"
+#include "common/system/CliExit.h"
 
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
@@ -533,7 +534,10 @@ int main(int argc, char **argv) {
       ->needs(report)
       ->group("Reports");
   topic->excludes(report);
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", EFU_VERSION);
+  if (const auto code = efu::cli::parseCommandLine(app, argc, argv)) {
+    return *code;
+  }
 
   try {
     efu::setupLogging("efu-dump", options.logLevel, "");
