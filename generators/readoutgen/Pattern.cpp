@@ -5,6 +5,7 @@
 #include <array>
 #include <cctype>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
@@ -87,18 +88,26 @@ PgmImage parsePgm(const std::string &s, const std::string &name) {
                              " out of range 1..65535");
   }
   const size_t count = static_cast<size_t>(img.width) * img.height;
+  // The header's size against the bytes the file has, before anything is allocated: a header
+  // may claim 65536 x 65536 pixels (8 GiB) in a file of a few bytes.
+  const size_t bytesPer = img.maxValue < 256 ? 1 : 2;
+  const size_t pixelsAt = binary ? i + 1 : i;
+  const size_t present = s.size() > pixelsAt ? s.size() - pixelsAt : 0;
+  const size_t needed = binary ? count * bytesPer : 2 * count - 1; // text: a digit, a space
+  if (present < needed) {
+    throw std::runtime_error(
+        name + ": PGM: truncated: the header claims " + std::to_string(img.width) + " x " +
+        std::to_string(img.height) + " pixels, " +
+        (binary ? std::to_string(needed) + " bytes of pixels"
+                : "at least " + std::to_string(needed) + " bytes of pixel text") +
+        ", the file has " + std::to_string(present) + " after the header");
+  }
   img.pixels.resize(count);
   if (binary) {
     if (i >= s.size() || std::isspace(static_cast<unsigned char>(s[i])) == 0) {
       throw std::runtime_error(name + ": PGM: expected one whitespace byte after maxval");
     }
     ++i;
-    const size_t bytesPer = img.maxValue < 256 ? 1 : 2;
-    if (s.size() - i < count * bytesPer) {
-      throw std::runtime_error(name + ": PGM: truncated: " + std::to_string(count * bytesPer) +
-                               " bytes of pixels expected, " + std::to_string(s.size() - i) +
-                               " present");
-    }
     for (size_t k = 0; k < count; ++k) {
       const auto hi = static_cast<unsigned char>(s[i + k * bytesPer]);
       img.pixels[k] = bytesPer == 1
@@ -125,9 +134,13 @@ PgmImage readPgm(const std::string &path) {
   if (!in) {
     throw std::runtime_error("cannot open PGM mask '" + path + "'");
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return parsePgm(bytes.str(), path);
+  try {
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    return parsePgm(bytes.str(), path);
+  } catch (const std::bad_alloc &) {
+    throw std::runtime_error(path + ": PGM: not enough memory to read the mask");
+  }
 }
 
 Pattern::Pattern(const std::string &name, uint32_t width, uint32_t height) : name_(name) {
