@@ -74,6 +74,7 @@ int run(const efu::DaemonOptions &options) {
   efu::Counter &kernelRcvbufErrors = stats.add("kernel.udp.rcvbuf_errors");
   efu::Counter &residentBytes = stats.add("process.rss_bytes", efu::CounterKind::Gauge);
   efu::Counter &openFds = stats.add("process.fds", efu::CounterKind::Gauge);
+  efu::Counter &logReopenFailures = stats.add("log.reopen_failures");
   const int64_t rcvbufErrorsAtStart = efu::readSnmpUdp("RcvbufErrors");
 
   const auto receivers = efu::openReceivers(options);
@@ -239,8 +240,17 @@ int run(const efu::DaemonOptions &options) {
       nextReportNs += intervalNs;
     }
     if (efu::takeHangup()) {
-      log->info(efu::reopenLogFile() ? "SIGHUP: log file reopened"
-                                     : "SIGHUP: no --log-file to reopen");
+      const efu::LogReopen reopened = efu::reopenLogFile();
+      if (reopened.status == efu::LogReopen::Status::Failed) {
+        logReopenFailures.add();
+        log->error("SIGHUP: {}; still writing to the log file open before (the next SIGHUP "
+                   "tries again)",
+                   reopened.problem);
+      } else {
+        log->info(reopened.status == efu::LogReopen::Status::Reopened
+                      ? "SIGHUP: log file reopened"
+                      : "SIGHUP: no --log-file to reopen");
+      }
     }
     if (exitRequested) {
       stopReason = "EXIT command";

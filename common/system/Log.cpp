@@ -2,11 +2,16 @@
 // spdlog set-up for the daemon and the tools.
 #include "common/system/Log.h"
 
-#include <spdlog/details/file_helper.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
@@ -15,28 +20,81 @@
 namespace efu {
 namespace {
 
-/// Appends to a file and can reopen it by name (after logrotate moved it away).
+/// Opens `path` for appending without ever blocking and refuses anything but a regular file:
+/// O_NONBLOCK, because opening a FIFO without a reader would otherwise wait for one forever
+/// (it fails with ENXIO instead), then fstat() of what was opened (a FIFO with a reader, a
+/// device). Returns the descriptor, or -1 with the reason in `problem`.
+int openLogFile(const std::string &path, std::string &problem) {
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    problem = errno == ENXIO ? "log file '" + path + "' is not a regular file (a FIFO or device "
+                               "that nobody has open for reading)"
+                             : "cannot open log file '" + path + "': " + std::strerror(errno);
+    return -1;
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    problem = "log file '" + path + "' is not a regular file";
+    ::close(fd);
+    return -1;
+  }
+  ::fcntl(fd, F_SETFL, O_WRONLY | O_APPEND); // a regular file: writes block as usual
+  return fd;
+}
+
+/// Appends to a file and can reopen it by name (after logrotate moved it away). A failed
+/// reopen keeps the file open before, so no log line is lost and nothing writes to a closed
+/// file. Each line is one write(2) (O_APPEND), so nothing is buffered in the process.
 class ReopenableFileSink final : public spdlog::sinks::base_sink<std::mutex> {
 public:
-  explicit ReopenableFileSink(std::string path) : path_(std::move(path)) { file_.open(path_); }
+  explicit ReopenableFileSink(std::string path) : path_(std::move(path)) {
+    std::string problem;
+    fd_ = openLogFile(path_, problem);
+    if (fd_ < 0) {
+      throw std::runtime_error(problem);
+    }
+  }
+  ~ReopenableFileSink() override { ::close(fd_); }
+  ReopenableFileSink(const ReopenableFileSink &) = delete;
+  ReopenableFileSink &operator=(const ReopenableFileSink &) = delete;
 
-  void reopen() {
+  /// "" when reopened, else why not (the old file stays open).
+  std::string reopen() {
+    std::string problem;
+    const int fd = openLogFile(path_, problem);
+    if (fd < 0) {
+      return problem;
+    }
     const std::lock_guard lock(mutex_);
-    file_.close();
-    file_.open(path_);
+    ::close(fd_);
+    fd_ = fd;
+    return {};
   }
 
 protected:
   void sink_it_(const spdlog::details::log_msg &msg) override {
     spdlog::memory_buf_t formatted;
     formatter_->format(msg, formatted);
-    file_.write(formatted);
+    const char *data = formatted.data();
+    size_t left = formatted.size();
+    while (left > 0) {
+      const ssize_t written = ::write(fd_, data, left);
+      if (written < 0 && errno == EINTR) {
+        continue;
+      }
+      if (written <= 0) {
+        return; // disk full or I/O error: logging never throws into the caller (stderr has it)
+      }
+      data += written;
+      left -= static_cast<size_t>(written);
+    }
   }
-  void flush_() override { file_.flush(); }
+  void flush_() override {}
 
 private:
   std::string path_;
-  spdlog::details::file_helper file_;
+  int fd_ = -1;
 };
 
 std::shared_ptr<ReopenableFileSink> gFileSink; // set once by setupLogging(), on the main thread
@@ -59,12 +117,13 @@ std::string checkLogFilePath(const std::string &logFile) {
   return {};
 }
 
-bool reopenLogFile() {
+LogReopen reopenLogFile() {
   if (!gFileSink) {
-    return false;
+    return {LogReopen::Status::NoLogFile, {}};
   }
-  gFileSink->reopen();
-  return true;
+  std::string problem = gFileSink->reopen();
+  return {problem.empty() ? LogReopen::Status::Reopened : LogReopen::Status::Failed,
+          std::move(problem)};
 }
 
 std::shared_ptr<spdlog::logger> setupLogging(const std::string &name, const std::string &level,
@@ -81,12 +140,8 @@ std::shared_ptr<spdlog::logger> setupLogging(const std::string &name, const std:
     if (const auto problem = checkLogFilePath(logFile); !problem.empty()) {
       throw std::runtime_error(problem);
     }
-    try {
-      gFileSink = std::make_shared<ReopenableFileSink>(logFile);
-      sinks.push_back(gFileSink);
-    } catch (const spdlog::spdlog_ex &e) {
-      throw std::runtime_error("cannot open log file '" + logFile + "': " + e.what());
-    }
+    gFileSink = std::make_shared<ReopenableFileSink>(logFile); // throws naming the file
+    sinks.push_back(gFileSink);
   }
   auto logger = std::make_shared<spdlog::logger>(name, sinks.begin(), sinks.end());
   logger->set_level(parsed);

@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -355,6 +356,56 @@ TEST_F(EfuUdpDaemon, SighupReopensTheLogFileAndUsr1StopsCleanly) {
   std::ifstream reopened(logFile);
   const std::string text((std::istreambuf_iterator<char>(reopened)), {});
   EXPECT_NE(text.find("efu stopped"), std::string::npos) << text;
+  fs::remove_all(dir);
+}
+
+std::string fileText(const fs::path &path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A reopen that fails is logged (to stderr and to the file still open), counted, and tried
+// again on the next SIGHUP; efu keeps receiving and answering. A FIFO in the log's place is
+// refused, not waited on (the control port still answers, SIGTERM still stops efu).
+TEST_F(EfuUdpDaemon, AFailedLogReopenIsCountedAndRetriedAndEfuKeepsRunning) {
+  const fs::path dir = fs::temp_directory_path() / ("efu-badlog-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path logFile = dir / "efu.log";
+  const fs::path rotated = dir / "efu.log.1";
+  start({"--log-file", logFile.string()});
+  ASSERT_EQ(stat("log.reopen_failures"), 0);
+
+  fs::rename(logFile, rotated);
+  fs::create_directory(logFile); // a directory where the new file would go
+  efu_->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return counter(cmdPort_, "log.reopen_failures") == 1; }))
+      << efu_->output();
+  ASSERT_TRUE(eventually([&] {
+    return fileText(rotated).find("SIGHUP: cannot open log file") != std::string::npos;
+  })) << fileText(rotated);
+
+  fs::remove(logFile);
+  ASSERT_EQ(mkfifo(logFile.c_str(), 0600), 0); // nobody reads it: a blocking open would hang
+  efu_->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return counter(cmdPort_, "log.reopen_failures") == 2; }))
+      << efu_->output();
+  udpgen({"-n", "100", "-s", "64"}); // still receiving
+  waitProcessed(100);
+
+  fs::remove(logFile); // the next SIGHUP succeeds
+  efu_->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] {
+    return fileText(logFile).find("SIGHUP: log file reopened") != std::string::npos;
+  })) << efu_->output();
+  EXPECT_EQ(stat("log.reopen_failures"), 2);
+  stopWith("SIGTERM");
+  const std::string old = fileText(rotated);
+  EXPECT_NE(old.find("'" + logFile.string() + "': Is a directory"), std::string::npos) << old;
+  EXPECT_NE(old.find("'" + logFile.string() + "' is not a regular file"), std::string::npos)
+      << old;
+  EXPECT_NE(fileText(logFile).find("efu stopped"), std::string::npos) << fileText(logFile);
+  EXPECT_NE(efu_->output().find("SIGHUP: cannot open log file"), std::string::npos); // stderr
   fs::remove_all(dir);
 }
 
