@@ -93,6 +93,7 @@ KafkaProducer::~KafkaProducer() {
       failed_.add(unreported);
     }
   }
+  queued_.set(inFlight()); // 0: whatever was left is failed (and discarded) now
   if (problemLog_.suppressed > 0) {
     log_.warn("Kafka: {} further problem messages were not logged (at most one per {} s)",
               problemLog_.suppressed, problemLog_.intervalNs / kNsPerSec);
@@ -224,6 +225,7 @@ void KafkaProducer::reportSuppressed(int64_t nowNs) noexcept {
 int KafkaProducer::flush(int timeoutMs) {
   rd_kafka_flush(rk_.get(), timeoutMs);
   const int64_t left = inFlight();
+  queued_.set(left); // the gauge agrees with the counts the shutdown lines print
   if (left > 0) {
     log_.warn("Kafka: {} messages still undelivered after waiting {} ms", left, timeoutMs);
   }

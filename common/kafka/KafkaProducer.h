@@ -114,7 +114,7 @@ private:
   Counter &queueFullRetries_;
   Counter &errors_;
   Counter &discarded_;
-  Counter &queued_; ///< gauge: inFlight() at the last poll()
+  Counter &queued_; ///< gauge: inFlight() at the last poll() or flush(); 0 once destroyed
   RateLimit problemLog_;
   bool troubled_ = false; // a problem was logged; log once when deliveries succeed again
   std::atomic<bool> abort_{false};

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 using namespace efu::testkit;
@@ -17,6 +18,35 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
+
+/// The shutdown log gives Kafka's counts three times: "Kafka: all N messages delivered" (when
+/// so), the "whole run:" line (delivered, failed, queued) and "efu stopped: Kafka messages
+/// produced P, delivered D, failed F (discarded at shutdown X)". They must tell one story:
+/// nothing left queued, the same delivered and failed everywhere, P = D + F.
+void expectOneFinalAccount(const std::string &out) {
+  std::smatch whole;
+  ASSERT_TRUE(std::regex_search(
+      out, whole, std::regex(R"(whole run: .*kafka delivered (\d+) failed (\d+) queued (\d+))")))
+      << out;
+  std::smatch last;
+  ASSERT_TRUE(std::regex_search(
+      out, last,
+      std::regex(R"(efu stopped: Kafka messages produced (\d+), delivered (\d+), failed (\d+))")))
+      << out;
+  EXPECT_LT(whole.position(0), last.position(0)) << out;
+  const int64_t produced = std::stoll(last[1]);
+  const int64_t delivered = std::stoll(last[2]);
+  const int64_t failed = std::stoll(last[3]);
+  EXPECT_EQ(std::stoll(whole[1]), delivered) << out;
+  EXPECT_EQ(std::stoll(whole[2]), failed) << out;
+  EXPECT_EQ(std::stoll(whole[3]), 0) << "queued after the end:\n" << out;
+  EXPECT_EQ(produced, delivered + failed) << out;
+  std::smatch all;
+  if (std::regex_search(out, all, std::regex(R"(Kafka: all (\d+) messages delivered)"))) {
+    EXPECT_EQ(std::stoll(all[1]), delivered) << out;
+    EXPECT_EQ(failed, 0) << out;
+  }
+}
 
 class EfuKafka : public ::testing::Test {
 protected:
@@ -68,6 +98,7 @@ TEST_F(EfuKafka, CountersAndStatusArriveThroughTheBroker) {
       << efu.output();
   efu.signal(SIGTERM); // the final publication carries the final counter values
   ASSERT_EQ(efu.wait(30s).value_or(-1), 0) << efu.output();
+  expectOneFinalAccount(efu.output());
 
   const auto messages = dump({"udp_stats", "udp_status"});
   int64_t lastRxPackets = -1;
@@ -236,6 +267,7 @@ TEST(EfuKafkaTruth, UndeliveredMessagesGiveExitCode3AndTheCounts) {
   EXPECT_EQ(out.find("all messages delivered"), std::string::npos) << out;
   EXPECT_NE(out.find("delivered 0"), std::string::npos) << out;
   EXPECT_NE(out.find("exit code 3"), std::string::npos) << out;
+  expectOneFinalAccount(out);
 }
 
 } // namespace

@@ -366,6 +366,38 @@ TEST(KafkaProducer, AbortReleasesAProduceBlockedOnAFullQueue) {
   EXPECT_EQ(counter(stats, "kafka.delivered"), 0);
 }
 
+// The shutdown lines of efu read kafka.queue.messages beside produced/delivered/failed: after
+// flush() and after destruction the gauge must agree with them, not show the last poll's value.
+TEST(KafkaProducer, QueueGaugeAgreesWithTheCountsAfterFlushAndDestruction) {
+  MockCluster cluster("gauge");
+  CapturedLog log;
+  efu::Stats stats;
+  auto producer = std::make_unique<KafkaProducer>(optionsFor(cluster), stats, log.logger);
+  const efu::Counter &queued = *stats.find("kafka.queue.messages");
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_TRUE(producer->produce("gauge", bytes("delivered-" + std::to_string(i)), 0));
+  }
+  producer->poll(); // the gauge as the processing thread sets it each tick
+  EXPECT_EQ(producer->flush(kFlushMs), 0);
+  EXPECT_EQ(counter(stats, "kafka.delivered"), 10);
+  EXPECT_EQ(queued.get(), 0) << "all delivered, yet the gauge shows the last poll's count";
+
+  cluster.setDown(); // the rest stays queued, then is discarded at shutdown
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(producer->produce("gauge", bytes("stuck-" + std::to_string(i)), 0));
+  }
+  producer->poll();
+  EXPECT_EQ(queued.get(), 5);
+  EXPECT_EQ(producer->flush(0), 5);
+  EXPECT_EQ(queued.get(), 5);
+  producer.reset();
+  EXPECT_EQ(counter(stats, "kafka.discarded"), 5);
+  EXPECT_EQ(counter(stats, "kafka.failed"), 5);
+  EXPECT_EQ(counter(stats, "kafka.produced"),
+            counter(stats, "kafka.delivered") + counter(stats, "kafka.failed"));
+  EXPECT_EQ(queued.get(), 0) << "nothing is in flight once the producer is gone";
+}
+
 TEST(KafkaProducer, Ev44SinkEndToEnd) {
   MockCluster cluster("udp_detector");
   CapturedLog log;
