@@ -13,11 +13,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <stdexcept>
-#include <thread>
 
 namespace efu::udpgen {
 namespace {
@@ -105,15 +106,6 @@ PcapPtr openCapture(const PcapReplayOptions &options) {
   return pcap;
 }
 
-void waitUntil(int64_t deadlineNs, const std::atomic<bool> &stop) {
-  for (int64_t now = monotonicNs(); now < deadlineNs && !stop.load(); now = monotonicNs()) {
-    const int64_t left = deadlineNs - now;
-    if (left > 200'000) {
-      std::this_thread::sleep_for(std::chrono::nanoseconds(left - 100'000));
-    }
-  }
-}
-
 } // namespace
 
 PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic<bool> &stop) {
@@ -122,18 +114,29 @@ PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic
   const int64_t startNs = monotonicNs();
   int64_t passStartNs = startNs;
   const double gapNs = options.pps > 0 ? 1e9 / static_cast<double>(options.pps) : 0.0;
+  const int64_t endNs = options.durationS > 0.0
+                            ? startNs + static_cast<int64_t>(options.durationS * 1e9)
+                            : std::numeric_limits<int64_t>::max();
+  // A wait ends at its deadline, at --stopafter or at a stop; false: the replay ends.
+  const auto waitUntil = [&](int64_t deadlineNs) {
+    return sleepUntilMonotonicNs(std::min(deadlineNs, endNs), stop) && monotonicNs() < endNs;
+  };
+  const auto over = [&] {
+    return stop.load() || monotonicNs() >= endNs ||
+           (options.count > 0 && summary.sent + summary.sendErrors >= options.count);
+  };
   uint64_t paced = 0;
   for (uint64_t pass = 0; options.loops == 0 || pass < options.loops; ++pass) {
     PcapPtr pcap = openCapture(options); // opened again per pass (also checks it before sending)
     const int linkType = pcap_datalink(pcap.get());
     int64_t firstCaptureNs = -1;
+    uint64_t passFiltered = 0; // frames that passed the filter in this pass
+    uint64_t passDatagrams = 0; // of them, whole IPv4/UDP datagrams (sent or not)
     pcap_pkthdr *header = nullptr;
     const u_char *frame = nullptr;
     int rc = 0;
-    while (!stop.load() && (rc = pcap_next_ex(pcap.get(), &header, &frame)) == 1) {
-      if (options.count > 0 && summary.sent >= options.count) {
-        break;
-      }
+    while (!over() && (rc = pcap_next_ex(pcap.get(), &header, &frame)) == 1) {
+      ++passFiltered;
       if (header->caplen < header->len) {
         ++summary.skippedTruncated;
         continue;
@@ -168,11 +171,16 @@ PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic
         firstCaptureNs = captureNs;
         passStartNs = monotonicNs();
       }
+      ++passDatagrams;
       if (gapNs > 0.0) {
-        waitUntil(startNs + static_cast<int64_t>(gapNs * static_cast<double>(paced++)), stop);
+        if (!waitUntil(startNs + static_cast<int64_t>(gapNs * static_cast<double>(paced++)))) {
+          break;
+        }
       } else if (options.speed > 0.0) {
         const auto offset = static_cast<double>(captureNs - firstCaptureNs) / options.speed;
-        waitUntil(passStartNs + static_cast<int64_t>(offset), stop);
+        if (!waitUntil(passStartNs + static_cast<int64_t>(offset))) {
+          break;
+        }
       }
       if (pass == 0) {
         summary.captureSpanS = static_cast<double>(captureNs - firstCaptureNs) / 1e9;
@@ -187,8 +195,16 @@ PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic
     if (rc == PCAP_ERROR) {
       throw std::runtime_error("--pcap " + options.path + ": " + pcap_geterr(pcap.get()));
     }
-    if (stop.load() || (options.count > 0 && summary.sent >= options.count)) {
+    if (over()) {
       break;
+    }
+    if (passDatagrams == 0) {
+      // Every further pass would find nothing either: say so instead of reading it again.
+      throw std::runtime_error(fmt::format(
+          "--pcap {}: nothing to send: {} frame(s) passed --pcap-filter '{}', none with a "
+          "whole IPv4/UDP datagram (skipped: {} not IPv4/UDP, {} fragments, {} truncated)",
+          options.path, passFiltered, options.filter, summary.skippedNotUdp,
+          summary.skippedFragment, summary.skippedTruncated));
     }
     ++summary.loops;
   }

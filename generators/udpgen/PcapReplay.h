@@ -18,6 +18,7 @@ struct PcapReplayOptions {
   uint64_t pps = 0;             ///< fixed rate instead of the capture's timing (0 = not fixed)
   uint64_t loops = 1;           ///< passes over the file (0 = until stopped)
   uint64_t count = 0;           ///< stop after this many datagrams (0 = no limit)
+  double durationS = 0.0;       ///< --stopafter: stop after this many seconds (0 = no limit)
 };
 
 /// What a replay did. Skipped frames passed the filter but carry no whole IPv4/UDP datagram.
@@ -33,9 +34,11 @@ struct PcapReplaySummary {
   double captureSpanS = 0.0;     ///< first to last sent datagram's capture time, first pass
 };
 
-/// Replays until the file (times `loops`) is done, `count` is reached or `stop` is set. Throws
-/// std::runtime_error naming the file for an unreadable capture or a bad filter, before
-/// anything is sent.
+/// Replays until the file (times `loops`) is done, `count` or `durationS` is reached or `stop`
+/// is set; every wait (the capture's gaps, --pps) ends within 50 ms of a stop or at
+/// `durationS`. Throws std::runtime_error naming the file for an unreadable capture or a bad
+/// filter, before anything is sent, and for a capture with nothing to send (no frame passes
+/// the filter and carries a whole IPv4/UDP datagram), after its first pass.
 PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic<bool> &stop);
 
 /// The summary as one line of text and as one JSON object.

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -73,8 +74,15 @@ RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<boo
   const int64_t endNs = options.durationS > 0.0
                             ? startNs + static_cast<int64_t>(options.durationS * 1e9)
                             : std::numeric_limits<int64_t>::max();
+  const int64_t timeoutNs = int64_t{options.rrTimeoutMs} * kNsPerMs;
+  summary.timeoutMs = options.rrTimeoutMs;
+  uint64_t unansweredInARow = 0;
   for (uint64_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
     if ((options.count > 0 && seq >= options.count) || monotonicNs() >= endNs) {
+      break;
+    }
+    if (unansweredInARow >= kRrGiveUpAfter) {
+      summary.gaveUp = true;
       break;
     }
     storeLe64(out.data(), seq);
@@ -82,20 +90,26 @@ RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<boo
       storeLe64(out.data() + 8, static_cast<uint64_t>(realtimeNs()));
     }
     const int64_t sentNs = monotonicNs();
+    ++summary.requests;
+    ++unansweredInARow;
     if (send(fd, out.data(), out.size(), 0) < 0) {
-      ++summary.lost; // e.g. ECONNREFUSED: nobody echoes
-      ++summary.requests;
-      pollfd wait{fd, 0, 0};
-      poll(&wait, 1, 1); // an ICMP error per request: do not spin on it
+      // ECONNREFUSED: the ICMP port unreachable of an earlier request (nobody listens).
+      ++summary.refused;
       continue;
     }
-    ++summary.requests;
-    bool answered = false;
-    while (!answered && !stop.load(std::memory_order_relaxed)) {
-      const int64_t leftMs = kEchoTimeoutMs - (monotonicNs() - sentNs) / 1'000'000;
-      pollfd wait{fd, POLLIN, 0};
-      if (leftMs <= 0 || poll(&wait, 1, static_cast<int>(leftMs)) <= 0) {
+    enum class Outcome { Waiting, Echoed, Refused, TimedOut } outcome = Outcome::Waiting;
+    while (outcome == Outcome::Waiting) {
+      const int64_t nowNs = monotonicNs();
+      const int64_t deadlineNs = std::min(sentNs + timeoutNs, endNs);
+      if (stop.load(std::memory_order_relaxed) || nowNs >= deadlineNs) {
+        outcome = Outcome::TimedOut;
         break;
+      }
+      // In slices of at most kStopCheckNs, so a stop is seen at once whatever --rr-timeout is.
+      const int64_t sliceNs = std::min(deadlineNs - nowNs, kStopCheckNs);
+      pollfd wait{fd, POLLIN, 0};
+      if (poll(&wait, 1, static_cast<int>((sliceNs + kNsPerMs - 1) / kNsPerMs)) <= 0) {
+        continue;
       }
       const ssize_t got = recv(fd, in.data(), in.size(), 0);
       const int64_t gotNs = monotonicNs();
@@ -103,15 +117,25 @@ RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<boo
         summary.rttNs.add(static_cast<uint64_t>(gotNs - sentNs));
         summary.rttSumNs += static_cast<uint64_t>(gotNs - sentNs);
         ++summary.replies;
-        answered = true;
+        outcome = Outcome::Echoed;
       } else if (got >= 0) {
         ++summary.strays;
+      } else if (errno == ECONNREFUSED) {
+        outcome = Outcome::Refused; // no echo will come: nobody listens there
       }
     }
-    if (!answered) {
-      ++summary.lost;
+    if (outcome == Outcome::Echoed) {
+      unansweredInARow = 0;
+    } else if (outcome == Outcome::Refused) {
+      ++summary.refused;
+    } else if (!stop.load(std::memory_order_relaxed) && monotonicNs() < endNs) {
+      ++summary.timeouts;
+    } else {
+      --summary.requests; // cut short by the stop or --stopafter: neither answered nor lost
+      --unansweredInARow;
     }
   }
+  summary.lost = summary.timeouts + summary.refused;
   summary.elapsedS = static_cast<double>(monotonicNs() - startNs) / 1e9;
   close(fd);
   return summary;
@@ -132,6 +156,10 @@ std::string rrJson(const RrSummary &s) {
       {"requests", s.requests},
       {"replies", s.replies},
       {"lost", s.lost},
+      {"timeouts", s.timeouts},
+      {"refused", s.refused},
+      {"timeout_ms", s.timeoutMs},
+      {"gave_up", s.gaveUp},
       {"strays", s.strays},
       {"seconds", s.elapsedS},
       {"rtt_us",
@@ -148,11 +176,13 @@ std::string rrJson(const RrSummary &s) {
 std::string rrText(const RrSummary &s) {
   const auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1e3; };
   return fmt::format("udpgen request-response summary\n"
-                     "  requests      {} of {} B in {:.3f} s, {} echoed, {} lost, {} strays\n"
+                     "  requests      {} of {} B in {:.3f} s, {} echoed, {} lost ({} timeouts "
+                     "after {} ms, {} refused), {} strays\n"
                      "  rtt           p50 {:.1f} us, p90 {:.1f} us, p99 {:.1f} us, max {:.1f} us, "
                      "mean {:.1f} us "
                      "(percentiles: lower bounds of log bins, at most 12.5 % low)\n",
-                     s.requests, s.sizeBytes, s.elapsedS, s.replies, s.lost, s.strays,
+                     s.requests, s.sizeBytes, s.elapsedS, s.replies, s.lost, s.timeouts,
+                     s.timeoutMs, s.refused, s.strays,
                      us(s.rttNs.percentile(0.5)), us(s.rttNs.percentile(0.9)),
                      us(s.rttNs.percentile(0.99)), us(s.rttNs.max()), meanUs(s));
 }

@@ -3,16 +3,15 @@
 #include "generators/udpgen/Sweep.h"
 
 #include "common/net/ControlClient.h"
+#include "common/time/Time.h"
 #include "generators/udpgen/UdpSender.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
-#include <thread>
 
 namespace efu::udpgen {
 namespace {
@@ -109,7 +108,7 @@ std::vector<SweepRow> runSweep(const UdpGenOptions &options, const std::atomic<b
       ReceiverCounts rxAfter = readReceiver(options.address, options.cmdPort);
       for (int quiet = 0; quiet < 20 && !stop.load(std::memory_order_relaxed) &&
                           rxAfter.packets - rxBefore.packets < static_cast<int64_t>(row.sent);) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        sleepUntilMonotonicNs(monotonicNs() + 50 * kNsPerMs, stop);
         const ReceiverCounts now = readReceiver(options.address, options.cmdPort);
         quiet = now.packets == rxAfter.packets ? quiet + 1 : 0;
         rxAfter = now;

@@ -96,13 +96,20 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
       ->needs(pcap);
   pcap->excludes(rate);
   pcap->excludes(spacing);
-  app.add_flag("--rr", options.requestResponse,
-               "Request-response: send one datagram, wait for its echo (udpecho), record the "
-               "round-trip time; summary with p50/p90/p99")
-      ->excludes(rate)
-      ->excludes(pps)
-      ->excludes(spacing)
-      ->excludes(pcap);
+  auto *rr = app.add_flag("--rr", options.requestResponse,
+                          "Request-response: send one datagram, wait for its echo (udpecho), "
+                          "record the round-trip time; summary with p50/p90/p99. Ends with exit "
+                          "code 1 after 3 requests in a row without an echo (nobody answers)")
+                 ->excludes(rate)
+                 ->excludes(pps)
+                 ->excludes(spacing)
+                 ->excludes(pcap);
+  app.add_option("--rr-timeout", options.rrTimeoutMs,
+                 "With --rr: milliseconds to wait for each echo; a request without one is "
+                 "counted as a timeout")
+      ->capture_default_str()
+      ->check(CLI::Range(1U, 3'600'000U))
+      ->needs(rr);
   auto *sweep =
       app.add_option("--sweep", options.sweep,
                      "Throughput vs spacing (udpmon): -n datagrams (default 10000) at each "

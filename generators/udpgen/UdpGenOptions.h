@@ -26,6 +26,7 @@ struct UdpGenOptions {
   double spacingUs = 0.0;            ///< --spacing: µs from one group's start to the next; 0 = off.
   uint32_t burst = 1;                ///< --burst: datagrams sent back to back per --spacing.
   bool requestResponse = false;      ///< --rr: one datagram at a time, wait for its echo.
+  uint32_t rrTimeoutMs = 1000;       ///< --rr-timeout: wait this long for one echo.
   std::string sweep;                 ///< --sweep FROM:TO:STEP (µs); "" = no sweep.
   uint16_t cmdPort = 0;              ///< -m/--cmdport: the receiving efu's control port, 0 = none.
   uint64_t count = 0;                ///< Datagrams (sequence numbers) to send; 0 = unlimited.

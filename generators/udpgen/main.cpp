@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
     if (!options.pcapPath.empty()) {
       const PcapReplayOptions replay{options.pcapPath, options.pcapFilter, options.address,
                                      options.port,     options.speed,      options.pps,
-                                     options.loops,    options.count};
+                                     options.loops,    options.count,      options.durationS};
       spdlog::info("replaying {} (filter '{}') to {}:{}, {}, {} pass(es)", options.pcapPath,
                    options.pcapFilter, options.address, options.port,
                    options.pps > 0       ? fmt::format("{} pps", options.pps)
@@ -61,14 +61,23 @@ int main(int argc, char **argv) {
       spdlog::warn("{}; running unpinned", error);
     }
     if (options.requestResponse) {
-      spdlog::info("request-response with {}:{}: {} B per datagram, count {}", options.address,
-                   options.port, options.sizeBytes,
-                   options.count > 0 ? std::to_string(options.count) : std::string("unlimited"));
+      spdlog::info("request-response with {}:{}: {} B per datagram, count {}, echo timeout {} ms",
+                   options.address, options.port, options.sizeBytes,
+                   options.count > 0 ? std::to_string(options.count) : std::string("unlimited"),
+                   options.rrTimeoutMs);
       const RrSummary summary = runRequestResponse(options, stopFlag());
       std::fputs(rrText(summary).c_str(), stderr);
       if (options.json) {
         std::printf("%s\n", rrJson(summary).c_str());
         std::fflush(stdout);
+      }
+      if (summary.gaveUp) {
+        spdlog::error("--rr: no echo from {}:{} for {} requests in a row (in all {} timeouts "
+                      "after --rr-timeout {} ms, {} refused by the host); is udpecho running "
+                      "there?",
+                      options.address, options.port, kRrGiveUpAfter, summary.timeouts,
+                      options.rrTimeoutMs, summary.refused);
+        return 1;
       }
       return 0;
     }

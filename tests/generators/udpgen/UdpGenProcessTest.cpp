@@ -3,6 +3,7 @@
 // SIGINT, and bad arguments.
 #include "tests/generators/udpgen/LoopbackReceiver.h"
 
+#include "common/net/PcapWriter.h"
 #include "common/time/Time.h"
 
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -76,16 +78,30 @@ public:
   UdpgenProcess &operator=(const UdpgenProcess &) = delete;
 
   void interrupt() const { kill(pid_, SIGINT); }
+  void terminate() const { kill(pid_, SIGTERM); }
+  [[nodiscard]] pid_t pid() const { return pid_; }
 
-  /// Reads both pipes to their end, then reaps the process.
-  Finished finish() {
+  /// Reads both pipes to their end, then reaps the process. With a hang bound (a safety net for
+  /// tests of hangs, not a timing check): exitCode -1 when the pipes stay open that long (the
+  /// destructor then kills the process).
+  Finished finish(int hangBoundMs = -1) {
     Finished result;
     pollfd fds[2] = {{outFd_, POLLIN, 0}, {errFd_, POLLIN, 0}};
     std::string *sinks[2] = {&result.out, &result.err};
     int open = 2;
     char buffer[4096];
+    const int64_t giveUpNs = monotonicNs() + int64_t{hangBoundMs} * kNsPerMs;
     while (open > 0) {
-      if (poll(fds, 2, -1) < 0) {
+      int waitMs = -1;
+      if (hangBoundMs >= 0) {
+        const int64_t leftNs = giveUpNs - monotonicNs();
+        if (leftNs <= 0) {
+          result.exitCode = -1;
+          return result;
+        }
+        waitMs = static_cast<int>(leftNs / kNsPerMs) + 1;
+      }
+      if (poll(fds, 2, waitMs) < 0) {
         continue;
       }
       for (int i = 0; i < 2; ++i) {
@@ -230,6 +246,76 @@ TEST(UdpgenProcess, NobodyListeningIsCountedNotFatal) {
   EXPECT_EQ(json.at("sent").get<uint64_t>() + json.at("errors").at("total").get<uint64_t>(), 500U);
   EXPECT_EQ(json.at("next_sequence").get<uint64_t>(), 500U);
   EXPECT_NE(run.err.find("ECONNREFUSED"), std::string::npos) << run.err;
+}
+
+/// Hang bound of the replay tests: far beyond what they take; reaching it is the failure.
+constexpr int kHangBoundMs = 30'000;
+
+/// A capture of datagrams carrying sequence numbers 0.. to `port`, at the given capture times.
+std::string writeCapture(const std::string &name, uint16_t port, const std::vector<int64_t> &timesNs) {
+  const std::string path = "/tmp/udpgen-test-" + std::to_string(getpid()) + "-" + name + ".pcap";
+  PcapWriter writer(path, 40000, port);
+  std::vector<uint8_t> payload(64, 0);
+  for (size_t i = 0; i < timesNs.size(); ++i) {
+    payload[0] = static_cast<uint8_t>(i);
+    writer.write(payload, timesNs[i]);
+  }
+  return path;
+}
+
+// The second record 10 years after the first: a stop signal still ends the replay at once
+// (it used to sleep through the whole gap in one sleep_for).
+TEST(UdpgenReplay, SigtermEndsAWaitForAFarCaptureTime) {
+  LoopbackReceiver receiver;
+  constexpr int64_t kTenYearsNs = int64_t{10} * 365 * 24 * 3600 * kNsPerSec;
+  const int64_t t0 = int64_t{1'700'000'000} * kNsPerSec;
+  const std::string capture = writeCapture("gap", receiver.port(), {t0, t0 + kTenYearsNs});
+  for (const int sig : {SIGTERM, SIGINT}) {
+    UdpgenProcess udpgen({"--pcap", capture, "-p", std::to_string(receiver.port()), "--json"});
+    ASSERT_TRUE(receiver.waitReadable(kHangBoundMs)) << "the first datagram never came";
+    ASSERT_EQ(receiver.collect(1).size(), 1U);
+    kill(udpgen.pid(), sig); // udpgen now waits for the second record's time
+    const Finished run = udpgen.finish(kHangBoundMs);
+    ASSERT_NE(run.exitCode, -1) << "udpgen ignored signal " << sig << " in a long wait";
+    EXPECT_EQ(run.exitCode, 0) << run.err;
+    EXPECT_EQ(nlohmann::json::parse(run.out).at("sent").get<uint64_t>(), 1U) << run.out;
+  }
+  std::remove(capture.c_str());
+}
+
+// Nothing in the capture passes the filter: said once, exit 1, instead of reading the file
+// again and again (--loop 0) at 100 % CPU.
+TEST(UdpgenReplay, ACaptureWithNothingToSendIsAnError) {
+  LoopbackReceiver receiver;
+  const int64_t t0 = int64_t{1'700'000'000} * kNsPerSec;
+  const std::string capture = writeCapture("nothing", receiver.port(), {t0, t0 + kNsPerMs});
+  const Finished run = UdpgenProcess({"--pcap", capture, "--pcap-filter", "port 1", "--loop", "0",
+                                      "-p", std::to_string(receiver.port())})
+                           .finish(kHangBoundMs);
+  ASSERT_NE(run.exitCode, -1) << "udpgen --loop 0 with nothing to send did not end";
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  EXPECT_NE(run.err.find("--pcap " + capture + ": nothing to send"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--pcap-filter 'port 1'"), std::string::npos) << run.err;
+  EXPECT_FALSE(receiver.waitReadable(0));
+  std::remove(capture.c_str());
+}
+
+// --stopafter ends an endless (--loop 0) replay, as it ends every other udpgen run.
+TEST(UdpgenReplay, StopafterEndsAnEndlessReplay) {
+  LoopbackReceiver receiver;
+  const int64_t t0 = int64_t{1'700'000'000} * kNsPerSec;
+  const std::string capture = writeCapture("loop", receiver.port(), {t0, t0 + 1, t0 + 2});
+  const Finished run =
+      UdpgenProcess({"--pcap", capture, "--loop", "0", "--stopafter", "0.3", "--pps", "1000",
+                     "-p", std::to_string(receiver.port()), "--json"})
+          .finish(kHangBoundMs);
+  ASSERT_NE(run.exitCode, -1) << "--stopafter was ignored by the replay";
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_GE(json.at("sent").get<uint64_t>(), 1U);
+  EXPECT_EQ(receiver.collect(json.at("sent").get<uint64_t>()).size(),
+            json.at("sent").get<uint64_t>());
+  std::remove(capture.c_str());
 }
 
 TEST(UdpgenProcess, BadSizeIsRefusedByValue) {
