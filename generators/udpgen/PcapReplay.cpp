@@ -114,9 +114,9 @@ PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic
   const int64_t startNs = monotonicNs();
   int64_t passStartNs = startNs;
   const double gapNs = options.pps > 0 ? 1e9 / static_cast<double>(options.pps) : 0.0;
-  const int64_t endNs = options.durationS > 0.0
-                            ? startNs + static_cast<int64_t>(options.durationS * 1e9)
-                            : std::numeric_limits<int64_t>::max();
+  const double runNs = options.durationS * 1e9;
+  const int64_t endNs = runNs > 0.0 && runNs < 4e18 ? startNs + static_cast<int64_t>(runNs)
+                                                    : std::numeric_limits<int64_t>::max();
   // A wait ends at its deadline, at --stopafter or at a stop; false: the replay ends.
   const auto waitUntil = [&](int64_t deadlineNs) {
     return sleepUntilMonotonicNs(std::min(deadlineNs, endNs), stop) && monotonicNs() < endNs;

@@ -92,10 +92,24 @@ RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<boo
     const int64_t sentNs = monotonicNs();
     ++summary.requests;
     ++unansweredInARow;
-    if (send(fd, out.data(), out.size(), 0) < 0) {
-      // ECONNREFUSED: the ICMP port unreachable of an earlier request (nobody listens).
-      ++summary.refused;
-      continue;
+    ssize_t sent = send(fd, out.data(), out.size(), 0);
+    while (sent < 0 && errno == EINTR && !stop.load(std::memory_order_relaxed)) {
+      sent = send(fd, out.data(), out.size(), 0);
+    }
+    if (sent < 0) {
+      const int err = errno;
+      if (err == ECONNREFUSED) { // the ICMP port unreachable of an earlier request
+        ++summary.refused;
+        continue;
+      }
+      --summary.requests;
+      --unansweredInARow;
+      if (err == EINTR) {
+        break; // stopped
+      }
+      close(fd);
+      throw std::runtime_error("--rr: cannot send to " + options.address + ":" +
+                               std::to_string(options.port) + ": " + std::strerror(err));
     }
     enum class Outcome { Waiting, Echoed, Refused, TimedOut } outcome = Outcome::Waiting;
     while (outcome == Outcome::Waiting) {
