@@ -148,7 +148,10 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
   app.add_option("-l,--log-level", o.logLevel, std::string("Log level: ") + kLogLevels)
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-  app.add_option("--log-file", o.logFile, "Also log to this file");
+  app.add_option("--log-file", o.logFile,
+                 "Also log to this file (a regular file; its directory must exist). SIGHUP "
+                 "reopens it by name (logrotate); a failed reopen is logged, counted in "
+                 "log.reopen_failures and retried on the next SIGHUP");
   app.add_option("--instrument,--service-id", o.instrument,
                  "Instrument name (e.g. loki): topics <instrument>_detector, _stats and _status, "
                  "counter names efu.<instrument>.*, the x5f2 service id (default: the module "
