@@ -41,7 +41,8 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
   const nlohmann::json &parameters =
       check.array(check.member(root, "Calibration", "Parameters"), "Calibration.Parameters",
                   groups_);
-  units_.reserve(static_cast<size_t>(groups_) * unitsPerGroup_);
+  intervals_.reserve(static_cast<size_t>(groups_) * unitsPerGroup_);
+  polynomials_.reserve(static_cast<size_t>(groups_) * unitsPerGroup_);
   std::vector<std::pair<double, double>> sorted;
   for (size_t g = 0; g < parameters.size(); ++g) {
     const std::string path = "Calibration.Parameters[" + std::to_string(g) + "]";
@@ -58,7 +59,7 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
     for (size_t u = 0; u < unitsPerGroup_; ++u) {
       const std::string ipath = path + ".intervals[" + std::to_string(u) + "]";
       const nlohmann::json &interval = check.array(intervals[u], ipath, 2);
-      Unit unit;
+      Interval unit;
       unit.lo = check.number(interval[0], ipath + "[0]");
       unit.hi = check.number(interval[1], ipath + "[1]");
       if (!(unit.lo >= 0.0 && unit.lo <= 1.0 && unit.hi >= 0.0 && unit.hi <= 1.0)) {
@@ -72,11 +73,10 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
       sorted.emplace_back(unit.lo, unit.hi);
       const std::string ppath = path + ".polynomials[" + std::to_string(u) + "]";
       const nlohmann::json &poly = check.array(polynomials[u], ppath, 4);
-      unit.a = check.number(poly[0], ppath + "[0]");
-      unit.b = check.number(poly[1], ppath + "[1]");
-      unit.c = check.number(poly[2], ppath + "[2]");
-      unit.d = check.number(poly[3], ppath + "[3]");
-      units_.push_back(unit);
+      intervals_.push_back(unit);
+      polynomials_.push_back({check.number(poly[0], ppath + "[0]"), check.number(poly[1], ppath + "[1]"),
+                              check.number(poly[2], ppath + "[2]"),
+                              check.number(poly[3], ppath + "[3]")});
     }
     std::sort(sorted.begin(), sorted.end());
     for (size_t i = 1; i < sorted.size(); ++i) {
@@ -90,7 +90,7 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
 }
 
 void CaenCalibration::sortIntervals() {
-  const size_t n = units_.size();
+  const size_t n = intervals_.size();
   sortedLo_.resize(n);
   sortedHi_.resize(n);
   sortedUnit_.resize(n);
@@ -100,9 +100,9 @@ void CaenCalibration::sortIntervals() {
       order[u] = static_cast<int>(u);
     }
     std::sort(order.begin(), order.end(),
-              [&](int a, int b) { return units_[first + a].lo < units_[first + b].lo; });
+              [&](int a, int b) { return intervals_[first + a].lo < intervals_[first + b].lo; });
     for (uint32_t k = 0; k < unitsPerGroup_; ++k) {
-      const Unit &u = units_[first + order[k]];
+      const Interval &u = intervals_[first + order[k]];
       sortedLo_[first + k] = u.lo;
       sortedHi_[first + k] = u.hi;
       sortedUnit_[first + k] = order[k];
@@ -115,13 +115,14 @@ CaenCalibration CaenCalibration::null(uint32_t groups,
   CaenCalibration c;
   c.groups_ = groups;
   c.unitsPerGroup_ = static_cast<uint32_t>(intervals.size());
-  c.units_.reserve(static_cast<size_t>(groups) * intervals.size());
+  c.intervals_.reserve(static_cast<size_t>(groups) * intervals.size());
+  c.polynomials_.assign(static_cast<size_t>(groups) * intervals.size(), Polynomial{});
   for (uint32_t g = 0; g < groups; ++g) {
     for (const auto &[lo, hi] : intervals) {
-      Unit u;
+      Interval u;
       u.lo = u.first = lo;
       u.hi = u.second = hi;
-      c.units_.push_back(u);
+      c.intervals_.push_back(u);
     }
   }
   c.sortIntervals();
