@@ -56,7 +56,9 @@ std::vector<fs::path> moduleSearchPath(const std::vector<std::string> &userDirs)
   return dirs;
 }
 
-std::string moduleFileName(const std::string &name) { return kPrefix + name + kSuffix; }
+std::string moduleFileName(const std::string &name) {
+  return kPrefix + name + kSuffix;
+}
 
 std::vector<std::string> listModules(const std::vector<fs::path> &dirs) {
   std::set<std::string> names;
@@ -106,11 +108,13 @@ std::shared_ptr<ModuleLibrary> openModuleFile(const fs::path &file) {
   auto entry = reinterpret_cast<Entry>(dlsym(handle, EFU_MODULE_ENTRY_SYMBOL));
   if (entry == nullptr) {
     dlclose(handle);
-    throw ModuleRejected("module " + file.string() + " does not export " EFU_MODULE_ENTRY_SYMBOL
+    throw ModuleRejected("module " + file.string() +
+                         " does not export " EFU_MODULE_ENTRY_SYMBOL
                          "(); it was not built with EFU_MODULE()");
   }
   const EfuModuleDescriptor *descriptor = entry();
-  const std::string problem = descriptor == nullptr ? "no descriptor" : checkDescriptor(*descriptor);
+  const std::string problem =
+      descriptor == nullptr ? "no descriptor" : checkDescriptor(*descriptor);
   if (!problem.empty()) {
     dlclose(handle);
     throw ModuleRejected("refusing module " + file.string() + ": " + problem);
@@ -125,7 +129,9 @@ constexpr InstrumentAlias kInstruments[] = {
 };
 } // namespace
 
-std::span<const InstrumentAlias> instrumentAliases() { return kInstruments; }
+std::span<const InstrumentAlias> instrumentAliases() {
+  return kInstruments;
+}
 
 std::string moduleOf(const std::string &name) {
   for (const InstrumentAlias &a : kInstruments) {
@@ -170,7 +176,8 @@ std::string describeModules(const std::vector<fs::path> &dirs) {
   return out.empty() ? "no modules found in " + joinPaths(dirs) + "\n" : out;
 }
 
-std::shared_ptr<ModuleLibrary> loadModule(const std::string &name, const std::vector<fs::path> &dirs) {
+std::shared_ptr<ModuleLibrary> loadModule(const std::string &name,
+                                          const std::vector<fs::path> &dirs) {
   const std::string fileName = moduleFileName(moduleOf(name));
   for (const auto &dir : dirs) {
     std::error_code ec;
@@ -197,9 +204,9 @@ std::shared_ptr<ModuleLibrary> loadModule(const std::string &name, const std::ve
 ModulePtr createModule(const std::shared_ptr<ModuleLibrary> &library, DaemonContext &context) {
   sdk::Module *module = library->descriptor().create(&context);
   if (module == nullptr) {
-    throw ModuleRejected("module '" + std::string(library->descriptor().name) +
-                         "' failed to start: " +
-                         (context.error().empty() ? "no reason given" : context.error()));
+    throw ModuleRejected(
+        "module '" + std::string(library->descriptor().name) +
+        "' failed to start: " + (context.error().empty() ? "no reason given" : context.error()));
   }
   return ModulePtr(module, ModuleDeleter{library});
 }

@@ -38,9 +38,8 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
   }
   groups_ = static_cast<uint32_t>(groups);
   unitsPerGroup_ = static_cast<uint32_t>(units);
-  const nlohmann::json &parameters =
-      check.array(check.member(root, "Calibration", "Parameters"), "Calibration.Parameters",
-                  groups_);
+  const nlohmann::json &parameters = check.array(check.member(root, "Calibration", "Parameters"),
+                                                 "Calibration.Parameters", groups_);
   intervals_.reserve(static_cast<size_t>(groups_) * unitsPerGroup_);
   polynomials_.reserve(static_cast<size_t>(groups_) * unitsPerGroup_);
   std::vector<std::pair<double, double>> sorted;
@@ -74,9 +73,9 @@ CaenCalibration::CaenCalibration(const nlohmann::json &calibration, const std::s
       const std::string ppath = path + ".polynomials[" + std::to_string(u) + "]";
       const nlohmann::json &poly = check.array(polynomials[u], ppath, 4);
       intervals_.push_back(unit);
-      polynomials_.push_back({check.number(poly[0], ppath + "[0]"), check.number(poly[1], ppath + "[1]"),
-                              check.number(poly[2], ppath + "[2]"),
-                              check.number(poly[3], ppath + "[3]")});
+      polynomials_.push_back(
+          {check.number(poly[0], ppath + "[0]"), check.number(poly[1], ppath + "[1]"),
+           check.number(poly[2], ppath + "[2]"), check.number(poly[3], ppath + "[3]")});
     }
     std::sort(sorted.begin(), sorted.end());
     for (size_t i = 1; i < sorted.size(); ++i) {

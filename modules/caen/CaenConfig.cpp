@@ -143,7 +143,8 @@ void readLoki(const nlohmann::json &config, const std::string &source, CaenConfi
     fail(source, "Banks", banks, "LoKI needs at least one bank");
   }
   for (size_t i = 0; i < banks.size(); ++i) {
-    const Entry e(banks[i], source, fmt::format("Banks[{}]", i), {"Bank", "ID", "GroupsN", "YOffset"});
+    const Entry e(banks[i], source, fmt::format("Banks[{}]", i),
+                  {"Bank", "ID", "GroupsN", "YOffset"});
     const auto number = static_cast<uint32_t>(e.integer("Bank", 0, LokiGeometry::kBanks - 1));
     LokiGeometry::Bank &bank = g.banks[number];
     if (bank.configured) {
@@ -168,7 +169,8 @@ void readLoki(const nlohmann::json &config, const std::string &source, CaenConfi
     fail(source, "Config", rings, "LoKI needs at least one ring");
   }
   for (size_t i = 0; i < rings.size(); ++i) {
-    const Entry e(rings[i], source, fmt::format("Config[{}]", i), {"Ring", "Bank", "FENs", "FENOffset"});
+    const Entry e(rings[i], source, fmt::format("Config[{}]", i),
+                  {"Ring", "Bank", "FENs", "FENOffset"});
     const auto number = static_cast<uint32_t>(e.integer("Ring", 0, LokiGeometry::kRings - 1));
     LokiGeometry::Ring &ring = g.rings[number];
     if (ring.bank >= 0) {
@@ -253,13 +255,14 @@ void readTbl3he(const nlohmann::json &config, const std::string &source, CaenCon
                        fen * n + ring, slot));
     }
     slot = static_cast<int>(i);
-    t.entries.push_back({static_cast<uint8_t>(ring), static_cast<uint8_t>(fen),
-                         static_cast<uint8_t>(bank)});
+    t.entries.push_back(
+        {static_cast<uint8_t>(ring), static_cast<uint8_t>(fen), static_cast<uint8_t>(bank)});
   }
   for (uint32_t ring = 0; ring < 12; ++ring) {
     for (uint32_t fen = 0; fen <= readout::kMaxFen; ++fen) {
       const int slot = numbered[fen * n + ring];
-      t.bank[ring][fen] = static_cast<int8_t>(slot < 0 ? -1 : t.entries[static_cast<size_t>(slot)].bank);
+      t.bank[ring][fen] =
+          static_cast<int8_t>(slot < 0 ? -1 : t.entries[static_cast<size_t>(slot)].bank);
     }
   }
 }
@@ -336,7 +339,8 @@ CaenConfig::CaenConfig(const nlohmann::json &config, const std::string &source) 
   maxPulseGapNs = config.at("MaxPulseTimeNS").get<int64_t>();
   maxFen = config.at("MaxFEN").get<uint32_t>();
   maxGroup = config.at("MaxGroup").get<uint32_t>();
-  maxAmplitude = instrument == Instrument::Bifrost ? config.at("MaxAmpl").get<int64_t>() : INT32_MAX;
+  maxAmplitude =
+      instrument == Instrument::Bifrost ? config.at("MaxAmpl").get<int64_t>() : INT32_MAX;
   minAmplitude = config.at("MinValidAmplitude").get<int64_t>();
   const nlohmann::json &delay = config.at("ReadoutConstDelayNS");
   if (delay.get<int64_t>() != 0) {
@@ -355,9 +359,9 @@ CaenConfig::CaenConfig(const nlohmann::json &config, const std::string &source) 
   } else if (instrument == Instrument::Tbl3he) {
     readTbl3he(config, source, *this);
   }
-  const FixedImage image = instrument == Instrument::Loki       ? FixedImage{resolution, loki.rows()}
-                           : instrument == Instrument::Bifrost  ? kBifrostImage
-                           : instrument == Instrument::Cspec    ? kCspecImage
+  const FixedImage image = instrument == Instrument::Loki      ? FixedImage{resolution, loki.rows()}
+                           : instrument == Instrument::Bifrost ? kBifrostImage
+                           : instrument == Instrument::Cspec   ? kCspecImage
                            : instrument == Instrument::Miracles ? kMiraclesImage
                                                                 : kTbl3heImage;
   width_ = image.width;

@@ -32,9 +32,9 @@ struct Channel {
 /// banks of 7-straw groups ("units") in GroupsZ = 4 layers; a ring feeds one bank through FENs
 /// FENOffset.. of it, each FEN 8 groups (local group g: layer g % 4, pair g / 4).
 struct LokiGeometry {
-  static constexpr uint32_t kBanks = 9;      ///< bank numbers 0..8
-  static constexpr uint32_t kRings = 12;     ///< ring numbers 0..11
-  static constexpr uint32_t kLayers = 4;     ///< GroupsZ
+  static constexpr uint32_t kBanks = 9;  ///< bank numbers 0..8
+  static constexpr uint32_t kRings = 12; ///< ring numbers 0..11
+  static constexpr uint32_t kLayers = 4; ///< GroupsZ
   static constexpr uint32_t kUnitsPerGroup = 7;
 
   struct Bank {
@@ -104,7 +104,7 @@ public:
   /// sdk::ConfigError naming `source`, the key path (e.g. Config[2].Bank) and the value.
   CaenConfig(const nlohmann::json &config, const std::string &source);
 
-  std::string detector;      ///< the ESS instrument name: "loki", "bifrost", ...
+  std::string detector; ///< the ESS instrument name: "loki", "bifrost", ...
   Instrument instrument = Instrument::Loki;
   uint8_t detectorType = readout::kTypeLoki;
   uint32_t resolution = 0;   ///< Resolution (its meaning is the instrument's)

@@ -16,15 +16,21 @@ CaenCalibration nullCalibration(const CaenConfig &config) {
                                                         {0.572, 0.714},
                                                         {0.715, 0.857},
                                                         {0.858, 1.0}}};
-  static constexpr std::array<Intervals, 3> kTriplet = {{{0.0, 0.333}, {0.334, 0.667}, {0.668, 1.0}}};
+  static constexpr std::array<Intervals, 3> kTriplet = {
+      {{0.0, 0.333}, {0.334, 0.667}, {0.668, 1.0}}};
   static constexpr std::array<Intervals, 2> kPair = {{{0.0, 0.5}, {0.501, 1.0}}};
   static constexpr std::array<Intervals, 1> kTube = {{{0.0, 1.0}}};
   switch (config.instrument) {
-  case Instrument::Loki: return CaenCalibration::null(config.loki.totalGroups, kStraws);
-  case Instrument::Bifrost: return CaenCalibration::null(45, kTriplet);
-  case Instrument::Cspec: return CaenCalibration::null(100, kTube);
-  case Instrument::Miracles: return CaenCalibration::null(48, kPair);
-  case Instrument::Tbl3he: return CaenCalibration::null(8, kTube);
+  case Instrument::Loki:
+    return CaenCalibration::null(config.loki.totalGroups, kStraws);
+  case Instrument::Bifrost:
+    return CaenCalibration::null(45, kTriplet);
+  case Instrument::Cspec:
+    return CaenCalibration::null(100, kTube);
+  case Instrument::Miracles:
+    return CaenCalibration::null(48, kPair);
+  case Instrument::Tbl3he:
+    return CaenCalibration::null(8, kTube);
   }
   return CaenCalibration::null(0, kTube);
 }

@@ -21,9 +21,9 @@ struct CaenCounters;
 struct CaenTally {
   int64_t dataHeaders = 0, readouts = 0, headerSize = 0, lengthMismatch = 0, ringFen = 0,
           lengthInvalid = 0, validation = 0, ringMapping = 0, topology = 0, fen = 0, group = 0,
-          amplitudeLow = 0, amplitudeHigh = 0, pixel = 0, amplitudeZero = 0,
-          positionInvalid = 0, unitInvalid = 0, calibrationGroup = 0, outsideTube = 0,
-          positionLow = 0, positionHigh = 0, rowInvalid = 0, events = 0;
+          amplitudeLow = 0, amplitudeHigh = 0, pixel = 0, amplitudeZero = 0, positionInvalid = 0,
+          unitInvalid = 0, calibrationGroup = 0, outsideTube = 0, positionLow = 0, positionHigh = 0,
+          rowInvalid = 0, events = 0;
   void addTo(CaenCounters &c) const noexcept;
 };
 
@@ -41,11 +41,16 @@ public:
   /// Calls f.template operator()<I>() with I = config().instrument.
   template <typename F> decltype(auto) visit(F &&f) const {
     switch (config_.instrument) {
-    case Instrument::Loki: return f.template operator()<Instrument::Loki>();
-    case Instrument::Bifrost: return f.template operator()<Instrument::Bifrost>();
-    case Instrument::Cspec: return f.template operator()<Instrument::Cspec>();
-    case Instrument::Miracles: return f.template operator()<Instrument::Miracles>();
-    case Instrument::Tbl3he: break;
+    case Instrument::Loki:
+      return f.template operator()<Instrument::Loki>();
+    case Instrument::Bifrost:
+      return f.template operator()<Instrument::Bifrost>();
+    case Instrument::Cspec:
+      return f.template operator()<Instrument::Cspec>();
+    case Instrument::Miracles:
+      return f.template operator()<Instrument::Miracles>();
+    case Instrument::Tbl3he:
+      break;
     }
     return f.template operator()<Instrument::Tbl3he>();
   }
@@ -60,8 +65,10 @@ public:
   }
   /// valid() and pixel() of a known instrument (config().instrument == I), without a branch on
   /// the instrument: the hot path.
-  template <Instrument I> [[nodiscard]] bool validAs(const CaenReadout &r, CaenTally &t) const noexcept;
-  template <Instrument I> [[nodiscard]] uint32_t pixelAs(const CaenReadout &r, CaenTally &t) const noexcept;
+  template <Instrument I>
+  [[nodiscard]] bool validAs(const CaenReadout &r, CaenTally &t) const noexcept;
+  template <Instrument I>
+  [[nodiscard]] uint32_t pixelAs(const CaenReadout &r, CaenTally &t) const noexcept;
 
   [[nodiscard]] const CaenConfig &config() const noexcept { return config_; }
   [[nodiscard]] const CaenCalibration &calibration() const noexcept { return calibration_; }
@@ -104,7 +111,9 @@ inline bool reject(int64_t &reason, CaenTally &t) noexcept {
 }
 /// x (an int of the ESS arithmetic) as the ESS logical geometry takes it: a uint32, so a
 /// negative coordinate lies outside every image.
-inline uint32_t coordinate(int64_t v) noexcept { return static_cast<uint32_t>(v); }
+inline uint32_t coordinate(int64_t v) noexcept {
+  return static_cast<uint32_t>(v);
+}
 /// Truncation of a double to int as the ESS EFU's conversions do, with NaN and values beyond
 /// int (a zero-width interval) mapped outside every image.
 inline int64_t truncated(double v) noexcept {

@@ -4,8 +4,8 @@
 #include "modules/caen/CaenModule.h"
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <cstring>
+#include <fmt/format.h>
 
 namespace efu::caen {
 
@@ -19,17 +19,14 @@ CaenCounters::CaenCounters(sdk::ModuleContext &ctx)
       validation(ctx.counter("geometry.validation_errors")),
       ringMapping(ctx.counter("geometry.ring_mapping_errors")),
       topology(ctx.counter("geometry.topology_errors")), fen(ctx.counter("geometry.fen_errors")),
-      group(ctx.counter("geometry.group_errors")),
-      amplitudeLow(ctx.counter("geometry.ampl_low")),
-      amplitudeHigh(ctx.counter("geometry.ampl_high")),
-      pixel(ctx.counter("geometry.pixel_errors")),
+      group(ctx.counter("geometry.group_errors")), amplitudeLow(ctx.counter("geometry.ampl_low")),
+      amplitudeHigh(ctx.counter("geometry.ampl_high")), pixel(ctx.counter("geometry.pixel_errors")),
       amplitudeZero(ctx.counter("geometry.ampl_zero")),
       positionInvalid(ctx.counter("geometry.globalpos_invalid")),
       unitInvalid(ctx.counter("geometry.unitid_invalid")),
       calibrationGroup(ctx.counter("geometry.calib_group_errors")),
       outsideTube(ctx.counter("geometry.outside_tube")),
-      positionLow(ctx.counter("geometry.pos_low")),
-      positionHigh(ctx.counter("geometry.pos_high")),
+      positionLow(ctx.counter("geometry.pos_low")), positionHigh(ctx.counter("geometry.pos_high")),
       rowInvalid(ctx.counter("geometry.row_invalid")), events(ctx.counter("events.count")) {}
 
 namespace {
@@ -102,12 +99,13 @@ CaenModule::CaenModule(sdk::ModuleContext &ctx)
     for (uint32_t slot = 0; slot < 12 * CaenGeometry::kBifrostTripletsPerRing; ++slot) {
       const uint32_t ring = slot / CaenGeometry::kBifrostTripletsPerRing;
       const uint32_t tube = slot % CaenGeometry::kBifrostTripletsPerRing;
-      const bool reachable = slot < calibration.groups() &&
-                             uint64_t{ring} * c.resolution + (tube % 3) * CaenGeometry::kTubePixels <
-                                 kBifrostImage.width;
-      sinks_.push_back(reachable ? &ctx.events(fmt::format("arc={};triplet={}", tube / 3,
-                                                           tube % 3 + ring * 3))
-                                 : &ctx.events());
+      const bool reachable =
+          slot < calibration.groups() &&
+          uint64_t{ring} * c.resolution + (tube % 3) * CaenGeometry::kTubePixels <
+              kBifrostImage.width;
+      sinks_.push_back(
+          reachable ? &ctx.events(fmt::format("arc={};triplet={}", tube / 3, tube % 3 + ring * 3))
+                    : &ctx.events());
     }
     break;
   case Instrument::Tbl3he:
@@ -116,7 +114,9 @@ CaenModule::CaenModule(sdk::ModuleContext &ctx)
     }
     break;
   case Instrument::Cspec:
-  case Instrument::Miracles: sinks_.push_back(&ctx.events()); break;
+  case Instrument::Miracles:
+    sinks_.push_back(&ctx.events());
+    break;
   }
   ctx.log().info("caen: {} (type 0x{:02x}): image {} x {}, max tof {} ns, max pulse gap {} ns; "
                  "calibration {}: {} groups of {}",
@@ -153,7 +153,8 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
   t.addTo(counters_);
 }
 
-template <Instrument I> void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t) noexcept {
+template <Instrument I>
+void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t) noexcept {
   const uint8_t *p = h.payload;
   size_t left = h.payloadBytes;
   // A readout header that cannot be trusted ends the datagram, as in the ESS EFU's parser.

@@ -15,15 +15,14 @@ int32_t lowestSum(const CaenConfig &c) {
 CaenGeometry geometryOf(const nlohmann::json &config, const std::string &configSource,
                         const nlohmann::json &calibration, const std::string &source) {
   CaenConfig c(config, configSource);
-  CaenCalibration cal = calibration.is_null() ? nullCalibration(c)
-                                              : CaenCalibration(calibration, source, c.detector);
+  CaenCalibration cal =
+      calibration.is_null() ? nullCalibration(c) : CaenCalibration(calibration, source, c.detector);
   return {std::move(c), std::move(cal)};
 }
 } // namespace
 
-CaenSource::CaenSource(const nlohmann::json &config, const std::string &configSource,
-                       uint64_t seed, const nlohmann::json &calibration,
-                       const std::string &calibrationSource)
+CaenSource::CaenSource(const nlohmann::json &config, const std::string &configSource, uint64_t seed,
+                       const nlohmann::json &calibration, const std::string &calibrationSource)
     : geometry_(geometryOf(config, configSource, calibration, calibrationSource)), rng_(seed),
       sum_(lowestSum(this->config()), std::min(lowestSum(this->config()) + 4000, 32767)) {
   if (lowestSum(this->config()) > 32767) {
@@ -56,7 +55,8 @@ void CaenSource::tableTargets() {
   // very end for the last.
   auto middle = [](int64_t k, int64_t n) { return k + 1 == n ? 1.0 : (k + 0.5) / (n - 1); };
   switch (c.instrument) {
-  case Instrument::Loki: break;
+  case Instrument::Loki:
+    break;
   case Instrument::Bifrost:
     for (uint32_t ring = 0; ring < 12; ++ring) {
       for (uint32_t g = 0; g <= std::min<uint32_t>(c.maxGroup, 14); ++g) {
@@ -198,8 +198,8 @@ bool CaenSource::amplitudes(uint32_t group, uint32_t unit, uint32_t x, int32_t s
   }
   // A + B = pAmp, B + D = q, A + B + C + D = sum, all >= 0.
   const int32_t b = std::max(0, pAmp + q - sum);
-  out = {static_cast<int16_t>(pAmp - b), static_cast<int16_t>(b), static_cast<int16_t>(sum - pAmp - q + b),
-         static_cast<int16_t>(q - b)};
+  out = {static_cast<int16_t>(pAmp - b), static_cast<int16_t>(b),
+         static_cast<int16_t>(sum - pAmp - q + b), static_cast<int16_t>(q - b)};
   return true;
 }
 

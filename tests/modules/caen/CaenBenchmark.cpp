@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // caen readout throughput per core, per ESS instrument (target: >= 20 M readouts/s).
-#include "tests/modules/caen/CaenTestConfig.h"
-#include "tests/support/FakeModuleContext.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenReadout.h"
 #include "modules/caen/CaenSource.h"
+#include "tests/modules/caen/CaenTestConfig.h"
+#include "tests/support/FakeModuleContext.h"
 
 #include <benchmark/benchmark.h>
 
@@ -76,8 +76,8 @@ void processInstrument(benchmark::State &state, const std::string &config,
     readouts += static_cast<int64_t>((d.size() - 30) / 24);
   }
   state.SetItemsProcessed(readouts);
-  state.counters["readouts/s"] = benchmark::Counter(static_cast<double>(readouts),
-                                                    benchmark::Counter::kIsRate);
+  state.counters["readouts/s"] =
+      benchmark::Counter(static_cast<double>(readouts), benchmark::Counter::kIsRate);
   if (ctx.value("events.count") != readouts) {
     state.SkipWithError("not every readout became an event");
   }

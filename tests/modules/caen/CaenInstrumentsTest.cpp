@@ -4,11 +4,11 @@
 // (ess-dmsc/event-formation-unit 8b399165, src/modules/<instrument>/test/), turned into tables
 // against the ESS files; where those tests set a limit the ESS file does not (MaxRing), the
 // table follows what the ESS EFU does with the file.
-#include "tests/modules/caen/CaenTestConfig.h"
-#include "tests/support/FakeModuleContext.h"
 #include "modules/caen/CaenGeometry.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenSource.h"
+#include "tests/modules/caen/CaenTestConfig.h"
+#include "tests/support/FakeModuleContext.h"
 
 #include <gtest/gtest.h>
 
@@ -27,10 +27,9 @@ using test::configError;
 /// A geometry from a shipped config and calibration (or the ESS null calibration).
 CaenGeometry shippedGeometry(const std::string &config, const std::string &calibration = {}) {
   CaenConfig c(test::shipped(config), config);
-  CaenCalibration cal = calibration.empty()
-                            ? nullCalibration(c)
-                            : CaenCalibration(test::shippedCalibration(calibration), calibration,
-                                              c.detector);
+  CaenCalibration cal = calibration.empty() ? nullCalibration(c)
+                                            : CaenCalibration(test::shippedCalibration(calibration),
+                                                              calibration, c.detector);
   return {std::move(c), std::move(cal)};
 }
 
@@ -38,7 +37,6 @@ CaenGeometry shippedGeometry(const std::string &config, const std::string &calib
 uint32_t pixelOf(const CaenGeometry &g, const CaenReadout &r, CaenTally &t) {
   return g.valid(r, t) ? g.pixel(r, t) : 0;
 }
-
 
 TEST(CaenInstruments, TheShippedEssFilesLoadWithTheirImages) {
   struct File {
@@ -107,7 +105,10 @@ TEST(Bifrost, EssOffsetsOfRingAndTriplet) {
       CaenTally t;
       const uint32_t x = ring * 300 + (group % 3) * 100;
       const uint32_t y = (group / 3) * 3;
-      EXPECT_EQ(pixelOf(g, amplitudes(static_cast<uint8_t>(2 * ring), 0, static_cast<uint8_t>(group), 0, 1, 0, 0), t),
+      EXPECT_EQ(pixelOf(g,
+                        amplitudes(static_cast<uint8_t>(2 * ring), 0, static_cast<uint8_t>(group),
+                                   0, 1, 0, 0),
+                        t),
                 y * 900 + x + 1)
           << ring << " " << group;
     }
@@ -128,7 +129,8 @@ TEST(Bifrost, EssOffsetsOfRingAndTriplet) {
 /// hand-made {0.030, 0.290}, {0.627, 0.363} (reversed), {0.705, 0.970}.
 nlohmann::json bifrostManualCalibration() {
   nlohmann::json cal = test::shippedCalibration("bifrostnullcalib.json");
-  cal["Calibration"]["Parameters"][44]["intervals"] = {{0.030, 0.290}, {0.627, 0.363}, {0.705, 0.970}};
+  cal["Calibration"]["Parameters"][44]["intervals"] = {
+      {0.030, 0.290}, {0.627, 0.363}, {0.705, 0.970}};
   return cal;
 }
 
@@ -251,7 +253,8 @@ TEST(Miracles, EssCornersAndRings) {
   EXPECT_EQ(pixelOf(g, amplitudes(4, 0, 0, 5, 0, 0, 0), t), 64U * 48 + 1);
   EXPECT_EQ(pixelOf(g, amplitudes(6, 0, 0, 5, 0, 0, 0), t), 64U * 48 + 24 + 1);
   // No FEN or group check; ring 5 (MaxRing is not read) is placed as ring 0 is.
-  EXPECT_EQ(pixelOf(g, amplitudes(10, 7, 3, 0, 1, 0, 0), t), pixelOf(g, amplitudes(0, 0, 3, 0, 1, 0, 0), t));
+  EXPECT_EQ(pixelOf(g, amplitudes(10, 7, 3, 0, 1, 0, 0), t),
+            pixelOf(g, amplitudes(0, 0, 3, 0, 1, 0, 0), t));
   // ValidateDataAmplitudeHigh: the ESS EFU builds the MIRACLES geometry without MaxAmpl.
   EXPECT_TRUE(g.valid(amplitudes(0, 0, 0, 32767, 32767, 0, 0), t));
   EXPECT_EQ(t.validation, 1);
@@ -462,11 +465,11 @@ TEST(CaenInstruments, ReadoutgenReachesEveryPixelItTablesAndTheModuleAgrees) {
            // Pixel 99 needs B = 0, below the file's MinValidAmplitude 2.
            {"tbl3he.json", "tbl3henullcalib.json", 8 * 99},
            {"tbl3he.json", "tbl3heconstcalib.json", 2 * 4}}) { // every position at pixel 49
-    CaenSource source(test::shipped(f.config), f.config, 7,
-                      test::shippedCalibration(f.calibration), f.calibration);
+    CaenSource source(test::shipped(f.config), f.config, 7, test::shippedCalibration(f.calibration),
+                      f.calibration);
     CaenConfig c(test::shipped(f.config), f.config);
-    const CaenGeometry g(c, CaenCalibration(test::shippedCalibration(f.calibration),
-                                            f.calibration, c.detector));
+    const CaenGeometry g(
+        c, CaenCalibration(test::shippedCalibration(f.calibration), f.calibration, c.detector));
     struct Truth final : sdk::TruthSink {
       int32_t pixel = 0;
       void add(int64_t, int64_t, int32_t p) override { pixel = p; }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // caen module: the ESS LoKI geometry (pixel tables from the ESS EFU's tests), config checks,
 // readout parsing boundaries, one counter per reason, and readoutgen's inverse.
-#include "tests/modules/caen/CaenTestConfig.h"
-#include "tests/support/FakeModuleContext.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenReadout.h"
 #include "modules/caen/CaenSource.h"
+#include "tests/modules/caen/CaenTestConfig.h"
+#include "tests/support/FakeModuleContext.h"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +17,8 @@ namespace {
 
 using readout::FakeModuleContext;
 using test::amplitudes;
-using test::configError;
 using test::Builder;
-
+using test::configError;
 
 /// The pixel the module's geometry gives a (valid) LoKI readout.
 uint32_t lokiPixel(const CaenConfig &c, const CaenCalibration &cal, const CaenReadout &r,
@@ -35,12 +34,22 @@ TEST(LokiGeometry, EssGlobalGroupsAndRowsOfLokiFull) {
   struct Row {
     uint32_t ring, fen, group, expected;
   };
-  for (const Row &r : std::vector<Row>{{0, 0, 0, 0},     {0, 0, 4, 1},     {0, 15, 4, 31},
-                                       {1, 0, 0, 32},    {1, 0, 4, 33},    {1, 11, 4, 55},
-                                       {1, 11, 7, 223},  {0, 0, 1, 56},    {0, 15, 5, 87},
-                                       {1, 0, 1, 88},    {1, 11, 5, 111},  {2, 0, 0, 224},
-                                       {2, 0, 1, 240},   {9, 15, 7, 895}}) {
-    EXPECT_EQ(g.globalGroup(r.ring, r.fen, r.group), r.expected) << r.ring << " " << r.fen << " " << r.group;
+  for (const Row &r : std::vector<Row>{{0, 0, 0, 0},
+                                       {0, 0, 4, 1},
+                                       {0, 15, 4, 31},
+                                       {1, 0, 0, 32},
+                                       {1, 0, 4, 33},
+                                       {1, 11, 4, 55},
+                                       {1, 11, 7, 223},
+                                       {0, 0, 1, 56},
+                                       {0, 15, 5, 87},
+                                       {1, 0, 1, 88},
+                                       {1, 11, 5, 111},
+                                       {2, 0, 0, 224},
+                                       {2, 0, 1, 240},
+                                       {9, 15, 7, 895}}) {
+    EXPECT_EQ(g.globalGroup(r.ring, r.fen, r.group), r.expected)
+        << r.ring << " " << r.fen << " " << r.group;
   }
   EXPECT_EQ(g.row(2, 0, 0, 0), 1568U);
   EXPECT_EQ(g.row(3, 0, 0, 0), 2016U);
@@ -65,10 +74,10 @@ TEST(LokiGeometry, EssPixelsOfLokiFull) {
     int16_t a, b, c, d;
     uint32_t pixel;
   };
-  for (const Case &k : std::vector<Case>{{0, 0, 0, 100, 0, 1},        // bank 0, first pixel
-                                         {4, 0, 0, 100, 0, 802817},   // ring 2: bank 1
-                                         {6, 0, 0, 100, 0, 1032193},  // ring 3: bank 2
-                                         {0, 100, 0, 0, 0, 512}}) {   // bank 0, last pixel
+  for (const Case &k : std::vector<Case>{{0, 0, 0, 100, 0, 1},       // bank 0, first pixel
+                                         {4, 0, 0, 100, 0, 802817},  // ring 2: bank 1
+                                         {6, 0, 0, 100, 0, 1032193}, // ring 3: bank 2
+                                         {0, 100, 0, 0, 0, 512}}) {  // bank 0, last pixel
     CaenTally t;
     EXPECT_EQ(lokiPixel(c, cal, amplitudes(k.fiber, 0, 0, k.a, k.b, k.c, k.d), t), k.pixel)
         << int(k.fiber);
@@ -124,13 +133,26 @@ TEST_F(EssUnitTest, UnitLimitsOfTheNullIntervals) {
     double s;
     int unit;
   };
-  for (const Limit &l : std::vector<Limit>{{0.1, 0},        {0.143 - d, 0}, {0.143, 0},
-                                           {0.144 + d, 1},  {0.286 - d, 1}, {0.286, 1},
-                                           {0.287 + d, 2},  {0.429 - d, 2}, {0.429, 2},
-                                           {0.43 + d, 3},   {0.571 - d, 3}, {0.571, 3},
-                                           {0.572 + d, 4},  {0.714 - d, 4}, {0.714, 4},
-                                           {0.715 + d, 5},  {0.857 - d, 5}, {0.857, 5},
-                                           {0.858 + d, 6},  {0.1435, CaenCalibration::kOutside},
+  for (const Limit &l : std::vector<Limit>{{0.1, 0},
+                                           {0.143 - d, 0},
+                                           {0.143, 0},
+                                           {0.144 + d, 1},
+                                           {0.286 - d, 1},
+                                           {0.286, 1},
+                                           {0.287 + d, 2},
+                                           {0.429 - d, 2},
+                                           {0.429, 2},
+                                           {0.43 + d, 3},
+                                           {0.571 - d, 3},
+                                           {0.571, 3},
+                                           {0.572 + d, 4},
+                                           {0.714 - d, 4},
+                                           {0.714, 4},
+                                           {0.715 + d, 5},
+                                           {0.857 - d, 5},
+                                           {0.857, 5},
+                                           {0.858 + d, 6},
+                                           {0.1435, CaenCalibration::kOutside},
                                            {1.5, CaenCalibration::kOutside}}) {
     EXPECT_EQ(cal.unit(0, l.s), l.unit) << l.s;
   }
@@ -218,8 +240,10 @@ TEST(CaenConfig, ErrorsNameFileKeyAndValue) {
   cfg["sources"] = {"a", "b"};
   expect("needs one source name per bank (9 in Banks)");
   cfg["Resolution"] = 65536; // 114688 rows x 65536 pixels: beyond int32 pixel ids
-  cfg["Banks"] = nlohmann::json::array({{{"Bank", 0}, {"ID", "b"}, {"GroupsN", 4096}, {"YOffset", 0}}});
-  cfg["Config"] = nlohmann::json::array({{{"Ring", 0}, {"Bank", 0}, {"FENs", 1}, {"FENOffset", 0}}});
+  cfg["Banks"] =
+      nlohmann::json::array({{{"Bank", 0}, {"ID", "b"}, {"GroupsN", 4096}, {"YOffset", 0}}});
+  cfg["Config"] =
+      nlohmann::json::array({{{"Ring", 0}, {"Bank", 0}, {"FENs", 1}, {"FENOffset", 0}}});
   expect("Resolution = 65536: 114688 straw rows of this many pixels exceed");
   EXPECT_EQ(configError(test::lokiFull()), "");
 }
@@ -324,23 +348,23 @@ TEST_F(ModuleTest, EachRejectionHasItsCounter) {
             with({{"geometry.ring_mapping_errors", 1}, {"geometry.validation_errors", 1}}));
   EXPECT_EQ(one(b.readout(1, 2, 0, 10, 10, 10, 10)),
             with({{"geometry.topology_errors", 1}, {"geometry.validation_errors", 1}}));
-  EXPECT_EQ(one(b.readout(0, 0, 0, 0, 0, 0, 0)),
-            with({{"events.timestamp.tof.count", 1}, {"geometry.ampl_zero", 1},
-                  {"geometry.pixel_errors", 1}}));
-  EXPECT_EQ(one(b.readout(0, 0, 0, 0, 0, 10, -20)),
-            with({{"events.timestamp.tof.count", 1}, {"geometry.outside_tube", 1},
-                  {"geometry.pixel_errors", 1}}));
-  EXPECT_EQ(one(b.readout(0, 1, 200, 10, 10, 10, 10)),
-            with({{"events.timestamp.tof.count", 1}, {"geometry.calib_group_errors", 1},
-                  {"geometry.pixel_errors", 1}}));
+  EXPECT_EQ(one(b.readout(0, 0, 0, 0, 0, 0, 0)), with({{"events.timestamp.tof.count", 1},
+                                                       {"geometry.ampl_zero", 1},
+                                                       {"geometry.pixel_errors", 1}}));
+  EXPECT_EQ(one(b.readout(0, 0, 0, 0, 0, 10, -20)), with({{"events.timestamp.tof.count", 1},
+                                                          {"geometry.outside_tube", 1},
+                                                          {"geometry.pixel_errors", 1}}));
+  EXPECT_EQ(one(b.readout(0, 1, 200, 10, 10, 10, 10)), with({{"events.timestamp.tof.count", 1},
+                                                             {"geometry.calib_group_errors", 1},
+                                                             {"geometry.pixel_errors", 1}}));
   EXPECT_EQ(one(b.readout(0, 0, 0, 10, 10, 10, 10, 100'000'100)),
             with({{"events.timestamp.tof.high", 1}}));
   EXPECT_EQ(one(b.readout(0, 0, 0, 10, 10, 10, 10, -100)),
-            with({{"events.timestamp.tof.negative", 1}, {"events.timestamp.prevtof.count", 1},
+            with({{"events.timestamp.tof.negative", 1},
+                  {"events.timestamp.prevtof.count", 1},
                   {"events.count", 1}}));
   EXPECT_EQ(one(b.readout(0, 0, 0, 10, 10, 10, 10, -200'000'000)),
-            with({{"events.timestamp.tof.negative", 1},
-                  {"events.timestamp.prevtof.negative", 1}}));
+            with({{"events.timestamp.tof.negative", 1}, {"events.timestamp.prevtof.negative", 1}}));
   // An event before the pulse is measured from the previous pulse (the tof the ESS EFU gives);
   // efu publishes it with the previous pulse as its reference time.
   const auto &e = ctx.sink.events.back();
@@ -431,8 +455,8 @@ TEST(CaenSources, EachBanksEventsGoToItsOwnSource) {
   CaenModule module(ctx);
   Builder b;
   b.start();
-  b.add(b.readout(0, 0, 0, 10, 10, 10, 10));   // ring 0: bank 0
-  b.add(b.readout(22, 0, 0, 10, 10, 10, 10));  // ring 11: bank 1
+  b.add(b.readout(0, 0, 0, 10, 10, 10, 10));  // ring 0: bank 0
+  b.add(b.readout(22, 0, 0, 10, 10, 10, 10)); // ring 11: bank 1
   b.add(b.readout(23, 0, 0, 10, 10, 10, 10));
   module.process(b.finish());
   EXPECT_EQ(ctx.sources["loki_rear"].events.size(), 1U);
@@ -464,8 +488,8 @@ TEST(CaenSource, EveryStrawAndPositionDecodesToItsPixel) {
         }
         CaenTally t;
         ASSERT_EQ(lokiPixel(c, calibration,
-                            amplitudes(static_cast<uint8_t>(2 * ch.ring), ch.fen, ch.group,
-                                       amp[0], amp[1], amp[2], amp[3]),
+                            amplitudes(static_cast<uint8_t>(2 * ch.ring), ch.fen, ch.group, amp[0],
+                                       amp[1], amp[2], amp[3]),
                             t),
                   c.pixel(x, row))
             << row << " " << x << " shift " << shift;

@@ -3,9 +3,9 @@
 // and datagrams.
 #pragma once
 
-#include "common/sdk/ModuleConfig.h"
 #include "common/readout/EssHeader.h"
 #include "common/sdk/Module.h"
+#include "common/sdk/ModuleConfig.h"
 #include "modules/caen/CaenConfig.h"
 #include "modules/caen/CaenReadout.h"
 
@@ -42,7 +42,8 @@ inline nlohmann::json shippedCalibration(const std::string &name) {
 
 /// The shipped ESS file modules/caen/configs/LokiFull.json, validated.
 inline nlohmann::json lokiFull() {
-  return validated(readConfigFile(std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/LokiFull.json"));
+  return validated(
+      readConfigFile(std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/LokiFull.json"));
 }
 
 /// The shipped ESS null calibration of LokiFull (896 groups).
@@ -68,22 +69,33 @@ inline nlohmann::json smallLoki() {
 inline nlohmann::json nullCalibration(uint32_t groups, double a = 0.0) {
   nlohmann::json parameters = nlohmann::json::array();
   for (uint32_t g = 0; g < groups; ++g) {
-    parameters.push_back(
-        {{"groupindex", g},
-         {"intervals", {{0.0, 0.143}, {0.144, 0.286}, {0.287, 0.429}, {0.43, 0.571},
-                        {0.572, 0.714}, {0.715, 0.857}, {0.858, 1.0}}},
-         {"polynomials", nlohmann::json::array({{a, 0.0, 0.0, 0.0}, {a, 0.0, 0.0, 0.0},
-                                                {a, 0.0, 0.0, 0.0}, {a, 0.0, 0.0, 0.0},
-                                                {a, 0.0, 0.0, 0.0}, {a, 0.0, 0.0, 0.0},
-                                                {a, 0.0, 0.0, 0.0}})}});
+    parameters.push_back({{"groupindex", g},
+                          {"intervals",
+                           {{0.0, 0.143},
+                            {0.144, 0.286},
+                            {0.287, 0.429},
+                            {0.43, 0.571},
+                            {0.572, 0.714},
+                            {0.715, 0.857},
+                            {0.858, 1.0}}},
+                          {"polynomials", nlohmann::json::array({{a, 0.0, 0.0, 0.0},
+                                                                 {a, 0.0, 0.0, 0.0},
+                                                                 {a, 0.0, 0.0, 0.0},
+                                                                 {a, 0.0, 0.0, 0.0},
+                                                                 {a, 0.0, 0.0, 0.0},
+                                                                 {a, 0.0, 0.0, 0.0},
+                                                                 {a, 0.0, 0.0, 0.0}})}});
   }
   return {{"Calibration",
-           {{"version", 0}, {"instrument", "loki"}, {"groups", groups}, {"groupsize", 7},
+           {{"version", 0},
+            {"instrument", "loki"},
+            {"groups", groups},
+            {"groupsize", 7},
             {"Parameters", parameters}}}};
 }
 
-inline CaenReadout amplitudes(uint8_t fiber, uint8_t fen, uint8_t group, int16_t a, int16_t b, int16_t c,
-                       int16_t d) {
+inline CaenReadout amplitudes(uint8_t fiber, uint8_t fen, uint8_t group, int16_t a, int16_t b,
+                              int16_t c, int16_t d) {
   CaenReadout r{};
   r.fiber = fiber;
   r.fen = fen;
