@@ -2,6 +2,8 @@
 // Finds, opens and checks detector modules (efu-module-<name>.so) and creates instances.
 #include "efu/ModuleLoader.h"
 
+#include "common/system/Printable.h"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -204,9 +206,11 @@ std::shared_ptr<ModuleLibrary> loadModule(const std::string &name,
 ModulePtr createModule(const std::shared_ptr<ModuleLibrary> &library, DaemonContext &context) {
   sdk::Module *module = library->descriptor().create(&context);
   if (module == nullptr) {
+    // The reason may quote the configuration (keys, values): its control bytes are shown, not
+    // sent to the terminal or the log.
     throw ModuleRejected(
-        "module '" + std::string(library->descriptor().name) +
-        "' failed to start: " + (context.error().empty() ? "no reason given" : context.error()));
+        "module '" + std::string(library->descriptor().name) + "' failed to start: " +
+        (context.error().empty() ? "no reason given" : printable(context.error())));
   }
   return ModulePtr(module, ModuleDeleter{library});
 }

@@ -3,6 +3,7 @@
 #include "common/sdk/ModuleConfig.h"
 
 #include "common/system/BoundedJson.h"
+#include "common/system/Printable.h"
 
 #include <fmt/format.h>
 
@@ -66,7 +67,7 @@ nlohmann::json validateModuleConfig(const EfuModuleDescriptor &d, const nlohmann
       known = key == d.configKeys[i].key;
     }
     if (!known) {
-      throw ConfigError(source + ": unknown key '" + key + "' for module '" + d.name +
+      throw ConfigError(source + ": unknown key '" + printable(key) + "' for module '" + d.name +
                         "'; known keys: " + knownKeys(d));
     }
   }
@@ -77,7 +78,12 @@ nlohmann::json validateModuleConfig(const EfuModuleDescriptor &d, const nlohmann
     if (config.contains(key.key)) {
       value = config.at(key.key);
     } else if (key.defaultJson != nullptr) {
-      value = nlohmann::json::parse(key.defaultJson);
+      try {
+        value = parseJson(key.defaultJson);
+      } catch (const JsonError &e) {
+        throw ConfigError("module '" + std::string(d.name) + "': the default of key '" + key.key +
+                          "' is not usable JSON: " + e.what());
+      }
     } else {
       throw ConfigError(source + ": required key '" + std::string(key.key) + "' (" +
                         typeName(key.type) + ") is missing: " + key.help);

@@ -226,7 +226,9 @@ TEST(EfuCalibration, ARefusedCalibrationStopsEfuNamingFileAndKey) {
                   "--calibration", notJson, "--no-kafka", "-i", "127.0.0.1", "-p",
                   std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
   EXPECT_EQ(broken.wait(60s).value_or(-1), 1) << broken.output();
-  EXPECT_NE(broken.output().find(notJson + ": not valid JSON"), std::string::npos)
+  EXPECT_NE(
+      broken.output().find(notJson + ": line 1, column 17, at 'Calibration[0]': not valid JSON"),
+      std::string::npos)
       << broken.output();
 
   const CheckRun run = check("caen", {"-f", std::string(CONFIG_DIR) + "/LokiFull.json",

@@ -105,6 +105,16 @@ TEST(ModuleConfig, UnknownKeyNamesFileKeyAndKnownKeys) {
   EXPECT_TRUE(contains(message, "threshold, gain, enabled")) << message;
 }
 
+TEST(ModuleConfig, AnUnknownKeyIsEchoedWithItsControlBytesEscaped) {
+  nlohmann::json config = minimal();
+  config["thres\x1b[2J\rhold\x7f"] = 5; // would clear the terminal, overwrite the line
+  const std::string message = errorOf(config);
+  EXPECT_TRUE(contains(message, "unknown key 'thres\\x1b[2J\\x0dhold\\x7f'")) << message;
+  for (const char c : message) {
+    EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f) << message;
+  }
+}
+
 TEST(ModuleConfig, AnyKeyIsUnknownToAModuleWithoutKeys) {
   EXPECT_EQ(errorOf(nlohmann::json::object(), kNoKeys), "(accepted)");
   const std::string message = errorOf({{"x", 1}}, kNoKeys);
@@ -262,6 +272,42 @@ TEST_F(ModuleConfigFile, InvalidJsonNamesTheFileAndPosition) {
     EXPECT_TRUE(contains(message, path)) << message;
     EXPECT_TRUE(contains(message, "not valid JSON")) << message;
     EXPECT_TRUE(contains(message, "line 2")) << message;
+  }
+}
+
+TEST_F(ModuleConfigFile, ANumberBeyondADoubleNamesFileKeyAndLine) {
+  // Was "[json.exception.out_of_range.406] number overflow parsing '1e400'", naming nothing.
+  const std::string path =
+      write("overflow.json", "{\"mapping\": [1, 2],\n \"extra\": {\"gain\": 1e400}}");
+  try {
+    loadModuleConfig(kModule, path);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError &e) {
+    EXPECT_EQ(std::string(e.what()), path + ": line 2, column 24, at 'extra.gain': number 1e400 "
+                                            "is out of range (beyond a double)");
+  }
+}
+
+TEST_F(ModuleConfigFile, ADuplicateKeyIsRefusedNamingFileAndKey) {
+  // nlohmann keeps the last value silently: threshold 900 would have run, not 3.
+  const std::string path =
+      write("twice.json", "{\"mapping\": [],\n \"threshold\": 3,\n \"threshold\": 900}");
+  try {
+    loadModuleConfig(kModule, path);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError &e) {
+    EXPECT_EQ(std::string(e.what()), path + ": line 3, column 12, at 'threshold': key "
+                                            "'threshold' appears twice in the same object");
+  }
+  // Nested objects too, with the key path.
+  const std::string nested =
+      write("nested.json", R"({"mapping": [], "extra": {"a": {"b": 1, "b": 1}}})");
+  try {
+    loadModuleConfig(kModule, nested);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError &e) {
+    EXPECT_TRUE(contains(e.what(), nested + ": line 1, column ")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "at 'extra.a.b': key 'b' appears twice")) << e.what();
   }
 }
 

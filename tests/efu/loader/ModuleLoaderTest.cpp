@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -405,6 +406,25 @@ TEST_F(ModuleInstance, ConstructorFailureIsReportedWithTheModulesMessage) {
     const std::string message = e.what();
     EXPECT_TRUE(contains(message, "'dummy' failed to start")) << message;
     EXPECT_TRUE(contains(message, "test.json: dummy asked to fail (key 'fail')")) << message;
+  }
+}
+
+TEST_F(ModuleInstance, ControlBytesInTheModulesMessageAreShownEscaped) {
+  // A module's reason quotes what it was given (here the config's name; in caen, key paths and
+  // values from the file): an escape sequence or a carriage return must not reach the terminal.
+  DaemonContext ctx(stats_, *log_, sink_,
+                    validateModuleConfig(library_->descriptor(), {{"fail", true}}, "x"),
+                    "conf\x1b[2J\r.json", 1000);
+  try {
+    createModule(library_, ctx);
+    FAIL() << "expected ModuleRejected";
+  } catch (const ModuleRejected &e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(contains(message, "conf\\x1b[2J\\x0d.json: dummy asked to fail")) << message;
+    EXPECT_EQ(std::count_if(message.begin(), message.end(),
+                            [](char c) { return static_cast<unsigned char>(c) < 0x20; }),
+              0)
+        << message;
   }
 }
 
