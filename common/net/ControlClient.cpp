@@ -13,9 +13,38 @@
 
 namespace efu {
 
+bool ControlReply::append(std::string_view bytes) {
+  if (bytes.size() > max_ - text_.size()) {
+    return false;
+  }
+  text_.append(bytes);
+  // Only the new bytes: the reply so far has been searched already.
+  lineEnds_ += static_cast<size_t>(
+      std::count(text_.begin() + static_cast<std::ptrdiff_t>(scanned_), text_.end(), '\n'));
+  scanned_ = text_.size();
+  return true;
+}
+
+std::vector<std::string> ControlReply::lines() const {
+  std::vector<std::string> lines;
+  for (size_t start = 0; lines.size() < expected_ && start <= text_.size();) {
+    size_t end = text_.find('\n', start);
+    if (end == std::string::npos) {
+      end = text_.size();
+    }
+    std::string line = text_.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
 std::vector<std::string> controlExchange(const std::string &address, uint16_t port,
-                                         const std::vector<std::string> &commands,
-                                         int timeoutMs) {
+                                         const std::vector<std::string> &commands, int timeoutMs,
+                                         size_t maxReplyBytes) {
   const std::string where = address + ":" + std::to_string(port);
   sockaddr_in to{};
   to.sin_family = AF_INET;
@@ -37,33 +66,31 @@ std::vector<std::string> controlExchange(const std::string &address, uint16_t po
   for (const std::string &command : commands) {
     request += command + '\n';
   }
-  std::string reply;
+  ControlReply reply(commands.size(), maxReplyBytes);
   bool ok = send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
             static_cast<ssize_t>(request.size());
-  while (ok && static_cast<size_t>(std::count(reply.begin(), reply.end(), '\n')) <
-                   commands.size()) {
+  bool tooLong = false;
+  std::vector<char> buffer(64 * 1024);
+  while (ok && !reply.complete()) {
     pollfd pfd{fd, POLLIN, 0};
-    char buffer[4096];
     ssize_t got = 0;
-    ok = poll(&pfd, 1, timeoutMs) == 1 && (got = recv(fd, buffer, sizeof(buffer), 0)) > 0;
-    reply.append(buffer, ok ? static_cast<size_t>(got) : 0);
+    ok = poll(&pfd, 1, timeoutMs) == 1 && (got = recv(fd, buffer.data(), buffer.size(), 0)) > 0;
+    if (ok && !reply.append(std::string_view(buffer.data(), static_cast<size_t>(got)))) {
+      ok = false;
+      tooLong = true;
+    }
   }
   close(fd);
+  const std::string asked = "'" + commands.front() + "'" + (commands.size() > 1 ? " ..." : "");
+  if (tooLong) {
+    throw ControlError("efu's control port " + where + " answered " + asked + " with more than " +
+                       std::to_string(maxReplyBytes) +
+                       " bytes, more than any reply of efu's; not read further");
+  }
   if (!ok) {
-    throw ControlError("efu's control port " + where + " did not answer '" + commands.front() +
-                       "'" + (commands.size() > 1 ? " ..." : ""));
+    throw ControlError("efu's control port " + where + " did not answer " + asked);
   }
-  std::vector<std::string> lines;
-  for (size_t start = 0; lines.size() < commands.size();) {
-    const size_t end = reply.find('\n', start);
-    std::string line = reply.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') {
-      line.pop_back();
-    }
-    lines.push_back(std::move(line));
-    start = end + 1;
-  }
-  return lines;
+  return reply.lines();
 }
 
 int64_t controlCounter(const std::string &address, uint16_t port, const std::string &name) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The real efu daemon with the udp module: exact counters, bad input, clean exits.
 #include "tests/integration/TestKit.h"
+#include "tests/support/FakeControlPort.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -638,6 +639,18 @@ TEST(EfuCli, HelpModulePrintsTheModuleTable) {
   ASSERT_TRUE(code.has_value());
   EXPECT_EQ(*code, 0);
   EXPECT_NE(efu.output().find("Module udp"), std::string::npos) << efu.output();
+}
+
+TEST(EfuDumpReport, AReportNestedHalfAMillionLevelsIsAnErrorNotACrash) {
+  // A control port answering REPORT_GET with 500 000 nested arrays: efu-dump died of SIGSEGV.
+  FakeControlPort port("REPORT_GET udp.histograms " + std::string(500'000, '[') +
+                       std::string(500'000, ']') + "\n");
+  Process dump({DUMP_BINARY, "--report", "udp.histograms", "-m", std::to_string(port.port())});
+  EXPECT_EQ(dump.wait(30s).value_or(-1), 1) << dump.output();
+  EXPECT_NE(dump.output().find("report 'udp.histograms' is not usable JSON: line 1, column 65: "
+                               "JSON nested deeper than 64 levels"),
+            std::string::npos)
+      << dump.output();
 }
 
 } // namespace

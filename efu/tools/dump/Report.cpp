@@ -5,10 +5,13 @@
 
 #include "common/net/ControlClient.h"
 #include "common/stats/LogHistogram.h"
+#include "common/system/BoundedJson.h"
+#include "common/system/Printable.h"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <string_view>
 
 namespace efu::tools {
 namespace {
@@ -158,14 +161,18 @@ nlohmann::json fetchReport(const std::string &address, uint16_t port, const std:
   const std::string reply = controlExchange(address, port, {"REPORT_GET " + name}).front();
   const std::string prefix = "REPORT_GET " + name + ' ';
   if (reply.rfind(prefix, 0) != 0) {
-    throw std::runtime_error("efu at " + address + ":" + std::to_string(port) +
-                             " has no report '" + name + "' (it answered '" + reply +
+    // The reply is shown as far as a message should: control bytes escaped, at most 200 bytes.
+    const std::string shown = printable(reply.size() <= 200 ? reply : reply.substr(0, 197) + "...");
+    throw std::runtime_error("efu at " + address + ":" + std::to_string(port) + " has no report '" +
+                             printable(name) + "' (it answered '" + shown +
                              "'); the reports of each module are listed in docs/control.md");
   }
   try {
-    return nlohmann::json::parse(reply.substr(prefix.size()));
-  } catch (const nlohmann::json::exception &e) {
-    throw std::runtime_error("report '" + name + "' is not JSON: " + e.what());
+    // Bounded like every JSON we read: a reply nested 500 000 levels deep is refused, not
+    // recursed on (it crashed efu-dump).
+    return parseJson(std::string_view(reply).substr(prefix.size()));
+  } catch (const JsonError &e) {
+    throw std::runtime_error("report '" + printable(name) + "' is not usable JSON: " + e.what());
   }
 }
 

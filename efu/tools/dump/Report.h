@@ -40,7 +40,8 @@ struct ReportHistogram {
 
 /// REPORT_GET `name` from efu's control port at address:port: the report's JSON.
 /// ControlError when efu cannot be reached; std::runtime_error naming the report when efu has
-/// no report of that name or the reply is not JSON.
+/// no report of that name or the reply is not JSON parseJson() accepts (nesting, size, duplicate
+/// keys: common/system/BoundedJson.h).
 [[nodiscard]] nlohmann::json fetchReport(const std::string &address, uint16_t port,
                                          const std::string &name);
 

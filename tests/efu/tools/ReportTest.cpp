@@ -3,10 +3,13 @@
 #include "efu/tools/dump/Report.h"
 
 #include "common/stats/LogHistogram.h"
+#include "tests/support/FakeControlPort.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace efu::tools {
 namespace {
@@ -90,6 +93,46 @@ TEST(ReportHistograms, TheChartHasOneBarPerLogBinFromTheFirstToTheLast) {
   // renderBarChart: one column group per bar, the plot 800 px wide at most (bars of >= 1 px).
   EXPECT_EQ(image.width, 72U + bars * std::max<uint32_t>(1, 800 / bars) + 32U);
   EXPECT_THROW((void)renderHistogramChart(ReportHistogram{"empty", "ns", 0, 0, {}}), ImageError);
+}
+
+/// The message of the std::runtime_error fetchReport() throws for what `port` answers.
+std::string fetchRefusal(const testkit::FakeControlPort &port, const std::string &name) {
+  try {
+    (void)fetchReport("127.0.0.1", port.port(), name);
+  } catch (const std::runtime_error &e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(ReportFetch, TheReportIsTheJsonAfterTheCommandsName) {
+  testkit::FakeControlPort port(R"(REPORT_GET udp.histograms {"burst": {"count": 2}})"
+                                "\n");
+  EXPECT_EQ(fetchReport("127.0.0.1", port.port(), "udp.histograms"),
+            nlohmann::json::parse(R"({"burst": {"count": 2}})"));
+  EXPECT_EQ(port.request(), "REPORT_GET udp.histograms");
+}
+
+TEST(ReportFetch, AReplyNestedHalfAMillionLevelsIsRefusedNotRecursedOn) {
+  // efu-dump --report died of SIGSEGV on this reply (the parse went through, printing recursed).
+  testkit::FakeControlPort port("REPORT_GET udp.histograms " + std::string(500'000, '[') +
+                                std::string(500'000, ']') + "\n");
+  EXPECT_EQ(fetchRefusal(port, "udp.histograms"),
+            "report 'udp.histograms' is not usable JSON: line 1, column 65: JSON nested deeper "
+            "than 64 levels");
+}
+
+TEST(ReportFetch, ADuplicateKeyIsRefusedAndAStrangeAnswerShownEscaped) {
+  testkit::FakeControlPort twice(R"(REPORT_GET r {"count": 1, "count": 2})"
+                                 "\n");
+  EXPECT_EQ(fetchRefusal(twice, "r"), "report 'r' is not usable JSON: line 1, column 20, at "
+                                      "'count': key 'count' appears twice in the same object");
+  testkit::FakeControlPort odd("\x1b[2J" + std::string(300, 'x') + "\n");
+  const std::string message = fetchRefusal(odd, "r");
+  EXPECT_NE(
+      message.find("has no report 'r' (it answered '\\x1b[2J" + std::string(193, 'x') + "...')"),
+      std::string::npos)
+      << message;
 }
 
 } // namespace
