@@ -29,6 +29,7 @@ constexpr size_t kReadChunkBytes = 16 * 1024;
 
 ControlServer::ControlServer(ControlProtocol &protocol, ControlServerOptions options, Stats &stats)
     : protocol_(protocol), options_(std::move(options)),
+      clients_(options_.maxClients, options_.idleTimeoutMs),
       connections_(stats.add("control.connections")), commands_(stats.add("control.commands")),
       errors_(stats.add("control.errors")), dropped_(stats.add("control.clients.dropped")),
       evicted_(stats.add("control.clients.evicted")),
@@ -36,17 +37,14 @@ ControlServer::ControlServer(ControlProtocol &protocol, ControlServerOptions opt
       authFailures_(stats.add("control.auth_failures")),
       listener_("control server", options_.address, options_.port, kListenBacklog) {}
 
-ControlServer::~ControlServer() {
-  for (const Client &client : clients_) {
-    ::close(client.fd);
-  }
-}
+ControlServer::~ControlServer() = default; // the client table closes the clients
 
 void ControlServer::poll(int timeoutMs) {
+  std::vector<Client> &clients = clients_.clients();
   std::vector<pollfd> fds;
-  fds.reserve(clients_.size() + 1);
+  fds.reserve(clients.size() + 1);
   fds.push_back({listener_.fd(), POLLIN, 0});
-  for (const Client &client : clients_) {
+  for (const Client &client : clients) {
     short events = client.peerClosed ? 0 : POLLIN;
     if (pendingBytes(client) > 0) {
       events |= POLLOUT;
@@ -62,8 +60,8 @@ void ControlServer::poll(int timeoutMs) {
     throw std::system_error(errno, std::generic_category(), "control server: poll");
   }
 
-  for (size_t i = 0; i < clients_.size(); ++i) {
-    Client &client = clients_[i];
+  for (size_t i = 0; i < clients.size(); ++i) {
+    Client &client = clients[i];
     const short revents = fds[i + 1].revents;
     if (revents == 0) {
       continue;
@@ -79,13 +77,9 @@ void ControlServer::poll(int timeoutMs) {
     }
   }
 
-  closeIdleClients(monotonicNs());
-  std::erase_if(clients_, [](const Client &client) {
-    if (client.dead) {
-      ::close(client.fd);
-    }
-    return client.dead;
-  });
+  idleClosed_.add(static_cast<int64_t>(
+      clients_.expireIdle(monotonicNs(), [](Client &client) { client.dead = true; })));
+  clients_.sweep();
 
   if ((fds[0].revents & POLLIN) != 0) {
     acceptClients();
@@ -101,42 +95,21 @@ void ControlServer::acceptClients() {
       }
       return; // EAGAIN: none left; EMFILE and friends: try again on the next poll()
     }
-    if (clients_.size() >= options_.maxClients) {
-      evictQuietest();
+    bool evicted = false;
+    (void)clients_.admit(
+        fd, monotonicNs(),
+        [](const Client &quietest) {
+          // Best effort: the line goes out if the client's send buffer has room.
+          std::string line(kTooManyClients);
+          line += '\n';
+          [[maybe_unused]] const ssize_t sent =
+              ::send(quietest.fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        },
+        evicted);
+    if (evicted) {
+      evicted_.add();
     }
-    Client &client = clients_.emplace_back();
-    client.fd = fd;
-    client.lastActiveNs = monotonicNs();
     connections_.add();
-  }
-}
-
-void ControlServer::evictQuietest() {
-  const auto quietest = std::min_element(
-      clients_.begin(), clients_.end(),
-      [](const Client &a, const Client &b) { return a.lastActiveNs < b.lastActiveNs; });
-  if (quietest == clients_.end()) {
-    return;
-  }
-  // Best effort: the line goes out if the client's send buffer has room.
-  std::string line(kTooManyClients);
-  line += '\n';
-  [[maybe_unused]] const ssize_t sent =
-      ::send(quietest->fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-  ::close(quietest->fd);
-  clients_.erase(quietest);
-  evicted_.add();
-}
-
-void ControlServer::closeIdleClients(int64_t nowNs) {
-  if (options_.idleTimeoutMs <= 0) {
-    return;
-  }
-  for (Client &client : clients_) {
-    if (!client.dead && nowNs - client.lastActiveNs >= options_.idleTimeoutMs * kNsPerMs) {
-      client.dead = true;
-      idleClosed_.add();
-    }
   }
 }
 

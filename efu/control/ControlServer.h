@@ -2,6 +2,7 @@
 // Non-blocking TCP server for the EFU control protocol, driven by poll() from the main thread.
 #pragma once
 
+#include "common/net/ClientTable.h"
 #include "common/net/TcpListener.h"
 #include "common/stats/Counter.h"
 #include "common/stats/Stats.h"
@@ -90,8 +91,6 @@ private:
   };
 
   void acceptClients();
-  void closeIdleClients(int64_t nowNs);
-  void evictQuietest();
   void readFrom(Client &client);
   void handleLine(Client &client, std::string_view line);
   void queueReply(Client &client, std::string_view reply);
@@ -102,7 +101,7 @@ private:
 
   ControlProtocol &protocol_;
   ControlServerOptions options_;
-  std::vector<Client> clients_;
+  ClientTable<Client> clients_; // the idle timeout and eviction rule shared with MetricsServer
   Counter &connections_;
   Counter &commands_;
   Counter &errors_;

@@ -77,8 +77,9 @@ size_t headEnd(const std::string &data) {
 
 MetricsServer::MetricsServer(Stats &stats, MetricsServerOptions options)
     : stats_(stats), options_(std::move(options)), scrapes_(stats.add("metrics.scrapes")),
-      errors_(stats.add("metrics.errors")),
-      listener_("metrics server", options_.address, options_.port, kListenBacklog) {
+      errors_(stats.add("metrics.errors")), evicted_(stats.add("metrics.clients.evicted")),
+      listener_("metrics server", options_.address, options_.port, kListenBacklog),
+      clients_(options_.maxClients, 0) {
   wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wakeFd_ < 0) {
     throw std::system_error(errno, std::generic_category(), "metrics server: eventfd");
@@ -90,22 +91,20 @@ MetricsServer::~MetricsServer() {
   const uint64_t one = 1;
   [[maybe_unused]] const ssize_t written = ::write(wakeFd_, &one, sizeof(one));
   thread_.join();
-  for (const Client &client : clients_) {
-    ::close(client.fd);
-  }
-  ::close(wakeFd_);
+  ::close(wakeFd_); // the client table closes the clients
 }
 
 void MetricsServer::run() {
   nameCurrentThread("efu-metrics");
   std::vector<pollfd> fds;
+  std::vector<Client> &clients = clients_.clients();
   for (;;) {
     const int64_t nowNs = monotonicNs();
     int timeoutMs = -1;
     fds.clear();
     fds.push_back({wakeFd_, POLLIN, 0});
     fds.push_back({listener_.fd(), POLLIN, 0});
-    for (const Client &client : clients_) {
+    for (const Client &client : clients) {
       const short events = client.phase == Phase::Response ? POLLOUT : POLLIN;
       fds.push_back({client.fd, events, 0});
       const int64_t leftMs = std::max<int64_t>(0, (client.deadlineNs - nowNs) / kNsPerMs + 1);
@@ -121,8 +120,8 @@ void MetricsServer::run() {
     if (fds[0].revents != 0) {
       return; // stop
     }
-    for (size_t i = 0; i < clients_.size(); ++i) {
-      Client &client = clients_[i];
+    for (size_t i = 0; i < clients.size(); ++i) {
+      Client &client = clients[i];
       if (fds[i + 2].revents != 0) {
         switch (client.phase) {
         case Phase::Request:
@@ -138,12 +137,7 @@ void MetricsServer::run() {
       }
       expire(client, monotonicNs());
     }
-    std::erase_if(clients_, [](const Client &client) {
-      if (client.dead) {
-        ::close(client.fd);
-      }
-      return client.dead;
-    });
+    clients_.sweep();
     if ((fds[1].revents & POLLIN) != 0) {
       accept();
     }
@@ -159,19 +153,32 @@ void MetricsServer::accept() {
       }
       return; // EAGAIN: none left; EMFILE and friends: try again on the next round
     }
-    Client client;
-    client.fd = fd;
-    if (clients_.size() >= options_.maxClients) {
-      // Best effort, never waiting: the answer goes out if the socket buffer takes it.
-      const std::string busy = response(503, kTextType, "too many connections\n");
-      [[maybe_unused]] const ssize_t sent =
-          ::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      ::close(fd);
-      errors_.add();
-      continue;
+    // With every place taken, the connection quiet longest makes room. One still to send its
+    // request is told so (best effort, never waiting: the answer goes out if its socket buffer
+    // takes it); one being answered or already answered just goes.
+    const int64_t nowNs = monotonicNs();
+    bool evicted = false;
+    bool answered = false;
+    Client &client = clients_.admit(
+        fd, nowNs,
+        [&answered](const Client &quietest) {
+          if (quietest.phase != Phase::Request) {
+            return;
+          }
+          const std::string busy =
+              response(503, kTextType, "too many connections: closed to serve a newer one\n");
+          [[maybe_unused]] const ssize_t sent =
+              ::send(quietest.fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+          answered = true;
+        },
+        evicted);
+    if (evicted) {
+      evicted_.add();
     }
-    client.deadlineNs = monotonicNs() + options_.timeoutMs * kNsPerMs;
-    clients_.push_back(std::move(client));
+    if (answered) {
+      errors_.add();
+    }
+    client.deadlineNs = nowNs + options_.timeoutMs * kNsPerMs;
   }
 }
 
@@ -189,6 +196,7 @@ void MetricsServer::read(Client &client) {
       client.dead = true; // gone before a whole request: nobody to answer
       return;
     }
+    client.lastActiveNs = monotonicNs();
     client.data.append(buffer.data(), static_cast<size_t>(got));
     const size_t end = headEnd(client.data);
     if (end != std::string::npos && end <= options_.maxRequestBytes) {
@@ -262,6 +270,7 @@ void MetricsServer::write(Client &client) {
       return;
     }
     client.sent += static_cast<size_t>(sent);
+    client.lastActiveNs = monotonicNs();
   }
   client.data.clear();
   ::shutdown(client.fd, SHUT_WR); // the response is complete: the client sees EOF

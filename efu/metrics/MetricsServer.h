@@ -2,6 +2,7 @@
 // GET /metrics over HTTP: the counters for Prometheus, from a thread of its own.
 #pragma once
 
+#include "common/net/ClientTable.h"
 #include "common/net/TcpListener.h"
 #include "common/stats/Stats.h"
 #include "efu/metrics/PrometheusText.h"
@@ -19,7 +20,10 @@ struct MetricsServerOptions {
   std::string address = "127.0.0.1"; ///< numeric IPv4 or IPv6
   uint16_t port = 0;                 ///< 0: the kernel picks one (see MetricsServer::port())
   CommonLabels labels;               ///< instrument and region of every series
-  size_t maxClients = 16;            ///< connections at once; one more gets 503 and is closed
+  /// Connections at once. A further one is served too: the connection quiet longest gets 503
+  /// and is closed (the control port's rule, ClientTable), so idle connections cannot keep a
+  /// scrape out.
+  size_t maxClients = 16;
   size_t maxRequestBytes = 8192;     ///< request line and headers; a longer request gets 431
   int64_t timeoutMs = 5000; ///< to send the whole request (else 408), and again to take the reply
 };
@@ -39,7 +43,8 @@ struct MetricsServerOptions {
 /// It never touches the data path: the thread reads counters through Stats::snapshot(), whose
 /// lock only registration and other readers take (the rx and processing threads write their
 /// counters without it). Counters (written by its thread only): metrics.scrapes (200 responses
-/// to GET /metrics), metrics.errors (error responses: 400, 404, 405, 408, 431, 503).
+/// to GET /metrics), metrics.errors (error responses: 400, 404, 405, 408, 431, 503),
+/// metrics.clients.evicted (connections closed with 503 to make room for a newer one).
 ///
 /// Ownership: `stats` must outlive the server. The destructor stops and joins the thread.
 class MetricsServer {
@@ -59,12 +64,13 @@ private:
   enum class Phase { Request, Response, Drain };
   struct Client {
     int fd = -1;
+    int64_t lastActiveNs = 0; // accepted, or last bytes received or sent
+    bool dead = false;
     Phase phase = Phase::Request;
     std::string data;       // the request so far, then the response
     size_t sent = 0;        // bytes of the response already sent
     size_t drained = 0;     // bytes discarded after the response
     int64_t deadlineNs = 0; // of the current phase
-    bool dead = false;
   };
 
   void run();
@@ -81,9 +87,11 @@ private:
   MetricsServerOptions options_;
   Counter &scrapes_;
   Counter &errors_;
+  Counter &evicted_;
   TcpListener listener_;
   int wakeFd_ = -1; // eventfd: the destructor's stop signal
-  std::vector<Client> clients_;
+  // Eviction shared with the control port; no idle timeout: the phase deadlines are stricter.
+  ClientTable<Client> clients_;
   std::thread thread_;
 };
 

@@ -127,10 +127,11 @@ TEST_P(CounterDocs, RegisteredCountersAreExactlyTheDocumentedOnes) {
   ASSERT_GT(docs.size(), 50U);
   DevBroker broker(BROKER_BINARY);
   // Every optional output on (Kafka with ar51 sampling, Graphite to a port nobody listens on,
-  // two rx queues, a processing thread), then everything off.
+  // the metrics server, two rx queues, a processing thread), then everything off.
   const std::vector<std::vector<std::string>> runs{
       {"-b", broker.bootstrap(), "--monitor-every", "10", "-g", "127.0.0.1", "-o",
-       std::to_string(freeTcpPort()), "--rx-queues", "2", "--threads", "2"},
+       std::to_string(freeTcpPort()), "--metrics-port", std::to_string(freeTcpPort()),
+       "--rx-queues", "2", "--threads", "2"},
       {"--no-kafka"}};
   std::set<std::string> seen;
   for (const auto &run : runs) {

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace efu::metrics {
 namespace {
@@ -171,23 +173,47 @@ TEST_F(MetricsServerTest, AnIncompleteRequestTimesOutWith408) {
   EXPECT_EQ(response.status, 408) << response.head;
 }
 
-TEST_F(MetricsServerTest, ConnectionsOverTheLimitGet503AndTheOthersAreStillServed) {
-  MetricsServer server(stats_, options(2));
-  {
-    RawClient first(server.port());
-    RawClient second(server.port());
-    ASSERT_TRUE(first.connected() && second.connected());
-    // Both are accepted before the third (one accept loop, in connection order).
-    const auto busy =
-        parseHttpResponse(tcpExchange(server.port(), "GET /metrics HTTP/1.1\r\n\r\n"));
-    EXPECT_EQ(busy.status, 503) << busy.head;
-    first.send("GET /metrics HTTP/1.1\r\n\r\n");
-    second.send("GET /nothing HTTP/1.1\r\n\r\n");
-    EXPECT_EQ(parseHttpResponse(first.readAll()).status, 200);
-    EXPECT_EQ(parseHttpResponse(second.readAll()).status, 404);
+TEST_F(MetricsServerTest, ANewcomerOverTheLimitIsServedAndTheQuietestConnectionMakesRoom) {
+  MetricsServer server(stats_, options(2, 60'000));
+  RawClient first(server.port());
+  RawClient second(server.port());
+  ASSERT_TRUE(first.connected() && second.connected());
+  // All three are accepted in connection order (one accept queue): the third finds both places
+  // taken, and the first, quiet longest, makes room.
+  const auto scrape =
+      parseHttpResponse(tcpExchange(server.port(), "GET /metrics HTTP/1.1\r\n\r\n"));
+  EXPECT_EQ(scrape.status, 200) << scrape.head;
+  const auto evicted = parseHttpResponse(first.readAll());
+  EXPECT_EQ(evicted.status, 503) << evicted.head;
+  EXPECT_EQ(evicted.body, "too many connections: closed to serve a newer one\n");
+  second.send("GET /nothing HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(parseHttpResponse(second.readAll()).status, 404);
+  EXPECT_TRUE(eventually([&] { return value("metrics.clients.evicted") == 1; }));
+  EXPECT_TRUE(eventually([&] { return value("metrics.errors") == 2; })) << "the 503 and the 404";
+}
+
+TEST_F(MetricsServerTest, IdleConnectionsFillingTheServerCannotKeepAScrapeOut) {
+  // The exhaustion seen in the field: 16 connections that sent one byte each (and reconnect
+  // when closed) held every place, and 20 of 20 scrapes got 503. The timeout is long here so
+  // that nothing but eviction can make room, however slow the machine.
+  MetricsServer server(stats_, options(16, 60'000));
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 16; ++i) {
+    idle.push_back(std::make_unique<RawClient>(server.port()));
+    ASSERT_TRUE(idle.back()->connected());
+    idle.back()->send("G");
   }
-  // Once they have closed their ends, new clients are served again.
-  EXPECT_TRUE(eventually([&] { return httpGet(server.port(), "/metrics").status == 200; }));
+  for (int scrape = 0; scrape < 20; ++scrape) {
+    // One more idle connection before each scrape, as the reconnecting clients do: every scrape
+    // finds the server full of connections that say nothing.
+    idle.push_back(std::make_unique<RawClient>(server.port()));
+    ASSERT_TRUE(idle.back()->connected());
+    idle.back()->send("G");
+    const auto response = httpGet(server.port(), "/metrics");
+    EXPECT_EQ(response.status, 200) << "scrape " << scrape << ": " << response.head;
+  }
+  EXPECT_TRUE(eventually([&] { return value("metrics.scrapes") == 20; }));
+  EXPECT_GE(value("metrics.clients.evicted"), 20);
 }
 
 TEST_F(MetricsServerTest, AClientThatSaysNothingAndLeavesCostsNothing) {
