@@ -24,16 +24,6 @@ constexpr int kSyslogInfo = 6;
 
 } // namespace
 
-bool KafkaProducer::RateLimit::allow(int64_t nowNs) noexcept {
-  if (logged && nowNs - lastNs < intervalNs) {
-    ++suppressed;
-    return false;
-  }
-  logged = true;
-  lastNs = nowNs;
-  return true;
-}
-
 KafkaProducer::HandlePtr KafkaProducer::createHandle(const KafkaOptions &options) {
   std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)> conf(rd_kafka_conf_new(),
                                                                           rd_kafka_conf_destroy);
@@ -208,7 +198,7 @@ void KafkaProducer::poll() noexcept {
 void KafkaProducer::reportSuppressed(int64_t nowNs) noexcept {
   // When the window closes with lines swallowed and no new problem to carry the count, say so
   // now rather than at the next problem, which may never come.
-  if (problemLog_.suppressed == 0 || nowNs - problemLog_.lastNs < problemLog_.intervalNs) {
+  if (!problemLog_.dueReport(nowNs)) {
     return;
   }
   try {
@@ -218,8 +208,7 @@ void KafkaProducer::reportSuppressed(int64_t nowNs) noexcept {
               problemLog_.last);
   } catch (...) {
   }
-  problemLog_.suppressed = 0;
-  problemLog_.logged = false; // the next problem is logged at once
+  problemLog_.reported(); // the next problem is logged at once
 }
 
 int KafkaProducer::flush(int timeoutMs) {

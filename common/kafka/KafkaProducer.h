@@ -5,6 +5,7 @@
 #include "common/kafka/KafkaOptions.h"
 #include "common/kafka/Producer.h"
 #include "common/stats/Stats.h"
+#include "common/system/LogRateLimit.h"
 
 #include <spdlog/logger.h>
 
@@ -83,15 +84,8 @@ private:
   /// Applies producerSettings(options) and creates the librdkafka handle; throws KafkaConfigError.
   HandlePtr createHandle(const KafkaOptions &options);
 
-  /// At most one log line per interval; counts what it swallowed.
-  struct RateLimit {
-    int64_t intervalNs;
-    int64_t lastNs = 0;
-    bool logged = false;
-    int64_t suppressed = 0;
-    std::string last; ///< the newest suppressed line
-    bool allow(int64_t nowNs) noexcept;
-  };
+  /// At most one log line per interval; counts what it swallowed (shared with GraphiteOutput).
+  using RateLimit = LogRateLimit;
 
   rd_kafka_topic_s *topicHandle(std::string_view topic) noexcept;
   /// produce() and tryProduce(): `wait` = retry on a full queue (back-pressure).
