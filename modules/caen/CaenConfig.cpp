@@ -2,6 +2,8 @@
 // The caen module's configuration: key table and the checks of the ESS instrument sections.
 #include "modules/caen/CaenConfig.h"
 
+#include "common/system/BoundedJson.h"
+
 #include <fmt/format.h>
 
 #include <climits>
@@ -310,7 +312,7 @@ void refuseForeignKeys(const nlohmann::json &config, const std::string &source,
     }
     for (const EfuConfigKey &k : kCaenKeys) {
       if (std::string_view(k.key) == o.key &&
-          config.at(o.key) != nlohmann::json::parse(k.defaultJson)) {
+          config.at(o.key) != efu::parseJson(k.defaultJson)) {
         fail(source, o.key, config.at(o.key),
              fmt::format("only the {} geometry reads this key; the file's Detector is {}",
                          o.readers, c.detector));
