@@ -23,7 +23,7 @@ struct CaenCounters {
   Counter &lengthMismatch; ///< parser.readout.error_datlen_mismatch: length beyond the datagram
   Counter &ringFen;        ///< parser.readout.error_ringfen: fiber or FEN > 23
   Counter &lengthInvalid;  ///< parser.readout.error_datlen_invalid: length != 24
-  Counter &validation;     ///< geometry.validation_errors: one of the next six
+  Counter &validation;     ///< geometry.validation_errors: one of the next six, or ampl_zero
   Counter &ringMapping;    ///< geometry.ring_mapping_errors: LoKI, no bank on the ring
   Counter &topology;       ///< geometry.topology_errors: LoKI, TBL3HE, FEN not in the topology
   Counter &fen;            ///< geometry.fen_errors: BIFROST, CSPEC, FEN > MaxFEN
