@@ -126,8 +126,15 @@ std::shared_ptr<ModuleLibrary> openModuleFile(const fs::path &file) {
 
 namespace {
 constexpr InstrumentAlias kInstruments[] = {
-    {"loki", "caen"},     {"bifrost", "caen"}, {"cspec", "caen"},
-    {"miracles", "caen"}, {"tbl3he", "caen"},
+    {"loki", "caen", "Detector", "loki"},
+    {"bifrost", "caen", "Detector", "bifrost"},
+    {"cspec", "caen", "Detector", "cspec"},
+    {"miracles", "caen", "Detector", "miracles"},
+    {"tbl3he", "caen", "Detector", "tbl3he"},
+    {"freia", "vmm3", "InstrumentGeometry", "freia"},
+    {"amor", "vmm3", "InstrumentGeometry", "amor"},
+    {"tblmb", "vmm3", "InstrumentGeometry", "amor"}, // the ESS TBLMB files use AMOR's geometry
+    {"estia", "vmm3", "InstrumentGeometry", "estia"},
 };
 } // namespace
 
@@ -146,16 +153,18 @@ std::string moduleOf(const std::string &name) {
 
 void checkInstrument(const std::string &name, const nlohmann::json &config,
                      const std::string &source) {
-  if (moduleOf(name) == name || !config.is_object() || !config.contains("Detector") ||
-      !config["Detector"].is_string()) {
+  const auto alias = std::find_if(std::begin(kInstruments), std::end(kInstruments),
+                                  [&](const InstrumentAlias &a) { return name == a.instrument; });
+  if (alias == std::end(kInstruments) || !config.is_object() || !config.contains(alias->key) ||
+      !config[alias->key].is_string()) {
     return;
   }
-  std::string detector = config["Detector"].get<std::string>();
-  std::transform(detector.begin(), detector.end(), detector.begin(),
+  std::string value = config[alias->key].get<std::string>();
+  std::transform(value.begin(), value.end(), value.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (detector != name) {
-    throw sdk::ConfigError(source + ": Detector = " + config["Detector"].dump() + ": -d " + name +
-                           " serves " + name + "; use -d " + moduleOf(name) +
+  if (value != alias->value) {
+    throw sdk::ConfigError(source + ": " + alias->key + " = " + config[alias->key].dump() +
+                           ": -d " + name + " serves " + name + "; use -d " + alias->module +
                            " (or the instrument's own name) for this file");
   }
 }

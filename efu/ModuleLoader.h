@@ -71,13 +71,18 @@ std::vector<std::string> listModules(const std::vector<std::filesystem::path> &d
 struct InstrumentAlias {
   const char *instrument;
   const char *module;
+  /// The ESS file's key that names the instrument's geometry, and the value it must have
+  /// (compared ignoring case): "Detector" for the CAEN files; "InstrumentGeometry" for the
+  /// Multi-Blade ones, which all say "Detector": "Freia".
+  const char *key;
+  const char *value;
 };
 /// Every instrument efu serves, by the module that serves it.
 std::span<const InstrumentAlias> instrumentAliases();
 /// The module `name` selects: itself, or the module of the instrument it names.
 std::string moduleOf(const std::string &name);
-/// When `name` is an instrument, refuses a configuration whose "Detector" names another one
-/// (sdk::ConfigError naming `source`, the key and both names).
+/// When `name` is an instrument, refuses a configuration whose key (InstrumentAlias::key) names
+/// another one (sdk::ConfigError naming `source`, the key and both names).
 void checkInstrument(const std::string &name, const nlohmann::json &config,
                      const std::string &source);
 /// What `efu -d list` prints: the modules found in `dirs`, each with the instruments it serves.

@@ -28,6 +28,7 @@ constexpr uint8_t kTypeMiracles = 0x38;
 constexpr uint8_t kTypeCspec = 0x3C;
 constexpr uint8_t kTypeNmx = 0x44;
 constexpr uint8_t kTypeFreia = 0x48;
+constexpr uint8_t kTypeTblmb = 0x49;
 constexpr uint8_t kTypeEstia = 0x4C;
 constexpr uint8_t kTypeCbm = 0x10;
 
@@ -71,14 +72,17 @@ constexpr size_t headerBytes(uint8_t version) noexcept {
   return version == 0 ? sizeof(EssHeaderV0) : version == 1 ? sizeof(EssHeaderV1) : 0;
 }
 
-/// Exact conversion of an ESS time (seconds, 88.0525 MHz ticks) to ns since the epoch:
-/// high * 1e9 + low * 1e9 / 88052500, the fraction ROUNDED TO NEAREST (ties up), in integers.
-/// For low <= kMaxTicksLow the fraction is <= 999 999 989 ns, so it never carries into the
-/// next second. Ticks are 11.36 ns apart, so distinct ticks always map to distinct ns.
+/// ns of one 88.0525 MHz tick, as a double (11.3568...).
+constexpr double kTickNs = 1e9 / static_cast<double>(kTicksPerSecond);
+
+/// An ESS time (seconds, 88.0525 MHz ticks) in ns since the epoch, as the ESS EFU converts it:
+/// high * 1e9 + the product low x kTickNs in double precision, TRUNCATED. Every ESS time in
+/// efu (pulse times, readout times, times of flight) goes through this, so that efu's ns are
+/// the ESS EFU's to the nanosecond. For low <= kMaxTicksLow the fraction stays below a second;
+/// ticks are 11.36 ns apart, so distinct ticks map to distinct ns.
 constexpr int64_t ticksToNs(uint32_t high, uint32_t low) noexcept {
-  const int64_t fracNs =
-      (static_cast<int64_t>(low) * 1'000'000'000 + kTicksPerSecond / 2) / kTicksPerSecond;
-  return static_cast<int64_t>(high) * 1'000'000'000 + fracNs;
+  return static_cast<int64_t>(high) * 1'000'000'000 +
+         static_cast<int64_t>(static_cast<double>(low) * kTickNs);
 }
 
 /// An ESS time as (seconds, ticks).
@@ -89,8 +93,8 @@ struct EssTime {
 };
 
 /// The nearest tick to a time in ns (ties up; a fraction rounding to a full second carries).
-/// ticksToNs(nsToTicks(t)) is within half a tick (5.68 ns) of t, and
-/// nsToTicks(ticksToNs(x)) == x for every valid x.
+/// ticksToNs(nsToTicks(t)) is within half a tick and a ns of t, and nsToTicks(ticksToNs(x)) == x
+/// for every valid x.
 constexpr EssTime nsToTicks(int64_t ns) noexcept {
   int64_t sec = ns / 1'000'000'000;
   const int64_t fracNs = ns % 1'000'000'000;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Checks for calibration files (efu --calibration FILE): every refusal is an sdk::ConfigError
-// naming the file, the key path and the value. Header-only, part of the SDK.
+// Checks for calibration files (efu --calibration FILE) and for the nested sections of
+// configuration files: every refusal is an sdk::ConfigError naming the file, the key path and the
+// value. Header-only, part of the SDK.
 #pragma once
 
 #include "common/sdk/Module.h"
@@ -11,23 +12,49 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace efu::sdk {
 
-/// Typed access to a calibration's JSON; each failure throws
-/// ConfigError("<source>: calibration <path> = <value>: <what>") (values shortened to 80 chars).
+/// Typed access to a calibration's (or a configuration section's) JSON; each failure throws
+/// ConfigError("<source>: <prefix><path> = <value>: <what>") (values shortened to 80 chars).
+/// The prefix is "calibration " by default, "" for configurations.
 class CalibrationCheck {
 public:
-  explicit CalibrationCheck(const std::string &source) : source_(source) {}
+  explicit CalibrationCheck(const std::string &source, const char *prefix = "calibration ")
+      : source_(source), prefix_(prefix) {}
 
   [[noreturn]] void fail(const std::string &path, const nlohmann::json &value,
                          const std::string &what) const {
-    std::string shown = value.dump();
+    std::string shown = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (shown.size() > 80) {
       shown = shown.substr(0, 77) + "...";
     }
-    throw ConfigError(source_ + ": calibration " + path + " = " + shown + ": " + what);
+    throw ConfigError(source_ + ": " + prefix_ + path + " = " + shown + ": " + what);
+  }
+  /// Refuses a key of `object` (at `path`) that is not in `known`.
+  void keys(const nlohmann::json &object, const std::string &path,
+            std::initializer_list<const char *> known) const {
+    for (const auto &[key, value] : object.items()) {
+      if (std::none_of(known.begin(), known.end(), [&](const char *k) { return key == k; })) {
+        std::string list;
+        for (const char *k : known) {
+          list.append(list.empty() ? "" : ", ").append(k);
+        }
+        fail(path + "." + key, value, "unknown key; known here: " + list);
+      }
+    }
+  }
+  /// An integer in [min, max].
+  int64_t integer(const nlohmann::json &value, const std::string &path, int64_t min,
+                  int64_t max) const {
+    const int64_t n = integer(value, path);
+    if (n < min || n > max) {
+      fail(path, value,
+           "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+    return n;
   }
   /// `object[key]`, where `object` (at `path`) must be an object holding `key`.
   const nlohmann::json &member(const nlohmann::json &object, const std::string &path,
@@ -82,6 +109,7 @@ public:
 
 private:
   const std::string &source_;
+  const char *prefix_;
 };
 
 } // namespace efu::sdk

@@ -320,6 +320,18 @@ void Generator::startPulse(uint64_t k) noexcept {
   };
   header_.pulse = at(k + 1);
   header_.prevPulse = at(k);
+  const int64_t pulseNs = readout::ticksToNs(header_.pulse.high, header_.pulse.low);
+  if (options_.maxPulseGapNs > 0 &&
+      pulseNs - readout::ticksToNs(header_.prevPulse.high, header_.prevPulse.low) >
+          options_.maxPulseGapNs) {
+    // A tick no more than maxPulseGapNs before the pulse (the nearest to it, or the next).
+    readout::EssTime prev = readout::nsToTicks(pulseNs - options_.maxPulseGapNs);
+    if (pulseNs - readout::ticksToNs(prev.high, prev.low) > options_.maxPulseGapNs) {
+      prev = prev.low < readout::kMaxTicksLow ? readout::EssTime{prev.high, prev.low + 1}
+                                              : readout::EssTime{prev.high + 1, 0};
+    }
+    header_.prevPulse = prev;
+  }
   pulseIndex_ = k;
   for (auto &tofNs : pulseTofsNs_) {
     tofNs = tof_.draw(rng_);

@@ -81,6 +81,10 @@ struct GeneratorOptions {
   double bitsPerS = 0.0;           ///< 0 = not paced by bits (datagram bytes * 8)
   uint32_t sizeBytes = static_cast<uint32_t>(readout::kMaxDatagramBytes); ///< datagram limit
   double pulseHz = 14.0;
+  /// The largest pulse - previous pulse the instrument file accepts (its MaxPulseTimeNS); when
+  /// the pulse period is longer, headers carry a previous pulse this close instead, so that
+  /// the ESS EFU (and efu) accept them. 0 = no limit.
+  int64_t maxPulseGapNs = 0;
   uint64_t eventsPerPulse = 0;     ///< 0 = rate / pulseHz when paced by events, else 1000
   std::string tof;                 ///< "" = uniform over one pulse period
   std::string pattern = "ring";

@@ -146,6 +146,11 @@ int main(int argc, char **argv) {
       o.bitsPerS = parseBitRate(bitRate);
     }
     const nlohmann::json config = readJsonFile(o.configPath);
+    if (config.is_object() && config.contains("MaxPulseTimeNS") &&
+        config["MaxPulseTimeNS"].is_number_integer()) {
+      // An ESS instrument file's limit on pulse - previous pulse: headers keep to it.
+      o.maxPulseGapNs = config["MaxPulseTimeNS"].get<int64_t>();
+    }
     const nlohmann::json calibration =
         o.calibrationPath.empty() ? nlohmann::json() : readJsonFile(o.calibrationPath);
     auto source = makeSource(o.detector, config, o.configPath, o.seed, o.moduleDirs, calibration,

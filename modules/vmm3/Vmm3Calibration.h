@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The ESS VMM3 hybrid calibration of the vmm3 module (efu --calibration FILE): per-channel ADC
-// and TDC offset/slope, and the inverse readoutgen uses.
+// The ESS VMM3 hybrid calibration (efu --calibration FILE): per-channel ADC and TDC offset and
+// slope applied as the ESS EFU applies them, and the inverse readoutgen uses.
 #pragma once
 
 #include "modules/vmm3/Vmm3Config.h"
@@ -13,55 +13,56 @@
 
 namespace efu::vmm3 {
 
-/// The ESS VMM3 calibration file (modules/vmm3/README.md, Calibration):
-/// {"Detector": NAME, "Version": 1, "Calibrations": [{"VMMHybridCalibration": {
-///   "HybridId": "<32 hex digits>", "vmm0": {"adc_offset": [64], "adc_slope": [64],
-///   "tdc_offset": [64], "tdc_slope": [64]}, "vmm1": {...}}}, ...]}
-/// An entry applies to the configured hybrid with the same `hybrid_id`; vmm0/vmm1 are the
-/// hybrid's even/odd VMM (vmm % 2). Per channel:
-///   corrected ADC = round((adc - adc_offset) x adc_slope) (halves away from 0), valid
-///   in [0, 1023];
-///   corrected TDC time (ns) = (tdc_ns - tdc_offset) x tdc_slope, tdc_ns = tdc x 1e9 /
-///   (bc_clock_hz x 256) (the TDC's part of the fine time), so the hit time moves by
-///   round(corrected - tdc_ns) ns. Offsets 0 and slopes 1 change nothing.
+/// The calibration of every configured hybrid; identity (offsets 0, slopes 1) where the file
+/// has no entry or no file is given. Per readout of channel ch on VMM v of a hybrid (entry vmm0
+/// for even v, vmm1 for odd), as the ESS EFU computes:
+///   weight = trunc(clamp((adc - adc_offset) * adc_slope, 0, 1023))
+///   time   = trunc(double(ticks in ns) + (34.08 - 60 * tdc / 255 - tdc_offset) * tdc_slope)
+/// The time correction is applied even without a file (its identity is the TDC model itself),
+/// and adding it in double precision rounds today's epoch times to a multiple of 256 ns: the
+/// ESS EFU's hit times are exactly these.
 class Vmm3Calibration {
 public:
-  /// A correction moving a time by more than this is refused as broken.
-  static constexpr double kMaxTimeCorrectionNs = 1000;
-
   struct Channel {
     double adcOffset = 0, adcSlope = 1, tdcOffset = 0, tdcSlope = 1;
   };
 
-  /// Checks `calibration` (file `source`) against `config` (file `configSource`): Detector
-  /// (compared ignoring case, when the configuration names an instrument), Version 1, arrays of
-  /// 64 finite numbers, slopes > 0, time corrections within kMaxTimeCorrectionNs, no HybridId
-  /// twice, and an entry for every configured hybrid (each needs a hybrid_id). Throws
-  /// sdk::ConfigError naming the file, the key path and the value. Entries for hybrids the
-  /// configuration does not list are kept in unused() (the module logs them).
+  /// Identity for every hybrid of `config`.
+  explicit Vmm3Calibration(const Vmm3Config &config);
+  /// The ESS calibration file `calibration` (file `source`) for `config`: Detector "Freia",
+  /// Version 1, Comment/Date/Info present, each entry a VMMHybridCalibration with
+  /// CalibrationDate, a HybridId of the configuration (compared exactly, as the ESS EFU does),
+  /// vmm0 and vmm1 each with Settings and four arrays of 64 finite numbers; no HybridId twice.
+  /// Throws sdk::ConfigError naming the file, the key path and the value.
   Vmm3Calibration(const nlohmann::json &calibration, const std::string &source,
                   const Vmm3Config &config, const std::string &configSource);
 
-  /// The channel of configured hybrid `hybrid` (HybridSlot::index), VMM `vmm` (only vmm % 2
-  /// counts) and channel 0..63.
-  [[nodiscard]] const Channel &channel(uint16_t hybrid, uint8_t vmm, uint8_t ch) const noexcept {
-    return channels_[(static_cast<size_t>(hybrid) * 2 + vmm % 2) * kChannelsPerVmm + ch];
+  [[nodiscard]] const Channel &channel(size_t hybrid, uint8_t vmm, uint8_t ch) const noexcept {
+    return channels_[(hybrid * 2 + (vmm & 1)) * kChannelsPerVmm + ch];
   }
-
-  /// The corrected ADC of `raw`; false when it is outside [0, kMaxAdc].
-  [[nodiscard]] static bool adc(const Channel &c, uint16_t raw, uint16_t &out) noexcept;
-  /// Nanoseconds to add to the hit time for TDC value `tdc` (0 for offset 0, slope 1).
-  [[nodiscard]] int64_t timeCorrectionNs(const Channel &c, uint8_t tdc) const noexcept;
-  /// The inverse for generators: a raw ADC whose corrected value is `corrected`, or -1.
+  /// The corrected ADC (the hit's weight).
+  [[nodiscard]] static uint16_t adc(const Channel &c, uint16_t raw) noexcept {
+    double v = (raw - c.adcOffset) * c.adcSlope;
+    v = v > kMaxAdc ? kMaxAdc : v;
+    v = v > 0 ? v : 0; // also maps NaN to 0
+    return static_cast<uint16_t>(v);
+  }
+  /// The hit time: `ns` (ticksToNs of the readout's time) plus the TDC correction.
+  [[nodiscard]] static uint64_t timeNs(const Channel &c, uint64_t ns, uint8_t tdc) noexcept {
+    const double correction = (1.5 * 22.72 - 60.0 * tdc / 255 - c.tdcOffset) * c.tdcSlope;
+    return static_cast<uint64_t>(static_cast<double>(ns) + correction);
+  }
+  /// The inverse for generators: a raw ADC (0..1023) whose corrected value is `corrected`, or
+  /// -1 when there is none.
   [[nodiscard]] static int32_t rawAdc(const Channel &c, uint16_t corrected) noexcept;
 
-  /// "Calibrations[i].VMMHybridCalibration.HybridId = ..." of entries no hybrid uses.
-  [[nodiscard]] const std::vector<std::string> &unused() const noexcept { return unused_; }
+  /// Configured hybrids the file has no entry for (they keep the identity), as
+  /// "Config[i].HybridId = ..." for the log.
+  [[nodiscard]] const std::vector<std::string> &uncovered() const noexcept { return uncovered_; }
 
 private:
-  double tdcLsbNs_ = 0;           ///< ns of one TDC count: 1e9 / (bc_clock_hz x 256)
-  std::vector<Channel> channels_; ///< [hybrid index][vmm % 2][channel]
-  std::vector<std::string> unused_;
+  std::vector<Channel> channels_; ///< [hybrid index][vmm & 1][channel]
+  std::vector<std::string> uncovered_;
 };
 
 } // namespace efu::vmm3

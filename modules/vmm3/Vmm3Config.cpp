@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Parsing and cross-checking of the vmm3 instrument configuration.
+// The ESS Multi-Blade instrument file: key table, the Config entries and their checks.
 #include "modules/vmm3/Vmm3Config.h"
 
+#include "common/sdk/CalibrationCheck.h"
 #include "common/sdk/ModuleConfig.h"
 
 #include <fmt/format.h>
@@ -11,183 +12,193 @@
 
 namespace efu::vmm3 {
 
-using sdk::ConfigError;
 using sdk::ConfigType;
 
 const EfuConfigKey kVmm3ConfigKeys[] = {
-    {"instrument", ConfigType::String, "\"\"", "Instrument name (free text, shown in logs)", 1, 0},
-    {"detector_type", ConfigType::Integer, "72",
-     "ESS header detector type accepted (0x44 NMX = 68, 0x48 FREIA = 72, 0x4C ESTIA = 76)", 0, 255},
-    {"nx", ConfigType::Integer, nullptr, "Strips along x = image width in pixels", 1, 65535},
-    {"ny", ConfigType::Integer, nullptr, "Strips along y = image height in pixels", 1, 65535},
-    {"hybrids", ConfigType::Array, nullptr,
-     "Hybrid map: [{\"fiber\":F,\"fen\":N,\"vmm_pair\":P,\"plane\":\"x\"|\"y\","
-     "\"strip_offset\":S, \"hybrid_id\":\"<32 hex digits>\" (optional; needed with "
-     "--calibration)}, ...]; strip = S + (vmm % 2) * 64 + channel",
+    {"Detector", ConfigType::String, nullptr,
+     "Must be \"Freia\": the ESS EFU's Multi-Blade files all say so; the geometry is "
+     "InstrumentGeometry's",
      1, 0},
-    {"adc_threshold", ConfigType::Integer, "30", "Hits with ADC below this are ignored (counted)",
-     0, 1023},
-    {"fine_time", ConfigType::Boolean, "false",
-     "Add BC/TDC fine time: (bc * 256 + tdc) / 256 BC periods after time high/low", 1, 0},
-    {"bc_clock_hz", ConfigType::Integer, "44026250", "BC clock frequency in Hz (fine time)", 1e6,
-     1e9},
-    {"time_gap_ns", ConfigType::Integer, "100",
-     "Max time between consecutive hits (time order) of one cluster, ns", 0, 1e9},
-    {"strip_gap", ConfigType::Integer, "1",
-     "Max missing strips between neighbouring hits of one cluster (0 = adjacent only)", 0, 1023},
-    {"match_window_ns", ConfigType::Integer, "200",
-     "Max |t_x - t_y| of the first hits of an x and a y cluster forming one event, ns", 0, 1e9},
-    {"sort_window_ns", ConfigType::Integer, "2000",
-     "Per plane, hits may arrive up to this much out of time order; later ones are counted "
-     "(hits.late) and dropped, ns",
-     0, 1e9},
-    {"cluster_timeout_ms", ConfigType::Integer, "20",
-     "Wall time without hits after which open clusters are closed and matched, ms", 1, 60000},
-    {"max_tof_ns", ConfigType::Integer, "1000000000",
-     "Events with a larger time of flight are rejected (counted), ns", 0, 2147483647},
-    {"max_cluster_hits", ConfigType::Integer, "1024",
-     "Hits one time group may hold; a full group is closed early (counted)", 16, 65536},
+    {"InstrumentGeometry", ConfigType::String, nullptr,
+     "Freia, AMOR (also TBLMB's files) or Estia: the ESS logical geometry and the VMM-to-plane "
+     "map",
+     1, 0},
+    {"Version", ConfigType::Integer, nullptr, "File format version; must be 1", 1, 1},
+    {"Comment", ConfigType::String, nullptr, "Free text (required, as in the ESS EFU)", 1, 0},
+    {"Date", ConfigType::String, nullptr, "Free text (required, as in the ESS EFU)", 1, 0},
+    {"Info", ConfigType::String, nullptr, "Free text (required, as in the ESS EFU)", 1, 0},
+    {"History", ConfigType::Array, "[]", "Free text lines, not read", 1, 0},
+    {"VersionStr", ConfigType::String, "\"\"", "Free text, not read", 1, 0},
+    {"WireChOffset", ConfigType::Integer, "16",
+     "First wire channel; the ESS geometry fixes it at 16 (wires on channels 16..47)", 16, 16},
+    {"Config", ConfigType::Array, nullptr,
+     "The cassettes: [{\"CassetteNumber\": C, \"Ring\": 0..10, \"FEN\": 0..13, \"Hybrid\": "
+     "0..10, \"HybridId\": \"<32 characters>\", \"Thresholds\": [[vmm0], [vmm1]]}, ...]",
+     1, 0},
+    {"MaxPulseTimeNS", ConfigType::Integer, "357142855",
+     "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
+     "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
+     0, 4294967295.0},
+    {"MaxGapWire", ConfigType::Integer, "0",
+     "Events whose wire plane spans more than its hits + this are rejected (events.wire_gaps)", 0,
+     255},
+    {"MaxGapStrip", ConfigType::Integer, "0",
+     "Events whose strip plane spans more than its hits + this are rejected (events.strip_gaps)",
+     0, 255},
+    {"SplitMultiEvents", ConfigType::Boolean, "false",
+     "Split an event spanning 10 or more coordinates in a plane into two by charge", 1, 0},
+    {"SplitMultiEventsCoefficientLow", ConfigType::Number, "0.8",
+     "Split: the lower bound of the charge ratio of two planes' parts that belong together", 0,
+     1e6},
+    {"SplitMultiEventsCoefficientHigh", ConfigType::Number, "1.2",
+     "Split: the upper bound of that ratio", 0, 1e6},
+    {"MaxMatchingTimeGap", ConfigType::Integer, "500",
+     "Clusters (either plane) less than this (ns) after an event's end join the event", 0, 65535},
+    {"MaxClusteringTimeGap", ConfigType::Integer, "500",
+     "Hits of a plane less than this (ns) after the previous hit join its cluster", 0, 65535},
 };
 const size_t kVmm3ConfigKeyCount = std::size(kVmm3ConfigKeys);
 
-namespace {
-
-/// An integer member of hybrids[i] in [0, maximum].
-int64_t hybridInt(const nlohmann::json &h, const char *key, int64_t maximum, size_t index,
-                  const std::string &source) {
-  const std::string path = fmt::format("hybrids[{}].{}", index, key);
-  if (!h.contains(key)) {
-    throw ConfigError(fmt::format("{}: key '{}' is missing", source, path));
+readout::DetectorTypes Vmm3Config::detectorTypes() const noexcept {
+  switch (layout) {
+  case Layout::Freia:
+    return {readout::kTypeFreia};
+  case Layout::Amor:
+    return {readout::kTypeFreia, readout::kTypeTblmb};
+  case Layout::Estia:
+    return {readout::kTypeEstia};
   }
-  const nlohmann::json &v = h.at(key);
-  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > maximum) {
-    throw ConfigError(fmt::format("{}: key '{}' = {} must be an integer in [0, {}]", source, path,
-                                  v.dump(), maximum));
-  }
-  return v.get<int64_t>();
+  return {};
 }
 
-Hybrid parseHybrid(const nlohmann::json &h, size_t index, const Vmm3Config &c,
-                   const std::string &source) {
-  if (!h.is_object()) {
-    throw ConfigError(
-        fmt::format("{}: key 'hybrids[{}]' must be an object, got {}", source, index, h.dump()));
+uint8_t Vmm3Config::detectorType() const noexcept {
+  return layout == Layout::Estia ? readout::kTypeEstia : readout::kTypeFreia;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+Layout layoutOf(const nlohmann::json &value, const sdk::CalibrationCheck &check) {
+  const std::string &name = value.get_ref<const std::string &>();
+  const std::string l = lower(name);
+  if (l == "freia") {
+    return Layout::Freia;
   }
-  for (const auto &[key, value] : h.items()) {
-    if (key != "fiber" && key != "fen" && key != "vmm_pair" && key != "plane" &&
-        key != "strip_offset" && key != "hybrid_id") {
-      throw ConfigError(fmt::format("{}: unknown key 'hybrids[{}].{}' (= {}); known: fiber, fen, "
-                                    "vmm_pair, plane, strip_offset, hybrid_id",
-                                    source, index, key, value.dump()));
-    }
+  if (l == "amor") {
+    return Layout::Amor;
   }
-  Hybrid out;
-  out.fiber = static_cast<uint8_t>(hybridInt(h, "fiber", readout::kMaxFiber, index, source));
-  out.fen = static_cast<uint8_t>(hybridInt(h, "fen", readout::kMaxFen, index, source));
-  out.vmmPair = static_cast<uint8_t>(hybridInt(h, "vmm_pair", kVmmPairs - 1, index, source));
-  const nlohmann::json plane = h.value("plane", nlohmann::json());
-  if (plane == "x" || plane == "y") {
-    out.plane = plane == "x" ? Plane::X : Plane::Y;
+  if (name == "Estia") {
+    return Layout::Estia;
+  }
+  if (l == "estia") {
+    // The ESS EFU picks the ESTIA geometry ignoring case but places its cassettes only for
+    // the exact spelling, so any other spelling gives wrong pixels there.
+    check.fail("InstrumentGeometry", value, "write it \"Estia\", as the ESS EFU expects");
+  }
+  check.fail("InstrumentGeometry", value,
+             "expected Freia, AMOR or Estia (TBLMB's files say AMOR; NMX and TREX are not "
+             "Multi-Blade)");
+}
+
+Hybrid parseEntry(const nlohmann::json &entry, size_t index, Layout layout,
+                  const sdk::CalibrationCheck &check) {
+  const std::string path = fmt::format("Config[{}]", index);
+  if (!entry.is_object()) {
+    check.fail(path, entry, "expected an object");
+  }
+  check.keys(entry, path,
+             {"CassetteNumber", "Ring", "FEN", "Hybrid", "HybridId", "Thresholds"});
+  Hybrid h;
+  h.cassette = static_cast<uint8_t>(
+      check.integer(check.member(entry, path, "CassetteNumber"), path + ".CassetteNumber", 0,
+                    layout == Layout::Freia ? 31
+                    : layout == Layout::Amor ? 13
+                                             : 2 * kEstiaCassettesPerRow - 1));
+  h.ring = static_cast<uint8_t>(
+      check.integer(check.member(entry, path, "Ring"), path + ".Ring", 0, kGeometryMaxRing));
+  h.fen = static_cast<uint8_t>(
+      check.integer(check.member(entry, path, "FEN"), path + ".FEN", 0, kGeometryMaxFen));
+  h.hybrid = static_cast<uint8_t>(
+      check.integer(check.member(entry, path, "Hybrid"), path + ".Hybrid", 0, kConfigMaxHybrid));
+  const nlohmann::json &id = check.member(entry, path, "HybridId");
+  h.hybridId = check.string(id, path + ".HybridId");
+  if (h.hybridId.size() != kHybridIdLength) {
+    check.fail(path + ".HybridId", id, fmt::format("expected {} characters", kHybridIdLength));
+  }
+  const nlohmann::json &thresholds = check.array(
+      check.member(entry, path, "Thresholds"), path + ".Thresholds", 2);
+  for (size_t vmm = 0; vmm < 2; ++vmm) {
+    const std::string tpath = fmt::format("{}.Thresholds[{}]", path, vmm);
+    const nlohmann::json &one = check.array(thresholds[vmm], tpath, 1);
+    h.threshold[vmm] =
+        static_cast<int32_t>(check.integer(one[0], tpath + "[0]", INT32_MIN, INT32_MAX));
+  }
+  if (layout == Layout::Estia) {
+    h.xOffset = static_cast<uint16_t>((h.cassette % kEstiaCassettesPerRow) * kWiresPerCassette);
+    h.yOffset = static_cast<uint16_t>((h.cassette / kEstiaCassettesPerRow) * kStripsPerCassette);
   } else {
-    throw ConfigError(fmt::format("{}: key 'hybrids[{}].plane' = {} must be \"x\" or \"y\"", source,
-                                  index, plane.dump()));
+    h.yOffset = static_cast<uint16_t>(h.cassette * kWiresPerCassette);
   }
-  const int64_t strips = c.strips(out.plane);
-  const int64_t maxOffset = strips - 2 * kChannelsPerVmm;
-  if (maxOffset < 0) {
-    throw ConfigError(fmt::format("{}: key 'hybrids[{}]': a hybrid has 128 strips but plane {} "
-                                  "has only {} (n{})",
-                                  source, index, planeName(out.plane), strips,
-                                  planeName(out.plane)));
-  }
-  out.stripOffset = static_cast<uint16_t>(hybridInt(h, "strip_offset", maxOffset, index, source));
-  if (h.contains("hybrid_id")) {
-    const nlohmann::json &id = h.at("hybrid_id");
-    if (!id.is_string() || !isHybridId(id.get<std::string>())) {
-      throw ConfigError(fmt::format("{}: key 'hybrids[{}].hybrid_id' = {} must be a string of {} "
-                                    "hex digits",
-                                    source, index, id.dump(), kHybridIdDigits));
-    }
-    out.hybridId = normalHybridId(id.get<std::string>());
-  }
-  return out;
+  return h;
 }
 
 } // namespace
 
-bool isHybridId(const std::string &id) noexcept {
-  return id.size() == kHybridIdDigits &&
-         std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isxdigit(c) != 0; });
-}
-
-std::string normalHybridId(std::string id) {
-  std::transform(id.begin(), id.end(), id.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return id;
-}
-
-Vmm3Config parseVmm3Config(const nlohmann::json &j, const std::string &source) {
+Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &source) {
+  const sdk::CalibrationCheck check(source, "");
   Vmm3Config c;
-  c.instrument = j.at("instrument").get<std::string>();
-  c.detectorType = j.at("detector_type").get<uint8_t>();
-  c.nx = j.at("nx").get<uint32_t>();
-  c.ny = j.at("ny").get<uint32_t>();
-  c.adcThreshold = j.at("adc_threshold").get<uint16_t>();
-  c.fineTime = j.at("fine_time").get<bool>();
-  c.bcClockHz = j.at("bc_clock_hz").get<int64_t>();
-  c.timeGapNs = j.at("time_gap_ns").get<int64_t>();
-  c.stripGap = j.at("strip_gap").get<uint32_t>();
-  c.matchWindowNs = j.at("match_window_ns").get<int64_t>();
-  c.sortWindowNs = j.at("sort_window_ns").get<int64_t>();
-  c.clusterTimeoutNs = j.at("cluster_timeout_ms").get<int64_t>() * 1'000'000;
-  c.maxTofNs = j.at("max_tof_ns").get<int64_t>();
-  c.maxClusterHits = j.at("max_cluster_hits").get<uint32_t>();
-  if (static_cast<int64_t>(c.nx) * c.ny >= 0x7FFF'FFFF) {
-    throw ConfigError(fmt::format("{}: nx * ny = {} does not fit a pixel id (int32)", source,
-                                  static_cast<int64_t>(c.nx) * c.ny));
+  const nlohmann::json &detector = config.at("Detector");
+  if (detector.get<std::string>() != "Freia") {
+    check.fail("Detector", detector,
+               "the ESS Multi-Blade files (FREIA, AMOR, TBLMB, ESTIA) say \"Freia\"; this module "
+               "serves no other VMM3 detector yet");
   }
-
-  const nlohmann::json &hybrids = j.at("hybrids");
-  if (hybrids.empty()) {
-    throw ConfigError(source + ": key 'hybrids' must list at least one hybrid, got []");
+  c.geometryName = config.at("InstrumentGeometry").get<std::string>();
+  c.layout = layoutOf(config.at("InstrumentGeometry"), check);
+  c.maxPulseTimeNs = config.at("MaxPulseTimeNS").get<int64_t>();
+  c.maxGapWire = config.at("MaxGapWire").get<uint8_t>();
+  c.maxGapStrip = config.at("MaxGapStrip").get<uint8_t>();
+  c.splitMultiEvents = config.at("SplitMultiEvents").get<bool>();
+  c.coefficientLow = config.at("SplitMultiEventsCoefficientLow").get<float>();
+  c.coefficientHigh = config.at("SplitMultiEventsCoefficientHigh").get<float>();
+  c.matchingTimeGapNs = config.at("MaxMatchingTimeGap").get<uint16_t>();
+  c.clusteringTimeGapNs = config.at("MaxClusteringTimeGap").get<uint16_t>();
+  c.slots.fill(-1);
+  const nlohmann::json &entries = config.at("Config");
+  if (entries.empty()) {
+    check.fail("Config", entries, "no cassettes: at least one entry is needed");
   }
-  // Strips already claimed per plane, to refuse overlapping hybrids.
-  std::array<std::vector<bool>, kPlanes> used{std::vector<bool>(c.nx), std::vector<bool>(c.ny)};
-  for (size_t i = 0; i < hybrids.size(); ++i) {
-    const Hybrid h = parseHybrid(hybrids[i], i, c, source);
-    const size_t slotIndex =
-        (static_cast<size_t>(h.fiber) * (readout::kMaxFen + 1) + h.fen) * kVmmPairs + h.vmmPair;
-    if (c.slots[slotIndex].known) {
-      throw ConfigError(fmt::format("{}: key 'hybrids[{}]': fiber {} fen {} vmm_pair {} is listed "
-                                    "twice",
-                                    source, i, h.fiber, h.fen, h.vmmPair));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Hybrid h = parseEntry(entries[i], i, c.layout, check);
+    int16_t &slot =
+        c.slots[(static_cast<size_t>(h.ring) * (kGeometryMaxFen + 1) + h.fen) * (kConfigMaxHybrid + 1) +
+                h.hybrid];
+    if (slot >= 0) {
+      check.fail(fmt::format("Config[{}]", i), entries[i],
+                 fmt::format("Ring {} FEN {} Hybrid {} is Config[{}] already", h.ring, h.fen,
+                             h.hybrid, slot));
     }
-    auto &planeUsed = used[static_cast<size_t>(h.plane)];
-    for (uint32_t s = h.stripOffset; s < h.stripOffset + 2U * kChannelsPerVmm; ++s) {
-      if (planeUsed[s]) {
-        throw ConfigError(fmt::format("{}: key 'hybrids[{}].strip_offset' = {}: strip {} of plane "
-                                      "{} belongs to another hybrid too",
-                                      source, i, h.stripOffset, s, planeName(h.plane)));
-      }
-      planeUsed[s] = true;
-    }
-    for (size_t k = 0; k < c.hybrids.size() && !h.hybridId.empty(); ++k) {
-      if (c.hybrids[k].hybridId == h.hybridId) {
-        throw ConfigError(fmt::format("{}: key 'hybrids[{}].hybrid_id' = \"{}\" is hybrids[{}]'s "
-                                      "too",
-                                      source, i, h.hybridId, k));
+    for (size_t j = 0; j < c.hybrids.size(); ++j) {
+      if (c.hybrids[j].hybridId == h.hybridId) {
+        check.fail(fmt::format("Config[{}].HybridId", i), entries[i]["HybridId"],
+                   fmt::format("Config[{}] has it too", j));
       }
     }
-    c.slots[slotIndex] = HybridSlot{true, h.plane, h.stripOffset, static_cast<uint16_t>(i)};
-    c.hybrids.push_back(h);
+    slot = static_cast<int16_t>(c.hybrids.size());
+    c.hybrids.push_back(std::move(h));
   }
   return c;
 }
 
 Vmm3Config loadVmm3Config(const std::string &path) {
-  return parseVmm3Config(
-      validateModuleConfig("vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, readConfigFile(path), path),
-      path);
+  const nlohmann::json validated = validateModuleConfig(
+      "vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, readConfigFile(path), path);
+  return parseVmm3Config(validated, path);
 }
 
 } // namespace efu::vmm3

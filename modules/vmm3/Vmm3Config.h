@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The vmm3 instrument configuration: key table, hybrid map and clustering parameters.
+// The vmm3 module's configuration: the ESS EFU's Multi-Blade instrument files (FREIA, AMOR,
+// TBLMB, ESTIA), read unchanged, and the ESS logical geometry they imply.
 #pragma once
 
 #include "common/readout/EssHeader.h"
@@ -16,80 +17,89 @@
 
 namespace efu::vmm3 {
 
-/// A detector plane: strips along x or along y.
-enum class Plane : uint8_t { X = 0, Y = 1 };
-constexpr size_t kPlanes = 2;
-constexpr const char *planeName(Plane p) noexcept {
-  return p == Plane::X ? "x" : "y";
-}
+/// Which ESS logical geometry the file's InstrumentGeometry names.
+///  - Freia (and Amor): x from the strips (64 per cassette), y from the wires (32 per cassette,
+///    cassette c covers rows 32c..32c+31); Freia reads x on odd VMMs, AMOR on even ones.
+///  - Estia: x from the wires (cassette c covers columns 32(c % 48)..+31), y from the strips
+///    (rows 64(c / 48)..+63); x on odd VMMs.
+enum class Layout : uint8_t { Freia, Amor, Estia };
 
-/// One hybrid (fiber, FEN, VMM pair) of the config: its plane and first strip.
-/// Strip of a hit = stripOffset + (vmm % 2) * 64 + channel.
+/// The ESS limits on a readout's address (the ESS EFU's VMM3 configuration).
+constexpr uint8_t kGeometryMaxRing = 10;   ///< ring = fiber / 2; ring 11 is refused
+constexpr uint8_t kGeometryMaxFen = 13;    ///< FENs 0..13
+constexpr uint8_t kConfigMaxHybrid = 10; ///< a config entry's Hybrid (readouts reach vmm / 2 <= 7)
+constexpr uint8_t kStrips = 64;    ///< strip channels 0..63
+constexpr uint8_t kFirstWireChannel = 16; ///< wire channels 16..47
+constexpr uint8_t kLastWireChannel = 47;
+constexpr uint16_t kWiresPerCassette = 32;
+constexpr uint16_t kStripsPerCassette = 64;
+constexpr uint16_t kEstiaCassettesPerRow = 48;
+
+/// One entry of the file's Config array: a cassette read out by one hybrid (two VMMs).
 struct Hybrid {
-  uint8_t fiber = 0;
+  uint8_t cassette = 0;
+  uint8_t ring = 0;
   uint8_t fen = 0;
-  uint8_t vmmPair = 0;
-  Plane plane = Plane::X;
-  uint16_t stripOffset = 0;
-  std::string hybridId; ///< 32 hex digits, upper case (as in ESS calibration files); "" = none
+  uint8_t hybrid = 0;           ///< the entry's Hybrid: VMMs 2h and 2h + 1
+  std::string hybridId;         ///< 32 characters, as in the file (matched exactly by calibrations)
+  std::array<int32_t, 2> threshold{}; ///< Thresholds[vmm % 2][0]: raw OTADC below it is dropped
+  uint16_t xOffset = 0;         ///< first x coordinate of the cassette
+  uint16_t yOffset = 0;         ///< first y coordinate of the cassette
 };
 
-/// What a (fiber, FEN, VMM pair) maps to; `known` false when the config does not list it.
-struct HybridSlot {
-  bool known = false;
-  Plane plane = Plane::X;
-  uint16_t stripOffset = 0;
-  uint16_t index = 0; ///< position in Vmm3Config::hybrids
-};
-
-/// The parsed and cross-checked configuration, shared by the module and readoutgen.
+/// The parsed and checked file, shared by the module, readoutgen's source and efu-dump.
 struct Vmm3Config {
-  std::string instrument;       ///< free text, e.g. "freia"
-  uint8_t detectorType = 0;     ///< ESS header detector type accepted (0x48 FREIA, ...)
-  uint32_t nx = 0;              ///< strips (pixels) along x; image width
-  uint32_t ny = 0;              ///< strips (pixels) along y; image height
-  uint16_t adcThreshold = 0;    ///< hits with ADC < threshold are counted and ignored
-  bool fineTime = false;        ///< add BC/TDC fine time to time high/low
-  int64_t bcClockHz = 0;        ///< BC clock; one BC = 1e9 / bcClockHz ns, one TDC LSB 1/256 BC
-  int64_t timeGapNs = 0;        ///< max time between consecutive hits of a cluster
-  uint32_t stripGap = 0;        ///< max missing strips between neighbouring hits of a cluster
-  int64_t matchWindowNs = 0;    ///< max |t_x - t_y| for an x and a y cluster to form an event
-  int64_t sortWindowNs = 0;     ///< hits may arrive up to this much out of time order per plane
-  int64_t clusterTimeoutNs = 0; ///< wall time without hits after which everything open is closed
-  int64_t maxTofNs = 0;         ///< events with a larger time of flight are rejected
-  uint32_t maxClusterHits = 0;  ///< capacity of one time group; a full group is closed early
-  std::vector<Hybrid> hybrids;
-  std::array<HybridSlot, (readout::kMaxFiber + 1) * (readout::kMaxFen + 1) * kVmmPairs> slots{};
+  Layout layout = Layout::Freia;
+  std::string geometryName;      ///< InstrumentGeometry as written
+  int64_t maxPulseTimeNs = 0;    ///< MaxPulseTimeNS
+  uint8_t maxGapWire = 0;        ///< MaxGapWire
+  uint8_t maxGapStrip = 0;       ///< MaxGapStrip
+  bool splitMultiEvents = false; ///< SplitMultiEvents
+  float coefficientLow = 0.8f;   ///< SplitMultiEventsCoefficientLow
+  float coefficientHigh = 1.2f;  ///< SplitMultiEventsCoefficientHigh
+  uint16_t matchingTimeGapNs = 500;   ///< MaxMatchingTimeGap
+  uint16_t clusteringTimeGapNs = 500; ///< MaxClusteringTimeGap
+  std::vector<Hybrid> hybrids;   ///< in file order; the index is the event builder's
+  /// [ring][fen][hybrid] -> index in hybrids, or -1.
+  std::array<int16_t, (kGeometryMaxRing + 1) * (kGeometryMaxFen + 1) * (kConfigMaxHybrid + 1)> slots{};
 
-  [[nodiscard]] const HybridSlot &slot(uint8_t fiber, uint8_t fen, uint8_t vmmPair) const noexcept {
-    return slots[(static_cast<size_t>(fiber) * (readout::kMaxFen + 1) + fen) * kVmmPairs + vmmPair];
+  /// The configured entry for (ring, FEN, vmm / 2), or -1. Arguments within the ESS limits.
+  [[nodiscard]] int16_t slot(uint8_t ring, uint8_t fen, uint8_t hybrid) const noexcept {
+    return slots[(static_cast<size_t>(ring) * (kGeometryMaxFen + 1) + fen) * (kConfigMaxHybrid + 1) + hybrid];
   }
-  /// Fine time of a readout in ns (0 unless fineTime): floor((bc*256 + tdc) * 1e9 / (clock*256)).
-  [[nodiscard]] int64_t fineTimeNs(uint16_t bc, uint8_t tdc) const noexcept {
-    if (!fineTime) {
-      return 0;
-    }
-    return ((static_cast<int64_t>(bc) * 256 + tdc) * 1'000'000'000) / (bcClockHz * 256);
+  /// The ESS logical image: Freia 64 x 1024, AMOR 64 x 448, ESTIA 1536 x 128.
+  [[nodiscard]] uint32_t width() const noexcept { return layout == Layout::Estia ? 1536 : 64; }
+  [[nodiscard]] uint32_t height() const noexcept {
+    return layout == Layout::Freia ? 1024 : layout == Layout::Amor ? 448 : 128;
   }
-  /// Strips of a plane (nx for x, ny for y).
-  [[nodiscard]] uint32_t strips(Plane p) const noexcept { return p == Plane::X ? nx : ny; }
+  /// Pixel id of image (x, y): y * width + x + 1, or 0 outside the image (ESS logical geometry).
+  [[nodiscard]] uint32_t pixel(uint32_t x, uint32_t y) const noexcept {
+    return x < width() && y < height() ? y * width() + x + 1 : 0;
+  }
+  /// True when VMM `vmm` reads the x plane.
+  [[nodiscard]] bool isX(uint8_t vmm) const noexcept {
+    return layout == Layout::Amor ? (vmm & 1) == 0 : (vmm & 1) != 0;
+  }
+  /// True when the plane of VMM `vmm` is read by wires (else by strips).
+  [[nodiscard]] bool isWire(uint8_t vmm) const noexcept {
+    return isX(vmm) == (layout == Layout::Estia);
+  }
+  /// The ESS header detector types a datagram may carry: FREIA 0x48 for Freia; 0x48 and TBLMB
+  /// 0x49 for AMOR (the ESS EFU runs AMOR files as freia and as tblmb); ESTIA 0x4C.
+  [[nodiscard]] readout::DetectorTypes detectorTypes() const noexcept;
+  /// The type readoutgen writes: 0x48, or 0x4C for ESTIA.
+  [[nodiscard]] uint8_t detectorType() const noexcept;
 };
 
-/// Digits of a hybrid id (ESS: the hybrid's serial number as 32 hex digits, e.g. in
-/// calibration files' VMMHybridCalibration.HybridId).
-constexpr size_t kHybridIdDigits = 32;
-/// True for 32 hex digits (either case).
-bool isHybridId(const std::string &id) noexcept;
-/// The id in upper case, as hybrid ids are compared.
-std::string normalHybridId(std::string id);
+constexpr size_t kHybridIdLength = 32;
 
-/// The module's key table (also used by readoutgen to fill defaults and validate).
+/// The module's key table (the top level of the ESS file; also used by readoutgen and efu-dump).
 extern const EfuConfigKey kVmm3ConfigKeys[];
 extern const size_t kVmm3ConfigKeyCount;
 
-/// Parses a configuration the key table has already validated (as the daemon and the tools pass
-/// it: unknown keys refused, defaults filled in), then checks the hybrid list and the geometry.
-/// Throws sdk::ConfigError naming `source`, the key path and the value.
+/// Parses a configuration the key table has already validated (unknown keys refused, defaults
+/// filled in), then checks the Config entries. Throws sdk::ConfigError naming `source`, the key
+/// path and the value.
 Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &source);
 
 /// Reads a JSON file, validates it with the key table and parses it. Throws sdk::ConfigError.

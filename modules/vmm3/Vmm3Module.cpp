@@ -1,52 +1,93 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The vmm3 module: VMM3 strip readouts → hits → clusters per plane → x/y events with pixel ids.
+// The vmm3 module: ESS Multi-Blade readouts → hits → events with the ESS EFU's pixel ids.
 #include "modules/vmm3/Vmm3Module.h"
 
+#include "modules/vmm3/Vmm3Geometry.h"
+
+#include <cmath>
+#include <cstring>
 #include <string>
 
 namespace efu::vmm3 {
 
+namespace {
+
+constexpr const char *kHitErrorNames[] = {
+    "geometry.ring_errors",        "geometry.fen_errors",
+    "geometry.hybrid_mapping_errors", "geometry.wire_channel_range_errors",
+    "geometry.strip_channel_range_errors", "readouts.adc_below_threshold"};
+static_assert(std::size(kHitErrorNames) == static_cast<size_t>(HitError::Count_));
+
+constexpr const char *kEventErrorNames[] = {"cluster.no_coincidence", "events.wire_gaps",
+                                            "events.strip_gaps", "geometry.pixel_errors"};
+static_assert(std::size(kEventErrorNames) == static_cast<size_t>(EventError::Count_));
+
+constexpr int64_t kMaxTofNs = 1'000'000'000; // the ESS EFU's for these detectors (not read)
+
+reduction::BuilderParams paramsOf(const Vmm3Config &c) {
+  reduction::BuilderParams p;
+  p.clusterTimeGapNs = c.clusteringTimeGapNs;
+  p.matchTimeGapNs = c.matchingTimeGapNs;
+  p.splitMultiEvents = c.splitMultiEvents;
+  p.coefficientLow = c.coefficientLow;
+  p.coefficientHigh = c.coefficientHigh;
+  return p;
+}
+
+} // namespace
+
+int64_t essEventTimeNs(uint64_t ns) noexcept {
+  const uint64_t high = ns / 1'000'000'000;
+  const double low = std::round(static_cast<double>(ns - high * 1'000'000'000) / readout::kTickNs);
+  return readout::ticksToNs(static_cast<uint32_t>(high), static_cast<uint32_t>(low));
+}
+
 Vmm3Counters::Vmm3Counters(sdk::ModuleContext &ctx)
-    : readouts(ctx.counter("readouts.count")),
-      unknownHybrid(ctx.counter("readouts.errors.hybrid")),
-      calibration(ctx.counter("readouts.errors.calibration")), hits(ctx.counter("hits.count")),
-      belowThreshold(ctx.counter("hits.rejected.threshold")), late(ctx.counter("hits.late")),
-      restarts(ctx.counter("hits.time_restarts")),
-      clusters{&ctx.counter("clusters.x.count"), &ctx.counter("clusters.y.count")},
-      unmatched{&ctx.counter("clusters.x.unmatched"), &ctx.counter("clusters.y.unmatched")},
-      forcedCloses(ctx.counter("clusters.forced_close")),
-      sortOverflows(ctx.counter("sort.overflows")), matchOverflows(ctx.counter("match.overflows")),
-      timeoutFlushes(ctx.counter("flushes.timeout")), events(ctx.counter("events.count")) {
+    : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
+      calibReadouts(ctx.counter("readouts.bccalib")), dataReadouts(ctx.counter("readouts.data")),
+      overThreshold(ctx.counter("readouts.over_threshold")),
+      adcMax(ctx.counter("readouts.adc_max")),
+      validation(ctx.counter("geometry.validation_errors")),
+      invalidCoord{&ctx.counter("geometry.invalid_xcoord_error"),
+                   &ctx.counter("geometry.invalid_ycoord_error")},
+      matched(ctx.counter("cluster.matched_clusters")), wireOnly(ctx.counter("cluster.wire_only")),
+      stripOnly(ctx.counter("cluster.strip_only")),
+      spanTooLarge(ctx.counter("cluster.span_too_large")), split(ctx.counter("cluster.split")),
+      splitDiscarded(ctx.counter("cluster.split_discarded")), events(ctx.counter("events.count")) {
   for (size_t i = 1; i < readoutErrors.size(); ++i) {
-    readoutErrors[i] = &ctx.counter(std::string("readouts.errors.") +
+    readoutErrors[i] = &ctx.counter(std::string("readouts.error_") +
                                     readoutErrorName(static_cast<ReadoutError>(i)));
+  }
+  for (size_t i = 0; i < hitErrors.size(); ++i) {
+    hitErrors[i] = &ctx.counter(kHitErrorNames[i]);
+  }
+  for (size_t i = 0; i < eventErrors.size(); ++i) {
+    eventErrors[i] = &ctx.counter(kEventErrorNames[i]);
   }
 }
 
 Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
     : ctx_(ctx), config_(parseVmm3Config(ctx.config(), ctx.configSource())),
       calibration_(ctx.calibration().is_null()
-                       ? std::nullopt
-                       : std::optional<Vmm3Calibration>(std::in_place, ctx.calibration(),
-                                                        ctx.calibrationSource(), config_,
-                                                        ctx.configSource())),
-      headerCounters_(ctx),
-      parser_(headerCounters_, readout::DetectorTypes{config_.detectorType}), tofCounters_(ctx),
-      tof_(tofCounters_, config_.maxTofNs), former_(EventFormer::paramsFrom(config_), *this),
-      counters_(ctx) {
+                       ? Vmm3Calibration(config_)
+                       : Vmm3Calibration(ctx.calibration(), ctx.calibrationSource(), config_,
+                                         ctx.configSource())),
+      headerCounters_(ctx), parser_(headerCounters_, config_.detectorTypes(), config_.maxPulseTimeNs),
+      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), counters_(ctx),
+      builders_(config_.hybrids.size(), reduction::EventBuilder2D(paramsOf(config_))) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
-  ctx.log().info("vmm3: instrument '{}' type 0x{:02X}, {} x {} strips, {} hybrids, threshold {}, "
-                 "fine time {}, time gap {} ns, strip gap {}, match window {} ns",
-                 config_.instrument, config_.detectorType, config_.nx, config_.ny,
-                 config_.hybrids.size(), config_.adcThreshold, config_.fineTime ? "on" : "off",
-                 config_.timeGapNs, config_.stripGap, config_.matchWindowNs);
-  if (calibration_) {
-    ctx.log().info("vmm3: calibration {}: {} hybrids{}", ctx.calibrationSource(),
-                   config_.hybrids.size(),
-                   config_.fineTime ? "" : " (fine_time is off: tdc_offset/tdc_slope unused)");
-    for (const std::string &entry : calibration_->unused()) {
-      ctx.log().warn("vmm3: calibration {}: {} is no configured hybrid_id; ignored",
-                     ctx.calibrationSource(), entry);
+  events_.reserve(1024);
+  ctx.log().info("vmm3: {} geometry ({} x {} pixels), {} cassettes, gaps: clustering {} ns, "
+                 "matching {} ns, wire {}, strip {}; split multi-events {}",
+                 config_.geometryName, config_.width(), config_.height(), config_.hybrids.size(),
+                 config_.clusteringTimeGapNs, config_.matchingTimeGapNs, config_.maxGapWire,
+                 config_.maxGapStrip, config_.splitMultiEvents ? "on" : "off");
+  if (ctx.calibration().is_null()) {
+    ctx.log().info("vmm3: no calibration: identity ADC, the ESS TDC model for times");
+  } else {
+    for (const std::string &h : calibration_.uncovered()) {
+      ctx.log().warn("vmm3: calibration {} has no entry for {}: identity", ctx.calibrationSource(),
+                     h);
     }
   }
 }
@@ -56,114 +97,151 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
   if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) {
     return;
   }
-  if (h.pulseTimeNs != pulses_[pulseSlot_].pulseTimeNs ||
-      h.prevPulseTimeNs != pulses_[pulseSlot_].prevPulseTimeNs) {
-    ++pulseSlot_; // wraps at 256: far more pulses than hits can wait for
-    pulses_[pulseSlot_] = h;
+  if (h.payloadBytes % kReadoutBytes != 0) {
+    counters_.sizeErrors.add();
+    return;
   }
-  lastDataRxNs_ = packet.rxTimeNs;
-  const uint8_t *p = h.payload;
-  size_t left = h.payloadBytes;
-  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> errors{};
-  int64_t ok = 0;
-  int64_t unknown = 0;
-  int64_t calibration = 0;
-  int64_t below = 0;
-  int64_t hits = 0;
-  while (left > 0) {
+  const size_t count = h.payloadBytes / kReadoutBytes;
+  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{};
+  std::array<int64_t, static_cast<size_t>(HitError::Count_)> hitErrors{};
+  std::array<int64_t, 2> invalidCoord{};
+  int64_t calib = 0;
+  int64_t over = 0;
+  int64_t adcMax = 0;
+  for (size_t i = 0; i < count; ++i) {
     Vmm3Readout r;
-    const ReadoutError e = parseReadout(p, left, r);
+    std::memcpy(&r, h.payload + i * kReadoutBytes, kReadoutBytes);
+    const ReadoutError e = checkReadout(r);
     if (e != ReadoutError::Ok) {
-      ++errors[static_cast<size_t>(e)];
-      if (stopsDatagram(e)) {
-        break;
-      }
-    }
-    p += kReadoutBytes;
-    left -= kReadoutBytes;
-    if (e != ReadoutError::Ok) {
+      ++readoutErrors[static_cast<size_t>(e)];
       continue;
     }
-    const HybridSlot &slot = config_.slot(r.fiber, r.fen, r.vmm / 2);
-    if (!slot.known) {
-      ++unknown;
+    over += (r.otadc & kOverThresholdBit) != 0 ? 1 : 0;
+    calib += (r.geo & 0x80) != 0 ? 1 : 0;
+    const auto ring = static_cast<uint8_t>(r.fiber / 2);
+    const bool x = config_.isX(r.vmm);
+    const bool wire = config_.isWire(r.vmm);
+    int16_t slot = -1;
+    HitError fault = HitError::Count_;
+    if (ring > kGeometryMaxRing) {
+      fault = HitError::Ring;
+    } else if (r.fen > kGeometryMaxFen) {
+      fault = HitError::Fen;
+    } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
+      fault = HitError::Hybrid;
+    } else if (!validChannel(wire, r.channel)) {
+      fault = wire ? HitError::WireChannel : HitError::StripChannel;
+      ++invalidCoord[x ? 0 : 1];
+    }
+    if (fault != HitError::Count_) {
+      ++hitErrors[static_cast<size_t>(fault)];
       continue;
     }
-    ++ok;
-    uint16_t adc = adcOf(r);
-    int64_t timeNs = readout::ticksToNs(r.timeHigh, r.timeLow) + config_.fineTimeNs(r.bc, r.tdc);
-    if (calibration_) {
-      const Vmm3Calibration::Channel &c = calibration_->channel(slot.index, r.vmm, r.channel);
-      if (!Vmm3Calibration::adc(c, adc, adc)) {
-        ++calibration;
+    const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
+    if (r.otadc < hybrid.threshold[r.vmm & 1]) {
+      ++hitErrors[static_cast<size_t>(HitError::Threshold)];
+      continue;
+    }
+    const Vmm3Calibration::Channel &c =
+        calibration_.channel(static_cast<size_t>(slot), r.vmm, r.channel);
+    const uint64_t timeNs = Vmm3Calibration::timeNs(
+        c, static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow)), r.tdc);
+    const uint16_t adc = Vmm3Calibration::adc(c, r.otadc & kMaxAdc);
+    adcMax += adc >= kMaxAdc ? 1 : 0;
+    const uint32_t coord =
+        coordinateOf(config_.layout, wire, x ? hybrid.xOffset : hybrid.yOffset, r.channel);
+    builders_[static_cast<size_t>(slot)].insert(
+        reduction::Hit{timeNs, static_cast<uint16_t>(coord), adc, static_cast<uint8_t>(x ? 0 : 1)});
+  }
+  int64_t geometryErrors = 0;
+  for (size_t i = 0; i < hitErrors.size(); ++i) {
+    if (hitErrors[i] != 0) {
+      counters_.hitErrors[i]->add(hitErrors[i]);
+      geometryErrors += i == static_cast<size_t>(HitError::Threshold) ? 0 : hitErrors[i];
+    }
+  }
+  for (size_t i = 1; i < readoutErrors.size(); ++i) {
+    if (readoutErrors[i] != 0) {
+      counters_.readoutErrors[i]->add(readoutErrors[i]);
+    }
+  }
+  int64_t bad = 0;
+  for (const int64_t n : readoutErrors) {
+    bad += n;
+  }
+  counters_.readouts.add(static_cast<int64_t>(count));
+  counters_.validation.add(geometryErrors);
+  counters_.invalidCoord[0]->add(invalidCoord[0]);
+  counters_.invalidCoord[1]->add(invalidCoord[1]);
+  counters_.calibReadouts.add(calib);
+  counters_.dataReadouts.add(static_cast<int64_t>(count) - bad - calib);
+  counters_.overThreshold.add(over);
+  counters_.adcMax.add(adcMax);
+  formEvents(h);
+}
+
+void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
+  std::array<int64_t, static_cast<size_t>(EventError::Count_)> errors{};
+  int64_t matched = 0;
+  int64_t wireOnly = 0;
+  int64_t stripOnly = 0;
+  int64_t published = 0;
+  reduction::BuilderStats stats{};
+  for (reduction::EventBuilder2D &builder : builders_) {
+    events_.clear();
+    builder.flush(events_);
+    for (const reduction::Event2D &e : events_) {
+      const bool hasA = !e.a.empty();
+      const bool hasB = !e.b.empty();
+      if (!hasA && !hasB) {
         continue;
       }
-      if (config_.fineTime) {
-        timeNs += calibration_->timeCorrectionNs(c, r.tdc);
+      EventError fault = EventError::Count_;
+      if (!hasA || !hasB) {
+        fault = EventError::NoCoincidence;
+        wireOnly += hasB ? 1 : 0;
+        stripOnly += hasA ? 1 : 0;
+      } else if (e.b.hasGap(config_.maxGapWire)) {
+        fault = EventError::WireGap;
+      } else if (e.a.hasGap(config_.maxGapStrip)) {
+        fault = EventError::StripGap;
       }
+      if (fault != EventError::Count_) {
+        ++errors[static_cast<size_t>(fault)];
+        continue;
+      }
+      ++matched;
+      readout::Tof t;
+      if (!tof_.compute(essEventTimeNs(e.timeStart()), h, t)) {
+        continue;
+      }
+      const uint32_t pixel = config_.pixel(centreCoordinate(e.a.coordCenter()),
+                                           centreCoordinate(e.b.coordCenter()));
+      if (pixel == 0) {
+        ++errors[static_cast<size_t>(EventError::Pixel)];
+        continue;
+      }
+      ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
+      ++published;
     }
-    if (adc < config_.adcThreshold) {
-      ++below;
-      continue;
-    }
-    const auto strip =
-        static_cast<uint16_t>(slot.stripOffset + (r.vmm % 2) * kChannelsPerVmm + r.channel);
-    hits += former_.addHit(slot.plane, Hit{timeNs, strip, adc, pulseSlot_}) ? 1 : 0;
+    const reduction::BuilderStats &s = builder.stats();
+    stats.spanTooLarge += s.spanTooLarge;
+    stats.splitSpanTooLarge += s.splitSpanTooLarge;
+    stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
   }
-  for (size_t i = 1; i < errors.size(); ++i) {
+  for (size_t i = 0; i < errors.size(); ++i) {
     if (errors[i] != 0) {
-      counters_.readoutErrors[i]->add(errors[i]);
+      counters_.eventErrors[i]->add(errors[i]);
     }
   }
-  counters_.readouts.add(ok);
-  counters_.unknownHybrid.add(unknown);
-  counters_.calibration.add(calibration);
-  counters_.belowThreshold.add(below);
-  counters_.hits.add(hits);
-  former_.advance();
-  publish();
-}
-
-void Vmm3Module::tick(int64_t nowNs) noexcept {
-  if (nowNs - lastDataRxNs_ >= config_.clusterTimeoutNs && !former_.idle()) {
-    former_.flush();
-    counters_.timeoutFlushes.add();
-    publish();
-  }
-}
-
-void Vmm3Module::flush() noexcept {
-  former_.flush();
-  publish();
-}
-
-void Vmm3Module::event(const Event &e) noexcept {
-  readout::Tof t;
-  // Against the pulse (or previous pulse) of the datagram that carried the event's first
-  // hit: clusters close one or more datagrams later, maybe after the pulse changed.
-  if (tof_.compute(e.timeNs, pulses_[e.pulseSlot], t)) {
-    ctx_.events().add(t.pulseTimeNs, t.tofNs, e.pixelId);
-  }
-}
-
-void Vmm3Module::publish() noexcept {
-  const FormerStats s = former_.stats();
-  int64_t late = 0;
-  int64_t forced = 0;
-  int64_t overflows = 0;
-  for (size_t i = 0; i < kPlanes; ++i) {
-    counters_.clusters[i]->set(s.planes[i].clusters);
-    counters_.unmatched[i]->set(s.unmatched[i]);
-    late += s.planes[i].late;
-    forced += s.planes[i].forcedCloses;
-    overflows += s.planes[i].sortOverflows;
-  }
-  counters_.late.set(late);
-  counters_.forcedCloses.set(forced);
-  counters_.sortOverflows.set(overflows);
-  counters_.matchOverflows.set(s.matchOverflows);
-  counters_.events.set(s.events);
-  counters_.restarts.set(s.restarts);
+  counters_.matched.add(matched);
+  counters_.wireOnly.add(wireOnly);
+  counters_.stripOnly.add(stripOnly);
+  counters_.events.add(published);
+  counters_.spanTooLarge.add(stats.spanTooLarge - published_.spanTooLarge);
+  counters_.split.add(stats.splitSpanTooLarge - published_.splitSpanTooLarge);
+  counters_.splitDiscarded.add(stats.discardedSpanTooLarge - published_.discardedSpanTooLarge);
+  published_ = stats;
 }
 
 } // namespace efu::vmm3

@@ -1,83 +1,103 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The vmm3 module: VMM3 strip readouts → hits → clusters per plane → x/y events with pixel ids.
+// The vmm3 module: ESS Multi-Blade readouts (FREIA, AMOR, TBLMB, ESTIA) → hits → events with the
+// ESS EFU's pixel ids, clustered datagram by datagram as the ESS EFU does.
 #pragma once
 
 #include "common/readout/EssReadout.h"
+#include "common/reduction/EventBuilder2D.h"
 #include "common/sdk/Module.h"
-#include "modules/vmm3/Clustering.h"
 #include "modules/vmm3/Vmm3Calibration.h"
 #include "modules/vmm3/Vmm3Config.h"
 #include "modules/vmm3/Vmm3Readout.h"
 #include "modules/vmm3/Vmm3Source.h"
 
 #include <array>
-#include <optional>
+#include <vector>
 
 namespace efu::vmm3 {
 
-/// The module's own counters (docs/counters.md, section vmm3), registered once, here. The
-/// header's and the TOF's are readout::HeaderCounters and readout::TofCounters.
-struct Vmm3Counters {
-  explicit Vmm3Counters(sdk::ModuleContext &ctx);
-  Counter &readouts;       ///< readouts.count
-  Counter &unknownHybrid;  ///< readouts.errors.hybrid
-  Counter &calibration;    ///< readouts.errors.calibration: corrected ADC outside [0, 1023]
-  Counter &hits;           ///< hits.count
-  Counter &belowThreshold; ///< hits.rejected.threshold
-  Counter &late;           ///< hits.late
-  Counter &restarts;       ///< hits.time_restarts
-  std::array<Counter *, kPlanes> clusters;  ///< clusters.x.count, clusters.y.count
-  std::array<Counter *, kPlanes> unmatched; ///< clusters.x.unmatched, clusters.y.unmatched
-  Counter &forcedCloses;   ///< clusters.forced_close
-  Counter &sortOverflows;  ///< sort.overflows
-  Counter &matchOverflows; ///< match.overflows
-  Counter &timeoutFlushes; ///< flushes.timeout
-  Counter &events;         ///< events.count
-  std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{}; ///< [Ok] unused
+/// Why a valid readout got no hit, in the order they are checked (after the field checks of
+/// ReadoutError). The geometry ones also count geometry.validation_errors, as in the ESS EFU.
+enum class HitError : uint8_t {
+  Ring,         ///< geometry.ring_errors: fiber / 2 > 10
+  Fen,          ///< geometry.fen_errors: FEN > 13
+  Hybrid,       ///< geometry.hybrid_mapping_errors: (ring, FEN, vmm / 2) not in Config
+  WireChannel,  ///< geometry.wire_channel_range_errors: a wire plane's channel outside 16..47
+  StripChannel, ///< geometry.strip_channel_range_errors: a strip plane's channel above 63
+  Threshold,    ///< readouts.adc_below_threshold: raw OTADC below the hybrid's threshold
+  Count_
 };
 
-/// One instance per daemon; process(), tick() and flush() run on the processing thread.
-class Vmm3Module final : public sdk::Module, private EventOutput {
+/// Why an event was not published, in the order they are checked.
+enum class EventError : uint8_t {
+  NoCoincidence, ///< cluster.no_coincidence: only one plane
+  WireGap,       ///< events.wire_gaps: plane y spans more than its hits + MaxGapWire
+  StripGap,      ///< events.strip_gaps: plane x spans more than its hits + MaxGapStrip
+  Pixel,         ///< geometry.pixel_errors: the centre lies outside the ESS image
+  Count_
+};
+
+/// The module's counters (docs/counters.md, section vmm3), registered once, here, under the
+/// ESS EFU's names; the header's and the TOF's are readout::HeaderCounters and TofCounters.
+struct Vmm3Counters {
+  explicit Vmm3Counters(sdk::ModuleContext &ctx);
+  Counter &readouts;      ///< readouts.count: every readout of a whole-readout payload
+  Counter &sizeErrors;    ///< readouts.error_size: payload not a multiple of 20 bytes
+  std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{}; ///< [Ok] unused
+  Counter &calibReadouts; ///< readouts.bccalib: GEO bit 7 set
+  Counter &dataReadouts;  ///< readouts.data
+  Counter &overThreshold; ///< readouts.over_threshold: OTADC bit 15 set
+  Counter &adcMax;        ///< readouts.adc_max: corrected ADC at 1023
+  std::array<Counter *, static_cast<size_t>(HitError::Count_)> hitErrors{};
+  Counter &validation;    ///< geometry.validation_errors
+  std::array<Counter *, 2> invalidCoord{}; ///< geometry.invalid_xcoord_error, _ycoord_error
+  Counter &matched;       ///< cluster.matched_clusters: both planes, no gap
+  Counter &wireOnly;      ///< cluster.wire_only: a no-coincidence event with plane y
+  Counter &stripOnly;     ///< cluster.strip_only: a no-coincidence event with plane x
+  std::array<Counter *, static_cast<size_t>(EventError::Count_)> eventErrors{};
+  Counter &spanTooLarge;  ///< cluster.span_too_large (SplitMultiEvents)
+  Counter &split;         ///< cluster.split
+  Counter &splitDiscarded; ///< cluster.split_discarded
+  Counter &events;        ///< events.count
+};
+
+/// One instance per daemon; process() runs on the processing thread.
+class Vmm3Module final : public sdk::Module {
 public:
   /// Throws sdk::ConfigError for a configuration or calibration it cannot use.
   explicit Vmm3Module(sdk::ModuleContext &ctx);
-
   /// Reads ctx.calibration(): the ESS VMM3 hybrid calibration (Vmm3Calibration).
   static constexpr bool kAcceptsCalibration = true;
 
   void process(const sdk::Packet &packet) noexcept override;
-  void tick(int64_t nowNs) noexcept override;
-  void flush() noexcept override;
 
   [[nodiscard]] const Vmm3Config &config() const noexcept { return config_; }
 
-  /// Self-description (docs/modules.md): the image is nx x ny strips; readoutgen encodes
-  /// neutrons with Vmm3Source.
+  /// Self-description (docs/modules.md): the ESS logical image of the file's geometry.
   static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
     const Vmm3Config c = parseVmm3Config(config, source);
-    return {c.nx, c.ny};
+    return {c.width(), c.height()};
   }
   using Source = Vmm3Source;
 
 private:
-  void event(const Event &e) noexcept override;
-  /// Copies the former's counts into the counters (a few relaxed stores per datagram).
-  void publish() noexcept;
+  void formEvents(const readout::EssHeader &h) noexcept;
 
   sdk::ModuleContext &ctx_;
   const Vmm3Config config_;
-  std::optional<Vmm3Calibration> calibration_; ///< none: raw ADC and TDC
+  const Vmm3Calibration calibration_;
   readout::HeaderCounters headerCounters_;
   readout::EssReadoutParser parser_;
   readout::TofCounters tofCounters_;
   readout::TofCalculator tof_;
-  EventFormer former_;
   Vmm3Counters counters_;
-  /// Pulse and previous pulse of recent datagrams, tagged by a wrapping slot number that hits
-  /// carry; a new slot when the pulse changes.
-  std::array<readout::EssHeader, 256> pulses_{};
-  uint8_t pulseSlot_ = 0;
-  int64_t lastDataRxNs_ = 0;
+  std::vector<reduction::EventBuilder2D> builders_; ///< one per Config entry
+  std::vector<reduction::Event2D> events_;          ///< reused per builder
+  reduction::BuilderStats published_{};             ///< builder stats already counted
 };
+
+/// The time the ESS EFU measures an event's time of flight from: the event's ns converted to
+/// an ESS time (the nearest tick) and back (ticksToNs).
+int64_t essEventTimeNs(uint64_t ns) noexcept;
 
 } // namespace efu::vmm3

@@ -37,18 +37,18 @@ constexpr uint8_t kMaxChannel = 63;
 constexpr uint8_t kVmmPairs = (kMaxVmm + 1) / 2;
 constexpr uint8_t kChannelsPerVmm = kMaxChannel + 1;
 
-/// Why a readout was refused (or Ok). One counter per value except Ok.
+/// Why a readout was refused (or Ok), in the order the ESS EFU checks. One counter per value
+/// except Ok: readouts.error_<readoutErrorName()>, the ESS EFU's names.
 enum class ReadoutError : uint8_t {
   Ok = 0,
-  Truncated, ///< fewer than 20 bytes left in the datagram; the rest of the datagram is dropped
-  Length,    ///< length field != 20; the rest of the datagram is dropped (framing is lost)
-  Fiber,     ///< fiber > 23
-  Fen,       ///< FEN > 23
-  TimeLow,   ///< time low > 88 052 499 ticks
-  Bc,        ///< BC > 4095
-  Adc,       ///< bits 0-14 of OTADC > 1023
-  Vmm,       ///< VMM > 15
-  Channel,   ///< channel > 63
+  Fiber,      ///< fiber > 23
+  Fen,        ///< FEN > 23
+  DataLength, ///< length field != 20
+  TimeFrac,   ///< time low > 88 052 499 ticks
+  Bc,         ///< BC > 4095
+  Adc,        ///< bits 0-14 of OTADC > 1023
+  Vmm,        ///< VMM > 15
+  Channel,    ///< channel > 63
   Count_
 };
 
@@ -57,16 +57,14 @@ constexpr const char *readoutErrorName(ReadoutError e) noexcept {
   switch (e) {
   case ReadoutError::Ok:
     return "ok";
-  case ReadoutError::Truncated:
-    return "truncated";
-  case ReadoutError::Length:
-    return "length";
   case ReadoutError::Fiber:
     return "fiber";
   case ReadoutError::Fen:
     return "fen";
-  case ReadoutError::TimeLow:
-    return "time_low";
+  case ReadoutError::DataLength:
+    return "datalen";
+  case ReadoutError::TimeFrac:
+    return "timefrac";
   case ReadoutError::Bc:
     return "bc";
   case ReadoutError::Adc:
@@ -81,40 +79,31 @@ constexpr const char *readoutErrorName(ReadoutError e) noexcept {
   return "?";
 }
 
-/// True for the errors after which the rest of the datagram cannot be framed.
-constexpr bool stopsDatagram(ReadoutError e) noexcept {
-  return e == ReadoutError::Truncated || e == ReadoutError::Length;
-}
-
-/// Reads the readout at `data` (`remaining` bytes left in the datagram) into `out` and checks
-/// every field limit, in the order of the ReadoutError enum. Pure; hot path.
-inline ReadoutError parseReadout(const uint8_t *data, size_t remaining, Vmm3Readout &out) noexcept {
-  if (remaining < kReadoutBytes) {
-    return ReadoutError::Truncated;
-  }
-  std::memcpy(&out, data, kReadoutBytes);
-  if (out.length != kReadoutBytes) {
-    return ReadoutError::Length;
-  }
-  if (out.fiber > readout::kMaxFiber) {
+/// Checks every field limit of a readout, in the order of the ReadoutError enum. Pure; hot path.
+/// The caller has checked that the payload is a whole number of readouts.
+constexpr ReadoutError checkReadout(const Vmm3Readout &r) noexcept {
+  if (r.fiber > readout::kMaxFiber) {
     return ReadoutError::Fiber;
   }
-  if (out.fen > readout::kMaxFen) {
+  if (r.fen > readout::kMaxFen) {
     return ReadoutError::Fen;
   }
-  if (out.timeLow > readout::kMaxTicksLow) {
-    return ReadoutError::TimeLow;
+  if (r.length != kReadoutBytes) {
+    return ReadoutError::DataLength;
   }
-  if (out.bc > kMaxBc) {
+  if (r.timeLow > readout::kMaxTicksLow) {
+    return ReadoutError::TimeFrac;
+  }
+  if (r.bc > kMaxBc) {
     return ReadoutError::Bc;
   }
-  if ((out.otadc & ~kOverThresholdBit) > kMaxAdc) {
+  if ((r.otadc & ~kOverThresholdBit) > kMaxAdc) {
     return ReadoutError::Adc;
   }
-  if (out.vmm > kMaxVmm) {
+  if (r.vmm > kMaxVmm) {
     return ReadoutError::Vmm;
   }
-  if (out.channel > kMaxChannel) {
+  if (r.channel > kMaxChannel) {
     return ReadoutError::Channel;
   }
   return ReadoutError::Ok;

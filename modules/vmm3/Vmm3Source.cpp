@@ -1,160 +1,83 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// readoutgen source for VMM3 strip detectors.
+// readoutgen source for the ESS Multi-Blade detectors.
 #include "modules/vmm3/Vmm3Source.h"
+
+#include "modules/vmm3/Vmm3Geometry.h"
 #include "modules/vmm3/Vmm3Readout.h"
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace efu::vmm3 {
+
 namespace {
 
-constexpr int kMaxWidth = 5;
-constexpr uint16_t kMaxUnit = vmm3::kMaxAdc / 3; // the largest weight is 3
-constexpr int64_t kMaxSpreadNs = 5;
-
-/// Strip offsets (relative to the neutron's strip) and weights per cluster width 2..5.
+/// Coordinate offsets around the neutron's and their charge weights, per hit count 1..3.
 struct Shape {
   int count;
-  int offset[kMaxWidth];
-  uint16_t weight[kMaxWidth];
+  int offset[Vmm3Source::kMaxHitsPerPlane];
+  uint16_t weight[Vmm3Source::kMaxHitsPerPlane];
 };
 constexpr Shape kShapes[] = {
+    {1, {0}, {1}},
     {2, {0, 1}, {2, 1}},
     {3, {-1, 0, 1}, {1, 2, 1}},
-    {4, {-1, 0, 1, 2}, {1, 3, 2, 1}},
-    {5, {-2, -1, 0, 1, 2}, {1, 2, 3, 2, 1}},
 };
+constexpr uint16_t kMaxUnit = kMaxAdc / 2; // the largest weight is 2
+constexpr int kUnitDraws = 16;
+constexpr int64_t kMaxTofNs = 1'000'000'000; // the ESS EFU's for these detectors
 
 } // namespace
 
-Vmm3Source::Vmm3Source(const nlohmann::json &config, const std::string &configSource, uint64_t seed,
-                       const nlohmann::json &calibration, const std::string &calibrationSource)
-    : config_(vmm3::parseVmm3Config(config, configSource)), rng_(seed) {
-  if (config_.adcThreshold >= kMaxUnit) {
-    throw sdk::ConfigError(configSource + ": adc_threshold " +
-                           std::to_string(config_.adcThreshold) +
-                           " leaves readoutgen no room to "
-                           "share a charge over 5 strips (it must be below " +
-                           std::to_string(kMaxUnit) + ")");
-  }
-  if (!calibration.is_null()) {
-    calibration_.emplace(calibration, calibrationSource, config_, configSource);
-  }
-  strips_[0].resize(config_.nx);
-  strips_[1].resize(config_.ny);
-  for (size_t index = 0; index < config_.hybrids.size(); ++index) {
-    const vmm3::Hybrid &h = config_.hybrids[index];
-    for (uint32_t i = 0; i < 2U * vmm3::kChannelsPerVmm; ++i) {
-      StripAddress &a = strips_[static_cast<size_t>(h.plane)][h.stripOffset + i];
-      a = StripAddress{true, h.fiber, h.fen,
-                       static_cast<uint8_t>(2 * h.vmmPair + i / vmm3::kChannelsPerVmm),
-                       static_cast<uint8_t>(i % vmm3::kChannelsPerVmm),
-                       static_cast<uint16_t>(index)};
-      covered_.emplace_back(h.plane, h.stripOffset + i);
-    }
+Vmm3Source::Vmm3Source(const nlohmann::json &config, const std::string &configSource,
+                       uint64_t seed, const nlohmann::json &calibration,
+                       const std::string &calibrationSource)
+    : config_(parseVmm3Config(config, configSource)),
+      calibration_(calibration.is_null()
+                       ? Vmm3Calibration(config_)
+                       : Vmm3Calibration(calibration, calibrationSource, config_, configSource)),
+      cassetteHybrid_(256, -1), lastNs_(config_.hybrids.size(), std::numeric_limits<int64_t>::min() / 2),
+      rng_(seed) {
+  for (size_t i = config_.hybrids.size(); i-- > 0;) {
+    cassetteHybrid_[config_.hybrids[i].cassette] = static_cast<int16_t>(i);
   }
 }
 
-size_t Vmm3Source::maxEventBytes() const {
-  return (2 * kMaxWidth + 1) * sizeof(vmm3::Vmm3Readout);
+int64_t Vmm3Source::gapNs() const noexcept {
+  // Both gaps, plus room for the TDC model's spread and the 256-ns rounding of hit times.
+  return int64_t{config_.clusteringTimeGapNs} + config_.matchingTimeGapNs + 1000;
 }
 
-void Vmm3Source::writeHit(const PlannedHit &h, uint8_t *out) {
-  vmm3::Vmm3Readout r{};
-  r.fiber = h.address->fiber;
-  r.fen = h.address->fen;
-  r.length = vmm3::kReadoutBytes;
-  r.timeHigh = h.time.high;
-  r.timeLow = h.time.low;
-  r.bc = h.bc;
-  r.otadc = h.adc;
-  r.tdc = h.tdc;
-  r.vmm = h.address->vmm;
-  r.channel = h.address->channel;
-  std::memcpy(out, &r, sizeof(r));
-  ++readouts_;
-}
-
-int32_t Vmm3Source::rawAdc(const StripAddress &a, uint16_t adc) const noexcept {
-  return calibration_ ? vmm3::Vmm3Calibration::rawAdc(
-                            calibration_->channel(a.hybrid, a.vmm, a.channel), adc)
-                      : adc;
-}
-
-bool Vmm3Source::placeHit(const StripAddress &a, const sdk::Neutron &n, int64_t delayNs,
-                          PlannedHit &hit) const noexcept {
-  hit.time = n.eventTime;
-  hit.bc = 0;
-  hit.tdc = 0;
-  if (!config_.fineTime) {
-    return true; // every hit on the neutron's tick
-  }
-  if (!calibration_) {
-    // The smallest TDC whose fine time (floor, as the module computes it) is delayNs.
-    const int64_t lsbDen = 1'000'000'000;
-    const int64_t num = delayNs * config_.bcClockHz * 256;
-    hit.tdc = static_cast<uint8_t>((num + lsbDen - 1) / lsbDen);
-    return true;
-  }
-  // Search tick (the neutron's, or up to the largest correction earlier), TDC and BC so that
-  // time(tick) + fine time(BC, TDC) + correction(TDC) is the wanted time.
-  const vmm3::Vmm3Calibration::Channel &c = calibration_->channel(a.hybrid, a.vmm, a.channel);
-  const double bcNs = 1e9 / static_cast<double>(config_.bcClockHz);
-  constexpr int64_t kMaxTicksBack = static_cast<int64_t>(
-      vmm3::Vmm3Calibration::kMaxTimeCorrectionNs * readout::kTicksPerSecond / 1e9 + 2);
-  for (int64_t back = 0; back <= kMaxTicksBack; ++back) {
-    readout::EssTime t = n.eventTime;
-    if (t.low >= back) {
-      t.low -= static_cast<uint32_t>(back);
-    } else {
-      t.high -= 1;
-      t.low += static_cast<uint32_t>(readout::kTicksPerSecond - back);
-    }
-    const int64_t need = n.eventTimeNs + delayNs - readout::ticksToNs(t.high, t.low);
-    for (int tdc = 0; tdc <= 255; ++tdc) {
-      const int64_t fine = need - calibration_->timeCorrectionNs(c, static_cast<uint8_t>(tdc));
-      if (fine < 0) {
-        continue;
-      }
-      const auto bc0 = static_cast<int64_t>(static_cast<double>(fine) / bcNs);
-      for (int64_t bc = std::max<int64_t>(0, bc0 - 1); bc <= std::min<int64_t>(vmm3::kMaxBc, bc0 + 1);
-           ++bc) {
-        if (config_.fineTimeNs(static_cast<uint16_t>(bc), static_cast<uint8_t>(tdc)) == fine) {
-          hit.time = t;
-          hit.bc = static_cast<uint16_t>(bc);
-          hit.tdc = static_cast<uint8_t>(tdc);
-          return true;
-        }
-      }
-    }
-  }
-  return false;
-}
-
-int Vmm3Source::planPlane(vmm3::Plane plane, uint32_t centre, const sdk::Neutron &n,
-                          PlannedHit *hits) {
-  const auto &strips = strips_[static_cast<size_t>(plane)];
-  const Shape &shape = kShapes[std::uniform_int_distribution<int>(0, 3)(rng_)];
-  std::uniform_int_distribution<int> units(config_.adcThreshold + 1, kMaxUnit);
-  std::uniform_int_distribution<int64_t> spread(1, kMaxSpreadNs);
+int Vmm3Source::planPlane(size_t hybrid, bool x, uint32_t coord, PlannedHit *hits,
+                          uint64_t tickNs, uint64_t &earliestNs) {
+  const Hybrid &h = config_.hybrids[hybrid];
+  // The VMM of the hybrid that reads this plane.
+  const auto vmm = static_cast<uint8_t>(2 * h.hybrid + (config_.isX(2 * h.hybrid) == x ? 0 : 1));
+  const bool wire = config_.isWire(vmm);
+  const uint16_t offset = x ? h.xOffset : h.yOffset;
+  const Shape &shape = kShapes[std::uniform_int_distribution<int>(0, 2)(rng_)];
+  const int32_t lowest = std::max<int32_t>(1, h.threshold[vmm & 1]);
   for (int draw = 0; draw < kUnitDraws; ++draw) {
-    const auto unit = static_cast<uint16_t>(units(rng_));
+    const auto unit = static_cast<uint16_t>(std::uniform_int_distribution<int>(1, kMaxUnit)(rng_));
     int count = 0;
     bool ok = true;
     for (int i = 0; i < shape.count && ok; ++i) {
-      const int64_t strip = static_cast<int64_t>(centre) + shape.offset[i];
-      if (strip < 0 || strip >= static_cast<int64_t>(strips.size()) || !strips[strip].covered) {
-        continue;
+      const int64_t c = static_cast<int64_t>(coord) + shape.offset[i];
+      const int channel = c < offset ? -1 : channelOf(config_.layout, wire, offset, static_cast<uint32_t>(c));
+      if (channel < 0) {
+        continue; // outside the cassette
       }
-      // The neutron's own strip carries its time; the others follow within a few ns.
-      const int64_t delayNs = shape.offset[i] == 0 ? 0 : spread(rng_);
-      PlannedHit &h = hits[count];
-      h.address = &strips[strip];
-      const int32_t raw = rawAdc(*h.address, static_cast<uint16_t>(unit * shape.weight[i]));
-      ok = raw >= 0 && placeHit(*h.address, n, delayNs, h);
-      h.adc = static_cast<uint16_t>(raw);
-      ++count;
+      PlannedHit &p = hits[count++];
+      p.vmm = vmm;
+      p.channel = static_cast<uint8_t>(channel);
+      const Vmm3Calibration::Channel &cal = calibration_.channel(hybrid, vmm, p.channel);
+      const int32_t raw = Vmm3Calibration::rawAdc(cal, static_cast<uint16_t>(unit * shape.weight[i]));
+      ok = raw >= lowest;
+      p.adc = static_cast<uint16_t>(raw);
+      if (ok) {
+        earliestNs = std::min(earliestNs, Vmm3Calibration::timeNs(cal, tickNs, 0));
+      }
     }
     if (ok) {
       return count;
@@ -163,36 +86,43 @@ int Vmm3Source::planPlane(vmm3::Plane plane, uint32_t centre, const sdk::Neutron
   return -1;
 }
 
-size_t Vmm3Source::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out, sdk::TruthSink &truth) {
-  if (out.size() < maxEventBytes() || n.x >= config_.nx || n.y >= config_.ny ||
-      !strips_[0][n.x].covered || !strips_[1][n.y].covered) {
+size_t Vmm3Source::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out,
+                               sdk::TruthSink &truth) {
+  if (out.size() < maxEventBytes()) {
     return 0;
   }
-  std::array<PlannedHit, 2 * kMaxWidth + 1> hits;
-  const int nx = planPlane(vmm3::Plane::X, n.x, n, hits.data());
-  const int ny = nx < 0 ? -1 : planPlane(vmm3::Plane::Y, n.y, n, hits.data() + nx);
-  if (ny < 0) {
+  const int16_t found = cassetteHybrid_[cassetteOf(config_, n.x, n.y)];
+  if (found < 0 || n.eventTimeNs - lastNs_[found] <= gapNs()) {
     return 0;
   }
-  int count = nx + ny;
-  if (config_.adcThreshold > 0) {
-    const auto &[plane, strip] =
-        covered_[std::uniform_int_distribution<size_t>(0, covered_.size() - 1)(rng_)];
-    PlannedHit &noise = hits[count];
-    noise = PlannedHit{&strips_[static_cast<size_t>(plane)][strip], n.eventTime, 0, 0, 0};
-    const int32_t raw = rawAdc(*noise.address, static_cast<uint16_t>(std::uniform_int_distribution<int>(
-                                                    0, config_.adcThreshold - 1)(rng_)));
-    if (raw >= 0) {
-      noise.adc = static_cast<uint16_t>(raw);
-      ++count;
-    }
+  const auto hybrid = static_cast<size_t>(found);
+  const auto tickNs = static_cast<uint64_t>(n.eventTimeNs);
+  std::array<PlannedHit, 2 * kMaxHitsPerPlane> hits;
+  uint64_t earliest = std::numeric_limits<uint64_t>::max();
+  const int nx = planPlane(hybrid, true, n.x, hits.data(), tickNs, earliest);
+  const int ny = nx < 0 ? -1 : planPlane(hybrid, false, n.y, hits.data() + nx, tickNs, earliest);
+  const int64_t tof = static_cast<int64_t>(earliest) - n.pulseTimeNs;
+  if (ny < 0 || tof < 0 || tof > kMaxTofNs) {
+    return 0;
   }
+  lastNs_[hybrid] = n.eventTimeNs;
+  const Hybrid &h = config_.hybrids[hybrid];
+  const int count = nx + ny;
   for (int i = 0; i < count; ++i) {
-    writeHit(hits[i], out.data() + i * sizeof(vmm3::Vmm3Readout));
+    Vmm3Readout r{};
+    r.fiber = static_cast<uint8_t>(2 * h.ring);
+    r.fen = h.fen;
+    r.length = kReadoutBytes;
+    r.timeHigh = n.eventTime.high;
+    r.timeLow = n.eventTime.low;
+    r.otadc = hits[i].adc;
+    r.vmm = hits[i].vmm;
+    r.channel = hits[i].channel;
+    std::memcpy(out.data() + i * kReadoutBytes, &r, kReadoutBytes);
   }
-  truth.add(n.pulseTimeNs, n.eventTimeNs - n.pulseTimeNs,
-            static_cast<int32_t>(n.y * config_.nx + n.x + 1));
-  return count * sizeof(vmm3::Vmm3Readout);
+  readouts_ += static_cast<uint64_t>(count);
+  truth.add(n.pulseTimeNs, tof, static_cast<int32_t>(config_.pixel(n.x, n.y)));
+  return static_cast<size_t>(count) * kReadoutBytes;
 }
 
 } // namespace efu::vmm3

@@ -220,10 +220,11 @@ TEST(Ticks, ExactBoundaries) {
   EXPECT_EQ(ticksToNs(0, 0), 0);
   EXPECT_EQ(ticksToNs(1, 0), 1'000'000'000);
   EXPECT_EQ(ticksToNs(0, 1), 11);            // 11.357 → 11
-  EXPECT_EQ(ticksToNs(0, 2), 23);            // 22.714 → 23 (nearest)
+  EXPECT_EQ(ticksToNs(0, 2), 22);            // 22.714 → 22: truncated, as the ESS EFU does
   EXPECT_EQ(ticksToNs(0, 44'026'250), 500'000'000);
-  EXPECT_EQ(ticksToNs(0, 88'052'499), 999'999'989); // 999 999 988.64 → 989
-  EXPECT_EQ(ticksToNs(0xFFFFFFFF, 88'052'499), 4'294'967'295LL * 1'000'000'000 + 999'999'989);
+  EXPECT_EQ(ticksToNs(0, 88'052'499), 999'999'988); // 999 999 988.64 → 988
+  EXPECT_EQ(ticksToNs(0xFFFFFFFF, 88'052'499), 4'294'967'295LL * 1'000'000'000 + 999'999'988);
+  EXPECT_EQ(ticksToNs(0, 35'221), 400'000); // 35 221 ticks are exactly 400 us: no truncation loss
   EXPECT_EQ(ticksToNs(0, 17'610'500), 200'000'000); // 0.2 s is exactly 17 610 500 ticks
 }
 

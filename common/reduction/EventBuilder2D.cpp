@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Two-plane event building for Multi-Blade VMM3 detectors (common/reduction/README.md).
+#include "common/reduction/EventBuilder2D.h"
+
+#include <algorithm>
+
+namespace efu::reduction {
+namespace {
+
+/// Sorts a[0, n): insertion sort while the input proves nearly ordered (datagrams mostly are),
+/// std::sort over everything once the moves exceed a budget linear in n. Never allocates.
+template <typename T, typename Less> void adaptiveSort(T *a, size_t n, Less less) noexcept {
+  const size_t budget = 4 * n + 32;
+  size_t moves = 0;
+  for (size_t i = 1; i < n; ++i) {
+    if (!less(a[i], a[i - 1])) {
+      continue;
+    }
+    const T x = a[i];
+    size_t j = i;
+    do {
+      a[j] = a[j - 1];
+      --j;
+    } while (j > 0 && less(x, a[j - 1]));
+    a[j] = x;
+    moves += i - j;
+    if (moves > budget) [[unlikely]] {
+      std::sort(a, a + n, less);
+      return;
+    }
+  }
+}
+
+constexpr auto kByTime = [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; };
+constexpr auto kByCoord = [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; };
+
+/// Adds one hit to a part's aggregates.
+[[maybe_unused]] void addHit(PlaneCluster &p, const Hit &h) noexcept {
+  p.timeStart = std::min(p.timeStart, h.timeNs);
+  p.timeEnd = std::max(p.timeEnd, h.timeNs);
+  p.coordStart = std::min(p.coordStart, h.coord);
+  p.coordEnd = std::max(p.coordEnd, h.coord);
+  ++p.hits;
+  p.weightSum += static_cast<double>(h.weight);
+  p.coordMass += static_cast<double>(h.weight) * static_cast<double>(h.coord);
+}
+
+} // namespace
+
+EventBuilder2D::EventBuilder2D(const BuilderParams &p)
+    : params_(p), low_(static_cast<double>(p.coefficientLow)),
+      high_(static_cast<double>(p.coefficientHigh)) {
+  for (int plane = 0; plane < 2; ++plane) {
+    hits_[plane].reserve(1024);
+    clusters_[plane].reserve(1024);
+  }
+  scratch_.reserve(256);
+}
+
+void EventBuilder2D::flush(std::vector<Event2D> &out) {
+  clusterPlane(0);
+  clusterPlane(1);
+  match(out);
+  for (int plane = 0; plane < 2; ++plane) {
+    hits_[plane].clear();
+    clusters_[plane].clear();
+  }
+}
+
+// Time groups: in time order, a step of more than clusterTimeGapNs starts a new group.
+void EventBuilder2D::clusterPlane(int plane) noexcept {
+  std::vector<Hit> &v = hits_[plane];
+  const size_t n = v.size();
+  if (n == 0) {
+    return;
+  }
+  Hit *h = v.data();
+  adaptiveSort(h, n, kByTime);
+  const uint64_t gap = params_.clusterTimeGapNs;
+  size_t begin = 0;
+  for (size_t i = 1; i < n; ++i) {
+    if (h[i].timeNs - h[i - 1].timeNs > gap) {
+      closeGroup(plane, begin, i);
+      begin = i;
+    }
+  }
+  closeGroup(plane, begin, n);
+}
+
+// One cluster per distinct coordinate of the group (the coordinate gap allowed is 0), then the
+// group's clusters in start-time order. Created in increasing coordinate, so ordering them by
+// (timeStart, coord) is the stable order by timeStart. Later groups start later than every hit
+// of this one: each plane's list ends up ordered by timeStart.
+void EventBuilder2D::closeGroup(int plane, size_t begin, size_t end) noexcept {
+  Hit *h = hits_[plane].data();
+  std::vector<Cluster> &cl = clusters_[plane];
+  const size_t first = cl.size();
+  adaptiveSort(h + begin, end - begin, kByCoord);
+  for (size_t i = begin; i < end;) {
+    const uint16_t coord = h[i].coord;
+    uint64_t t0 = h[i].timeNs, t1 = h[i].timeNs;
+    uint64_t weights = h[i].weight;
+    size_t j = i + 1;
+    for (; j < end && h[j].coord == coord; ++j) {
+      t0 = std::min(t0, h[j].timeNs);
+      t1 = std::max(t1, h[j].timeNs);
+      weights += h[j].weight;
+    }
+    // Sums of 16-bit weights and weight * coord stay far below 2^53: exact as doubles.
+    cl.push_back(Cluster{t0, t1, static_cast<double>(weights),
+                         static_cast<double>(weights * coord), static_cast<uint32_t>(j - i),
+                         static_cast<uint32_t>(i), coord});
+    i = j;
+  }
+  const size_t made = cl.size() - first;
+  if (made > 1) {
+    adaptiveSort(cl.data() + first, made, [](const Cluster &x, const Cluster &y) noexcept {
+      return x.timeStart != y.timeStart ? x.timeStart < y.timeStart : x.coord < y.coord;
+    });
+  }
+  stats_.clusters += static_cast<int64_t>(made);
+}
+
+// Both planes' clusters in stable timeStart order (a merge of the two ordered lists, plane A
+// first on equal times); a cluster joins the open event unless it starts more than
+// matchTimeGapNs after the latest end of the clusters already in it. An event's clusters are
+// clusters_[0][a0, i) and clusters_[1][b0, j).
+void EventBuilder2D::match(std::vector<Event2D> &out) {
+  const std::vector<Cluster> &ca = clusters_[0];
+  const std::vector<Cluster> &cb = clusters_[1];
+  const size_t na = ca.size(), nb = cb.size();
+  const uint64_t gap = params_.matchTimeGapNs;
+  size_t i = 0, j = 0, a0 = 0, b0 = 0;
+  Event2D ev;
+  uint64_t evEnd = 0;
+  bool open = false;
+  while (i < na || j < nb) {
+    const bool fromA = j == nb || (i < na && ca[i].timeStart <= cb[j].timeStart);
+    const Cluster &c = fromA ? ca[i] : cb[j];
+    if (open && c.timeStart > evEnd && c.timeStart - evEnd > gap) {
+      close(ev, a0, i, b0, j, out);
+      ev = Event2D{};
+      a0 = i;
+      b0 = j;
+      open = false;
+    }
+    if (!open) {
+      evEnd = c.timeEnd;
+      open = true;
+    }
+    evEnd = std::max(evEnd, c.timeEnd);
+    PlaneCluster &p = fromA ? ev.a : ev.b;
+    p.timeStart = std::min(p.timeStart, c.timeStart);
+    p.timeEnd = std::max(p.timeEnd, c.timeEnd);
+    p.coordStart = std::min(p.coordStart, c.coord);
+    p.coordEnd = std::max(p.coordEnd, c.coord);
+    p.hits += c.hits;
+    p.weightSum += c.weightSum;
+    p.coordMass += c.coordMass;
+    if (fromA) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  if (open) {
+    close(ev, a0, i, b0, j, out);
+  }
+}
+
+bool EventBuilder2D::weightsMatch(const PlaneCluster &x, const PlaneCluster &y) const noexcept {
+  return x.weightSum * low_ <= y.weightSum && x.weightSum * high_ >= y.weightSum;
+}
+
+void EventBuilder2D::close(const Event2D &ev, size_t a0, size_t a1, size_t b0, size_t b1,
+                           std::vector<Event2D> &out) {
+  if (!params_.splitMultiEvents ||
+      (ev.a.coordSpan() < kMaxCoordSpan && ev.b.coordSpan() < kMaxCoordSpan)) [[likely]] {
+    out.push_back(ev);
+    return;
+  }
+  ++stats_.spanTooLarge;
+  PlaneCluster a1p, a2p, b1p, b2p;
+  splitPlane(0, a0, a1, a1p, a2p);
+  splitPlane(1, b0, b1, b1p, b2p);
+  const bool m11 = weightsMatch(a1p, b1p), m22 = weightsMatch(a2p, b2p);
+  const bool m12 = weightsMatch(a1p, b2p), m21 = weightsMatch(a2p, b1p);
+  if (m11 && m22 && !m12 && !m21) {
+    out.push_back(Event2D{a1p, b1p});
+    out.push_back(Event2D{a2p, b2p});
+  } else if (m12 && m21 && !m11 && !m22) {
+    out.push_back(Event2D{a1p, b2p});
+    out.push_back(Event2D{a2p, b1p});
+  } else {
+    ++stats_.discardedSpanTooLarge;
+    return;
+  }
+  ++stats_.splitSpanTooLarge;
+}
+
+// The plane's hits of the event in coordinate order: up to the first step larger than
+// kSplitCoordGap they form part 1, then part 2; a second such step leaves both parts empty.
+void EventBuilder2D::splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &part1,
+                                PlaneCluster &part2) {
+  part1 = PlaneCluster{};
+  part2 = PlaneCluster{};
+  if (c0 == c1) {
+    return;
+  }
+  scratch_.clear();
+  const Hit *h = hits_[plane].data();
+  for (size_t k = c0; k < c1; ++k) {
+    const Cluster &c = clusters_[plane][k];
+    scratch_.insert(scratch_.end(), h + c.firstHit, h + c.firstHit + c.hits);
+  }
+  adaptiveSort(scratch_.data(), scratch_.size(), kByCoord);
+  bool split = false;
+  uint16_t last = scratch_.front().coord;
+  for (const Hit &hit : scratch_) {
+    const bool step = hit.coord - last > kSplitCoordGap;
+    if (step) {
+      if (split) {
+        part1 = PlaneCluster{};
+        part2 = PlaneCluster{};
+        return;
+      }
+      split = true;
+    }
+    addHit(split ? part2 : part1, hit);
+    last = hit.coord;
+  }
+}
+
+} // namespace efu::reduction

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Two-plane event building for Multi-Blade VMM3 detectors (FREIA, ESTIA, AMOR): time-gap
+// clustering per plane and time-gap matching of both planes, result for result what the ESS
+// EFU's Multi-Blade event building gives with a full flush after every datagram
+// (common/reduction/README.md has the rules).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace efu::reduction {
+
+/// One hit of a plane. Times are ns; plane 0 = A, 1 = B, any other plane is dropped.
+struct Hit {
+  uint64_t timeNs;
+  uint16_t coord;
+  uint16_t weight;
+  uint8_t plane;
+};
+
+/// One plane's part of an event: aggregates of the hits merged into it. An empty one holds the
+/// identities of its aggregates (times and coordinates inverted, sums 0); read only hits,
+/// weightSum and coordMass of an empty cluster.
+struct PlaneCluster {
+  uint64_t timeStart = std::numeric_limits<uint64_t>::max(); ///< earliest hit time
+  uint64_t timeEnd = 0;                                      ///< latest hit time
+  uint16_t coordStart = std::numeric_limits<uint16_t>::max(); ///< lowest coordinate
+  uint16_t coordEnd = 0;                                      ///< highest coordinate
+  uint32_t hits = 0;      ///< number of hits (duplicates of one coordinate each count)
+  double weightSum = 0;   ///< sum(weight)
+  double coordMass = 0;   ///< sum(weight * coord)
+
+  [[nodiscard]] bool empty() const noexcept { return hits == 0; }
+  /// 0 when empty, else coordEnd - coordStart + 1 (in 16 bits, as the ESS EFU computes it).
+  [[nodiscard]] uint16_t coordSpan() const noexcept {
+    return empty() ? uint16_t{0} : static_cast<uint16_t>(coordEnd - coordStart + 1);
+  }
+  /// True when more than maxGap coordinates inside the span have no hit (counting hits, so
+  /// duplicates of a coordinate hide missing ones).
+  [[nodiscard]] bool hasGap(uint8_t maxGap) const noexcept {
+    return uint64_t{hits} + maxGap < coordSpan();
+  }
+  /// Weighted mean coordinate; NaN when weightSum == 0 (callers handle it).
+  [[nodiscard]] double coordCenter() const noexcept { return coordMass / weightSum; }
+};
+
+/// A formed event: its plane A and plane B parts (either may be empty).
+struct Event2D {
+  PlaneCluster a, b;
+
+  /// Earliest hit time over the non-empty planes (UINT64_MAX when both are empty).
+  [[nodiscard]] uint64_t timeStart() const noexcept {
+    if (a.empty()) {
+      return b.timeStart;
+    }
+    if (b.empty()) {
+      return a.timeStart;
+    }
+    return a.timeStart < b.timeStart ? a.timeStart : b.timeStart;
+  }
+  [[nodiscard]] bool bothPlanes() const noexcept { return !a.empty() && !b.empty(); }
+  [[nodiscard]] bool empty() const noexcept { return a.empty() && b.empty(); }
+};
+
+/// The ESS Multi-Blade parameters (config keys MaxClusteringTimeGap, MaxMatchingTimeGap,
+/// SplitMultiEvents, SplitMultiEventsCoefficientLow/High) with their defaults.
+struct BuilderParams {
+  uint64_t clusterTimeGapNs = 500;
+  uint64_t matchTimeGapNs = 500;
+  bool splitMultiEvents = false;
+  float coefficientLow = 0.8f;
+  float coefficientHigh = 1.2f;
+};
+
+/// Cumulative counts of one builder (never reset; callers take differences).
+struct BuilderStats {
+  int64_t spanTooLarge = 0;          ///< events that took the split path
+  int64_t splitSpanTooLarge = 0;     ///< ... and were split into two
+  int64_t discardedSpanTooLarge = 0; ///< ... and were dropped
+  int64_t clusters = 0;              ///< plane clusters formed (before matching)
+  int64_t invalidPlane = 0;          ///< hits dropped for a plane other than 0 and 1
+};
+
+/// Collects hits, and on flush() clusters each plane and matches the clusters into events.
+/// All storage is kept between flushes: after warm-up neither insert() nor flush() allocates
+/// (out grows only if the caller does not reuse it). Single thread.
+class EventBuilder2D {
+public:
+  /// On the split path a coordinate step larger than this starts a plane's second part.
+  static constexpr uint16_t kSplitCoordGap = 10;
+  /// Events with a plane spanning this many coordinates or more take the split path.
+  static constexpr uint16_t kMaxCoordSpan = 10;
+
+  explicit EventBuilder2D(const BuilderParams &p);
+
+  /// Appends a hit (dropped, and counted, when its plane is neither 0 nor 1).
+  void insert(const Hit &h) noexcept {
+    if (h.plane < 2) [[likely]] {
+      hits_[h.plane].push_back(h);
+    } else {
+      ++stats_.invalidPlane;
+    }
+  }
+  /// Forms the events of every hit inserted since the last flush, appends them to out in
+  /// closing order, then forgets the hits.
+  void flush(std::vector<Event2D> &out);
+  /// Hits waiting for the next flush.
+  [[nodiscard]] size_t pending() const noexcept { return hits_[0].size() + hits_[1].size(); }
+  [[nodiscard]] const BuilderStats &stats() const noexcept { return stats_; }
+  [[nodiscard]] const BuilderParams &params() const noexcept { return params_; }
+
+private:
+  /// A cluster of one plane: the hits of one coordinate within one time group.
+  struct Cluster {
+    uint64_t timeStart, timeEnd;
+    double weightSum, coordMass;
+    uint32_t hits;
+    uint32_t firstHit; ///< its hits are hits_[plane][firstHit, firstHit + hits)
+    uint16_t coord;
+  };
+
+  void clusterPlane(int plane) noexcept;
+  void closeGroup(int plane, size_t begin, size_t end) noexcept;
+  void match(std::vector<Event2D> &out);
+  void close(const Event2D &ev, size_t a0, size_t a1, size_t b0, size_t b1,
+             std::vector<Event2D> &out);
+  void splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &part1, PlaneCluster &part2);
+  [[nodiscard]] bool weightsMatch(const PlaneCluster &x, const PlaneCluster &y) const noexcept;
+
+  const BuilderParams params_;
+  const double low_, high_; ///< the float coefficients, promoted once
+  std::vector<Hit> hits_[2];
+  std::vector<Cluster> clusters_[2];
+  std::vector<Hit> scratch_; ///< one plane's hits of one event on the split path
+  BuilderStats stats_;
+};
+
+} // namespace efu::reduction
