@@ -5,9 +5,10 @@
 include(CMakePackageConfigHelpers)
 set(EFU_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/efu)
 
-# SDK: headers under include/efu (their common/... paths kept), the two static libraries modules
-# use, and the targets efu::sdk, efu::module_config, efu::readout. Nothing of the daemon.
-install(TARGETS efu_sdk efu_module_config efu_readout EXPORT efuTargets
+# SDK: headers under include/efu (their common/... paths kept), the static libraries modules use,
+# and the targets efu::sdk, efu::module_config, efu::readout, efu::reduction. Nothing of the
+# daemon.
+install(TARGETS efu_sdk efu_module_config efu_readout efu_reduction EXPORT efuTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         FILE_SET HEADERS DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/efu)
 install(EXPORT efuTargets NAMESPACE efu:: DESTINATION ${EFU_CMAKE_INSTALL_DIR})

@@ -31,11 +31,11 @@ template <typename T, typename Less> void adaptiveSort(T *a, size_t n, Less less
   }
 }
 
-constexpr auto kByTime = [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; };
-constexpr auto kByCoord = [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; };
+constexpr auto kByTime = [](const auto &x, const auto &y) noexcept { return x.timeNs < y.timeNs; };
+constexpr auto kByCoord = [](const auto &x, const auto &y) noexcept { return x.coord < y.coord; };
 
 /// Adds one hit to a part's aggregates.
-[[maybe_unused]] void addHit(PlaneCluster &p, const Hit &h) noexcept {
+template <typename H> void addHit(PlaneCluster &p, const H &h) noexcept {
   p.timeStart = std::min(p.timeStart, h.timeNs);
   p.timeEnd = std::max(p.timeEnd, h.timeNs);
   p.coordStart = std::min(p.coordStart, h.coord);
@@ -68,31 +68,74 @@ void EventBuilder2D::flush(std::vector<Event2D> &out) {
 }
 
 // Time groups: in time order, a step of more than clusterTimeGapNs starts a new group.
-void EventBuilder2D::clusterPlane(int plane) noexcept {
-  std::vector<Hit> &v = hits_[plane];
+//
+// When matchTimeGapNs >= clusterTimeGapNs a time group is one entry for matching (the coordinate
+// sort is skipped; the ESS Multi-Blade defaults, 500 and 500, are such a case). Exact, because
+// matching never separates the clusters of one group: for a cluster c of the group that does not
+// start first, some hit of the group lies in [c.timeStart - clusterTimeGapNs, c.timeStart), in a
+// cluster merged before c. No event closed since: the closing cluster would start more than
+// matchTimeGapNs after that hit, so after c, yet come before c. So the open event ends within
+// clusterTimeGapNs <= matchTimeGapNs of c's start and c joins. A cluster of the other plane that
+// would come between the group's clusters joins either way (the group ends at or after its
+// start), so every decision, event end and aggregate stays the same.
+void EventBuilder2D::clusterPlane(int plane) {
+  std::vector<Stored> &v = hits_[plane];
   const size_t n = v.size();
   if (n == 0) {
     return;
   }
-  Hit *h = v.data();
-  adaptiveSort(h, n, kByTime);
+  adaptiveSort(v.data(), n, kByTime);
+  if (params_.matchTimeGapNs >= params_.clusterTimeGapNs) {
+    addGroups(plane);
+    return;
+  }
+  const Stored *h = v.data();
   const uint64_t gap = params_.clusterTimeGapNs;
   size_t begin = 0;
   for (size_t i = 1; i < n; ++i) {
     if (h[i].timeNs - h[i - 1].timeNs > gap) {
-      closeGroup(plane, begin, i);
+      addClusters(plane, begin, i);
       begin = i;
     }
   }
-  closeGroup(plane, begin, n);
+  addClusters(plane, begin, n);
 }
 
-// One cluster per distinct coordinate of the group (the coordinate gap allowed is 0), then the
-// group's clusters in start-time order. Created in increasing coordinate, so ordering them by
-// (timeStart, coord) is the stable order by timeStart. Later groups start later than every hit
-// of this one: each plane's list ends up ordered by timeStart.
-void EventBuilder2D::closeGroup(int plane, size_t begin, size_t end) noexcept {
-  Hit *h = hits_[plane].data();
+// One entry per time group of the time-ordered hits, aggregated while finding the groups.
+// Sums of 16-bit weights and weight * coord stay far below 2^53: exact as doubles.
+void EventBuilder2D::addGroups(int plane) {
+  const Stored *h = hits_[plane].data();
+  const size_t n = hits_[plane].size();
+  std::vector<Cluster> &out = clusters_[plane];
+  const uint64_t gap = params_.clusterTimeGapNs;
+  size_t begin = 0;
+  uint16_t lo = h[0].coord, hi = h[0].coord;
+  uint64_t weights = h[0].weight, mass = uint64_t{h[0].weight} * h[0].coord;
+  for (size_t i = 1; i < n; ++i) {
+    if (h[i].timeNs - h[i - 1].timeNs > gap) {
+      out.push_back(Cluster{h[begin].timeNs, h[i - 1].timeNs, static_cast<double>(weights),
+                            static_cast<double>(mass), static_cast<uint32_t>(i - begin),
+                            static_cast<uint32_t>(begin), lo, hi});
+      begin = i;
+      lo = hi = h[i].coord;
+      weights = mass = 0;
+    }
+    lo = std::min(lo, h[i].coord);
+    hi = std::max(hi, h[i].coord);
+    weights += h[i].weight;
+    mass += uint64_t{h[i].weight} * h[i].coord;
+  }
+  out.push_back(Cluster{h[begin].timeNs, h[n - 1].timeNs, static_cast<double>(weights),
+                        static_cast<double>(mass), static_cast<uint32_t>(n - begin),
+                        static_cast<uint32_t>(begin), lo, hi});
+}
+
+// One cluster per distinct coordinate of the time group (the coordinate gap allowed is 0), then
+// the group's clusters in start-time order. Created in increasing coordinate, so ordering them
+// by (timeStart, coord) is the stable order by timeStart. Later groups start after every hit of
+// this one: each plane's list ends up ordered by timeStart.
+void EventBuilder2D::addClusters(int plane, size_t begin, size_t end) {
+  Stored *h = hits_[plane].data();
   std::vector<Cluster> &cl = clusters_[plane];
   const size_t first = cl.size();
   adaptiveSort(h + begin, end - begin, kByCoord);
@@ -106,19 +149,16 @@ void EventBuilder2D::closeGroup(int plane, size_t begin, size_t end) noexcept {
       t1 = std::max(t1, h[j].timeNs);
       weights += h[j].weight;
     }
-    // Sums of 16-bit weights and weight * coord stay far below 2^53: exact as doubles.
-    cl.push_back(Cluster{t0, t1, static_cast<double>(weights),
-                         static_cast<double>(weights * coord), static_cast<uint32_t>(j - i),
-                         static_cast<uint32_t>(i), coord});
+    cl.push_back(Cluster{t0, t1, static_cast<double>(weights), static_cast<double>(weights * coord),
+                         static_cast<uint32_t>(j - i), static_cast<uint32_t>(i), coord, coord});
     i = j;
   }
   const size_t made = cl.size() - first;
   if (made > 1) {
     adaptiveSort(cl.data() + first, made, [](const Cluster &x, const Cluster &y) noexcept {
-      return x.timeStart != y.timeStart ? x.timeStart < y.timeStart : x.coord < y.coord;
+      return x.timeStart != y.timeStart ? x.timeStart < y.timeStart : x.coordStart < y.coordStart;
     });
   }
-  stats_.clusters += static_cast<int64_t>(made);
 }
 
 // Both planes' clusters in stable timeStart order (a merge of the two ordered lists, plane A
@@ -152,8 +192,8 @@ void EventBuilder2D::match(std::vector<Event2D> &out) {
     PlaneCluster &p = fromA ? ev.a : ev.b;
     p.timeStart = std::min(p.timeStart, c.timeStart);
     p.timeEnd = std::max(p.timeEnd, c.timeEnd);
-    p.coordStart = std::min(p.coordStart, c.coord);
-    p.coordEnd = std::max(p.coordEnd, c.coord);
+    p.coordStart = std::min(p.coordStart, c.coordStart);
+    p.coordEnd = std::max(p.coordEnd, c.coordEnd);
     p.hits += c.hits;
     p.weightSum += c.weightSum;
     p.coordMass += c.coordMass;
@@ -208,7 +248,7 @@ void EventBuilder2D::splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &p
     return;
   }
   scratch_.clear();
-  const Hit *h = hits_[plane].data();
+  const Stored *h = hits_[plane].data();
   for (size_t k = c0; k < c1; ++k) {
     const Cluster &c = clusters_[plane][k];
     scratch_.insert(scratch_.end(), h + c.firstHit, h + c.firstHit + c.hits);
@@ -216,7 +256,7 @@ void EventBuilder2D::splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &p
   adaptiveSort(scratch_.data(), scratch_.size(), kByCoord);
   bool split = false;
   uint16_t last = scratch_.front().coord;
-  for (const Hit &hit : scratch_) {
+  for (const Stored &hit : scratch_) {
     const bool step = hit.coord - last > kSplitCoordGap;
     if (step) {
       if (split) {

@@ -24,13 +24,13 @@ struct Hit {
 /// identities of its aggregates (times and coordinates inverted, sums 0); read only hits,
 /// weightSum and coordMass of an empty cluster.
 struct PlaneCluster {
-  uint64_t timeStart = std::numeric_limits<uint64_t>::max(); ///< earliest hit time
-  uint64_t timeEnd = 0;                                      ///< latest hit time
+  uint64_t timeStart = std::numeric_limits<uint64_t>::max();  ///< earliest hit time
+  uint64_t timeEnd = 0;                                       ///< latest hit time
   uint16_t coordStart = std::numeric_limits<uint16_t>::max(); ///< lowest coordinate
   uint16_t coordEnd = 0;                                      ///< highest coordinate
-  uint32_t hits = 0;      ///< number of hits (duplicates of one coordinate each count)
-  double weightSum = 0;   ///< sum(weight)
-  double coordMass = 0;   ///< sum(weight * coord)
+  uint32_t hits = 0;    ///< number of hits (duplicates of one coordinate each count)
+  double weightSum = 0; ///< sum(weight)
+  double coordMass = 0; ///< sum(weight * coord)
 
   [[nodiscard]] bool empty() const noexcept { return hits == 0; }
   /// 0 when empty, else coordEnd - coordStart + 1 (in 16 bits, as the ESS EFU computes it).
@@ -79,7 +79,6 @@ struct BuilderStats {
   int64_t spanTooLarge = 0;          ///< events that took the split path
   int64_t splitSpanTooLarge = 0;     ///< ... and were split into two
   int64_t discardedSpanTooLarge = 0; ///< ... and were dropped
-  int64_t clusters = 0;              ///< plane clusters formed (before matching)
   int64_t invalidPlane = 0;          ///< hits dropped for a plane other than 0 and 1
 };
 
@@ -98,7 +97,7 @@ public:
   /// Appends a hit (dropped, and counted, when its plane is neither 0 nor 1).
   void insert(const Hit &h) noexcept {
     if (h.plane < 2) [[likely]] {
-      hits_[h.plane].push_back(h);
+      hits_[h.plane].push_back(Stored{h.timeNs, h.coord, h.weight, 0});
     } else {
       ++stats_.invalidPlane;
     }
@@ -112,17 +111,26 @@ public:
   [[nodiscard]] const BuilderParams &params() const noexcept { return params_; }
 
 private:
-  /// A cluster of one plane: the hits of one coordinate within one time group.
+  /// A hit as kept: 16 bytes without padding, so sorting moves it as one unit.
+  struct Stored {
+    uint64_t timeNs;
+    uint16_t coord;
+    uint16_t weight;
+    uint32_t unused;
+  };
+  /// What matching takes from a plane: a cluster (the hits of one coordinate within one time
+  /// group), or a whole time group when matching cannot tell the two apart (see clusterPlane).
   struct Cluster {
     uint64_t timeStart, timeEnd;
     double weightSum, coordMass;
     uint32_t hits;
     uint32_t firstHit; ///< its hits are hits_[plane][firstHit, firstHit + hits)
-    uint16_t coord;
+    uint16_t coordStart, coordEnd;
   };
 
-  void clusterPlane(int plane) noexcept;
-  void closeGroup(int plane, size_t begin, size_t end) noexcept;
+  void clusterPlane(int plane);
+  void addGroups(int plane);
+  void addClusters(int plane, size_t begin, size_t end);
   void match(std::vector<Event2D> &out);
   void close(const Event2D &ev, size_t a0, size_t a1, size_t b0, size_t b1,
              std::vector<Event2D> &out);
@@ -131,9 +139,9 @@ private:
 
   const BuilderParams params_;
   const double low_, high_; ///< the float coefficients, promoted once
-  std::vector<Hit> hits_[2];
+  std::vector<Stored> hits_[2];
   std::vector<Cluster> clusters_[2];
-  std::vector<Hit> scratch_; ///< one plane's hits of one event on the split path
+  std::vector<Stored> scratch_; ///< hits being sorted by coordinate outside their plane's array
   BuilderStats stats_;
 };
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +52,14 @@ public:
   [[nodiscard]] static uint64_t timeNs(const Channel &c, uint64_t ns, uint8_t tdc) noexcept {
     const double correction = (1.5 * 22.72 - 60.0 * tdc / 255 - c.tdcOffset) * c.tdcSlope;
     return static_cast<uint64_t>(static_cast<double>(ns) + correction);
+  }
+  /// The time the ESS EFU measures an event's time of flight from: the event's (earliest hit's)
+  /// ns converted to an ESS time (the nearest tick) and back (readout::ticksToNs).
+  [[nodiscard]] static int64_t eventTimeNs(uint64_t ns) noexcept {
+    const uint64_t high = ns / 1'000'000'000;
+    const double low =
+        std::round(static_cast<double>(ns - high * 1'000'000'000) / readout::kTickNs);
+    return readout::ticksToNs(static_cast<uint32_t>(high), static_cast<uint32_t>(low));
   }
   /// The inverse for generators: a raw ADC (0..1023) whose corrected value is `corrected`, or
   /// -1 when there is none.

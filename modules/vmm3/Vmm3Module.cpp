@@ -36,12 +36,6 @@ reduction::BuilderParams paramsOf(const Vmm3Config &c) {
 
 } // namespace
 
-int64_t essEventTimeNs(uint64_t ns) noexcept {
-  const uint64_t high = ns / 1'000'000'000;
-  const double low = std::round(static_cast<double>(ns - high * 1'000'000'000) / readout::kTickNs);
-  return readout::ticksToNs(static_cast<uint32_t>(high), static_cast<uint32_t>(low));
-}
-
 Vmm3Counters::Vmm3Counters(sdk::ModuleContext &ctx)
     : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
       calibReadouts(ctx.counter("readouts.bccalib")), dataReadouts(ctx.counter("readouts.data")),
@@ -212,7 +206,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
       }
       ++matched;
       readout::Tof t;
-      if (!tof_.compute(essEventTimeNs(e.timeStart()), h, t)) {
+      if (!tof_.compute(Vmm3Calibration::eventTimeNs(e.timeStart()), h, t)) {
         continue;
       }
       const uint32_t pixel = config_.pixel(centreCoordinate(e.a.coordCenter()),

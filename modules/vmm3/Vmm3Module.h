@@ -96,8 +96,4 @@ private:
   reduction::BuilderStats published_{};             ///< builder stats already counted
 };
 
-/// The time the ESS EFU measures an event's time of flight from: the event's ns converted to
-/// an ESS time (the nearest tick) and back (ticksToNs).
-int64_t essEventTimeNs(uint64_t ns) noexcept;
-
 } // namespace efu::vmm3

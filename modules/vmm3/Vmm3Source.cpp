@@ -101,7 +101,7 @@ size_t Vmm3Source::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out,
   uint64_t earliest = std::numeric_limits<uint64_t>::max();
   const int nx = planPlane(hybrid, true, n.x, hits.data(), tickNs, earliest);
   const int ny = nx < 0 ? -1 : planPlane(hybrid, false, n.y, hits.data() + nx, tickNs, earliest);
-  const int64_t tof = static_cast<int64_t>(earliest) - n.pulseTimeNs;
+  const int64_t tof = Vmm3Calibration::eventTimeNs(earliest) - n.pulseTimeNs;
   if (ny < 0 || tof < 0 || tof > kMaxTofNs) {
     return 0;
   }

@@ -42,8 +42,9 @@ std::optional<ImageGeometry> askModule(const ModuleLibrary &library, const nlohm
   }
   ImageGeometry geometry;
   geometry.kind = d.name;
-  // Our modules' "instrument"; the ESS instrument files' "Detector".
-  for (const char *key : {"instrument", "Detector"}) {
+  // Our modules' "instrument"; the ESS files' "InstrumentGeometry" (the Multi-Blade files, which
+  // all say "Detector": "Freia") or "Detector".
+  for (const char *key : {"instrument", "InstrumentGeometry", "Detector"}) {
     if (geometry.instrument.empty() && validated.contains(key) && validated.at(key).is_string()) {
       geometry.instrument = validated.at(key).get<std::string>();
     }

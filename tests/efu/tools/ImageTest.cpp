@@ -106,15 +106,20 @@ TEST(ImageGeometry, CaenConfigsGiveStrawsByPositions) {
   EXPECT_EQ(loki.height, 896u * 7u);  // groups x straws
 }
 
-TEST(ImageGeometry, Vmm3ConfigsGiveNxByNy) {
+TEST(ImageGeometry, Vmm3ConfigsGiveTheEssLogicalImages) {
   const auto freia = efu::tools::loadGeometry(kSourceDir / "modules/vmm3/configs/freia.json");
   EXPECT_EQ(freia.kind, "vmm3");
-  EXPECT_EQ(freia.instrument, "freia");
-  EXPECT_EQ(freia.width, 128u);
-  EXPECT_EQ(freia.height, 256u);
-  const auto nmx = efu::tools::loadGeometry(kSourceDir / "modules/vmm3/configs/nmx.json");
-  EXPECT_EQ(nmx.width, 512u);
-  EXPECT_EQ(nmx.height, 512u);
+  EXPECT_EQ(freia.instrument, "Freia"); // the ESS file's InstrumentGeometry
+  EXPECT_EQ(freia.width, 64u);
+  EXPECT_EQ(freia.height, 1024u);
+  const auto amor = efu::tools::loadGeometry(kSourceDir / "modules/vmm3/configs/amor.json");
+  EXPECT_EQ(amor.instrument, "AMOR");
+  EXPECT_EQ(amor.width, 64u);
+  EXPECT_EQ(amor.height, 448u);
+  const auto estia =
+      efu::tools::loadGeometry(kSourceDir / "modules/vmm3/configs/estia_config.json");
+  EXPECT_EQ(estia.width, 1536u);
+  EXPECT_EQ(estia.height, 128u);
 }
 
 // Every shipped config (each ESS instrument): the same image and pixel rule as the module's own
@@ -144,8 +149,12 @@ TEST(ImageGeometry, AgreesWithTheVmm3ModuleOnEveryShippedConfig) {
   for (const auto &path : configsOf("vmm3")) {
     const auto module = efu::vmm3::loadVmm3Config(path.string());
     const auto geometry = efu::tools::loadGeometry(path);
-    EXPECT_EQ(geometry.width, module.nx) << path;
-    EXPECT_EQ(geometry.height, module.ny) << path;
+    EXPECT_EQ(geometry.width, module.width()) << path;
+    EXPECT_EQ(geometry.height, module.height()) << path;
+    const uint32_t last = module.width() * module.height();
+    const auto at = geometry.locate(static_cast<int32_t>(last));
+    ASSERT_TRUE(at) << path;
+    EXPECT_EQ(module.pixel(at->x, at->y), last) << path;
   }
 }
 
