@@ -215,6 +215,30 @@ TEST(Instruments, TheConfigsDetectorMustNameTheInstrument) {
   }
 }
 
+TEST(Instruments, MultiBladeFilesNameTheInstrumentByItsGeometry) {
+  // The ESS Multi-Blade files all say "Detector": "Freia"; InstrumentGeometry tells them apart,
+  // and TBLMB's files use AMOR's geometry.
+  const auto config = [](const char *geometry) {
+    return nlohmann::json{{"Detector", "Freia"}, {"InstrumentGeometry", geometry}};
+  };
+  EXPECT_EQ(moduleOf("freia"), "vmm3");
+  EXPECT_EQ(moduleOf("tblmb"), "vmm3");
+  EXPECT_NO_THROW(checkInstrument("freia", config("Freia"), "f.json"));
+  EXPECT_NO_THROW(checkInstrument("amor", config("AMOR"), "a.json"));
+  EXPECT_NO_THROW(checkInstrument("tblmb", config("AMOR"), "t.json"));
+  EXPECT_NO_THROW(checkInstrument("estia", config("Estia"), "e.json"));
+  EXPECT_NO_THROW(checkInstrument("vmm3", config("Estia"), "e.json")); // a module: any
+  try {
+    checkInstrument("freia", config("Estia"), "e.json");
+    FAIL() << "expected ConfigError";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_TRUE(
+        contains(e.what(), "e.json: InstrumentGeometry = \"Estia\": -d freia serves freia"))
+        << e.what();
+  }
+  EXPECT_THROW(checkInstrument("tblmb", config("TBLMB"), "t.json"), sdk::ConfigError);
+}
+
 TEST(Instruments, TheListNamesEachModulesInstruments) {
   const std::string list = describeModules({kModuleDir});
   EXPECT_TRUE(contains(list, "dummy\n")) << list;
