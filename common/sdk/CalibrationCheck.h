@@ -36,13 +36,14 @@ public:
   /// Refuses a key of `object` (at `path`) that is not in `known`.
   void keys(const nlohmann::json &object, const std::string &path,
             std::initializer_list<const char *> known) const {
-    for (const auto &[key, value] : object.items()) {
-      if (std::none_of(known.begin(), known.end(), [&](const char *k) { return key == k; })) {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+      const std::string &key = it.key();
+      if (std::none_of(known.begin(), known.end(), [&key](const char *k) { return key == k; })) {
         std::string list;
         for (const char *k : known) {
           list.append(list.empty() ? "" : ", ").append(k);
         }
-        fail(path + "." + key, value, "unknown key; known here: " + list);
+        fail(path + "." + key, it.value(), "unknown key; known here: " + list);
       }
     }
   }
