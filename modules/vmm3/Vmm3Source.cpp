@@ -3,6 +3,7 @@
 #include "modules/vmm3/Vmm3Source.h"
 
 #include "modules/vmm3/Vmm3Geometry.h"
+#include "modules/vmm3/Vmm3Module.h"
 #include "modules/vmm3/Vmm3Readout.h"
 
 #include <algorithm>
@@ -101,7 +102,9 @@ size_t Vmm3Source::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out,
   uint64_t earliest = std::numeric_limits<uint64_t>::max();
   const int nx = planPlane(hybrid, true, n.x, hits.data(), tickNs, earliest);
   const int ny = nx < 0 ? -1 : planPlane(hybrid, false, n.y, hits.data() + nx, tickNs, earliest);
-  const int64_t tof = static_cast<int64_t>(earliest) - n.pulseTimeNs;
+  // The module measures the TOF from the earliest hit time rounded to the nearest tick, as the
+  // ESS EFU does (essEventTimeNs).
+  const int64_t tof = essEventTimeNs(earliest) - n.pulseTimeNs;
   if (ny < 0 || tof < 0 || tof > kMaxTofNs) {
     return 0;
   }
