@@ -24,7 +24,9 @@ using Channel = Vmm3Calibration::Channel;
 using test::shipped;
 using test::shippedCalibration;
 
-Vmm3Config freiaConfig() { return parseVmm3Config(shipped("freia.json"), "freia.json"); }
+Vmm3Config freiaConfig() {
+  return parseVmm3Config(shipped("freia.json"), "freia.json");
+}
 
 /// The error the calibration `cal` gets against freia.json; "" when taken.
 std::string calibrationError(const nlohmann::json &cal) {
@@ -91,13 +93,13 @@ TEST(Vmm3Calibration, EssArithmetic) {
       {"ess 50/5 of 40", {50, 5, 0, 1}, 40, 0},
       {"ess 50/5 of 254", {50, 5, 0, 1}, 254, 1020},
       // Hand-picked: offset 10.5, slope 1.5: truncation, and the clamp on both sides.
-      {"100", {10.5, 1.5, 0, 1}, 100, 134}, // 134.25
+      {"100", {10.5, 1.5, 0, 1}, 100, 134},  // 134.25
       {"692", {10.5, 1.5, 0, 1}, 692, 1022}, // 1022.25
       {"693", {10.5, 1.5, 0, 1}, 693, 1023}, // 1023.75
       {"700", {10.5, 1.5, 0, 1}, 700, 1023}, // 1034.25
-      {"11", {10.5, 1.5, 0, 1}, 11, 0},     // 0.75
-      {"10", {10.5, 1.5, 0, 1}, 10, 0},     // -0.75
-      {"0", {10.5, 1.5, 0, 1}, 0, 0},       // -15.75
+      {"11", {10.5, 1.5, 0, 1}, 11, 0},      // 0.75
+      {"10", {10.5, 1.5, 0, 1}, 10, 0},      // -0.75
+      {"0", {10.5, 1.5, 0, 1}, 0, 0},        // -15.75
       // A negative offset raises small values.
       {"offset -3.2", {-3.2, 0.5, 0, 1}, 1, 2}, // 2.1
   };
@@ -193,7 +195,8 @@ TEST(Vmm3Calibration, EveryRefusalNamesFileKeyAndValue) {
   };
   const std::string e0 = "Calibrations[0].VMMHybridCalibration";
   const std::vector<Refusal> refusals{
-      {"Detector Frigg", [](J &c) { c["Detector"] = "Frigg"; },
+      {"Detector Frigg",
+       [](J &c) { c["Detector"] = "Frigg"; },
        {"calibration Detector = \"Frigg\""}},
       {"Detector missing", [](J &c) { c.erase("Detector"); }, {"missing key 'Detector'"}},
       {"Detector a number", [](J &c) { c["Detector"] = 1; }, {"Detector = 1"}},
@@ -203,12 +206,16 @@ TEST(Vmm3Calibration, EveryRefusalNamesFileKeyAndValue) {
       {"Comment missing", [](J &c) { c.erase("Comment"); }, {"missing key 'Comment'"}},
       {"Date missing", [](J &c) { c.erase("Date"); }, {"missing key 'Date'"}},
       {"Info missing", [](J &c) { c.erase("Info"); }, {"missing key 'Info'"}},
-      {"Calibrations missing", [](J &c) { c.erase("Calibrations"); },
+      {"Calibrations missing",
+       [](J &c) { c.erase("Calibrations"); },
        {"missing key 'Calibrations'"}},
-      {"Calibrations an object", [](J &c) { c["Calibrations"] = J::object(); },
+      {"Calibrations an object",
+       [](J &c) { c["Calibrations"] = J::object(); },
        {"Calibrations = {}"}},
       {"entry without VMMHybridCalibration",
-       [](J &c) { c["Calibrations"][2] = J{{"VMMHybrid", 1}}; },
+       [](J &c) {
+         c["Calibrations"][2] = J{{"VMMHybrid", 1}};
+       },
        {"Calibrations[2] = {\"VMMHybrid\":1}", "missing key 'VMMHybridCalibration'"}},
       {"entry not an object", [](J &c) { c["Calibrations"][2] = 3; }, {"Calibrations[2] = 3"}},
       {"CalibrationDate missing",
@@ -237,9 +244,11 @@ TEST(Vmm3Calibration, EveryRefusalNamesFileKeyAndValue) {
        },
        {"Calibrations[3].VMMHybridCalibration.HybridId = \"E5533333222222221111111100000001\"",
         "Calibrations[1]"}},
-      {"vmm0 missing", [](J &c) { c["Calibrations"][0]["VMMHybridCalibration"].erase("vmm0"); },
+      {"vmm0 missing",
+       [](J &c) { c["Calibrations"][0]["VMMHybridCalibration"].erase("vmm0"); },
        {e0 + " = {", "missing key 'vmm0'"}},
-      {"vmm1 missing", [](J &c) { c["Calibrations"][4]["VMMHybridCalibration"].erase("vmm1"); },
+      {"vmm1 missing",
+       [](J &c) { c["Calibrations"][4]["VMMHybridCalibration"].erase("vmm1"); },
        {"Calibrations[4].VMMHybridCalibration = {", "missing key 'vmm1'"}},
       {"Settings missing",
        [](J &c) { c["Calibrations"][0]["VMMHybridCalibration"]["vmm1"].erase("Settings"); },
@@ -308,8 +317,7 @@ TEST(Vmm3Calibration, UncoveredListsTheConfiguredHybridsWithoutAnEntry) {
   EXPECT_EQ(c.channel(2, 0, 0).tdcSlope, 1.0);
   // An empty list covers nothing.
   cal["Calibrations"] = nlohmann::json::array();
-  EXPECT_EQ(Vmm3Calibration(cal, "cal.json", freiaConfig(), "freia.json").uncovered().size(),
-            32U);
+  EXPECT_EQ(Vmm3Calibration(cal, "cal.json", freiaConfig(), "freia.json").uncovered().size(), 32U);
 }
 
 TEST(Vmm3Calibration, RawAdcInvertsAdcWhereverItCan) {

@@ -3,9 +3,9 @@
 // ESS Multi-Blade geometry (coordinates, planes, pixels). Expected values marked "ESS" are the
 // ESS EFU's own test expectations (ess-dmsc/event-formation-unit 8b399165), each table naming
 // the file it comes from, turned into tables against our functions and the shipped ESS files.
+#include "modules/vmm3/Vmm3Readout.h"
 #include "modules/vmm3/Vmm3Config.h"
 #include "modules/vmm3/Vmm3Geometry.h"
-#include "modules/vmm3/Vmm3Readout.h"
 #include "tests/modules/vmm3/Vmm3TestSupport.h"
 
 #include <fmt/format.h>
@@ -27,7 +27,9 @@ using test::configError;
 using test::rawShipped;
 using test::shipped;
 
-Vmm3Readout valid() { return test::readout(0, 0, 0, 16, 100, 1, 1); }
+Vmm3Readout valid() {
+  return test::readout(0, 0, 0, 16, 100, 1, 1);
+}
 
 // --- checkReadout -------------------------------------------------------------------------------
 
@@ -50,8 +52,7 @@ TEST(Vmm3Readout, EveryFieldAtItsBoundary) {
       {"length 0xffff", [](Vmm3Readout &r) { r.length = 0xFFFF; }, ReadoutError::DataLength},
       {"time low 0", [](Vmm3Readout &r) { r.timeLow = 0; }, ReadoutError::Ok},
       {"time low 88052499", [](Vmm3Readout &r) { r.timeLow = 88'052'499; }, ReadoutError::Ok},
-      {"time low 88052500", [](Vmm3Readout &r) { r.timeLow = 88'052'500; },
-       ReadoutError::TimeFrac},
+      {"time low 88052500", [](Vmm3Readout &r) { r.timeLow = 88'052'500; }, ReadoutError::TimeFrac},
       {"time low max", [](Vmm3Readout &r) { r.timeLow = 0xFFFFFFFF; }, ReadoutError::TimeFrac},
       {"time high max", [](Vmm3Readout &r) { r.timeHigh = 0xFFFFFFFF; }, ReadoutError::Ok},
       {"bc 4095", [](Vmm3Readout &r) { r.bc = 4095; }, ReadoutError::Ok},
@@ -115,10 +116,14 @@ TEST(Vmm3Readout, ErrorsAreFoundInTheEssOrder) {
 
 TEST(Vmm3Readout, ErrorNamesAreTheEssCounterSuffixes) {
   const std::vector<std::pair<ReadoutError, std::string>> names{
-      {ReadoutError::Ok, "ok"},       {ReadoutError::Fiber, "fiber"},
-      {ReadoutError::Fen, "fen"},     {ReadoutError::DataLength, "datalen"},
-      {ReadoutError::TimeFrac, "timefrac"}, {ReadoutError::Bc, "bc"},
-      {ReadoutError::Adc, "adc"},     {ReadoutError::Vmm, "vmm"},
+      {ReadoutError::Ok, "ok"},
+      {ReadoutError::Fiber, "fiber"},
+      {ReadoutError::Fen, "fen"},
+      {ReadoutError::DataLength, "datalen"},
+      {ReadoutError::TimeFrac, "timefrac"},
+      {ReadoutError::Bc, "bc"},
+      {ReadoutError::Adc, "adc"},
+      {ReadoutError::Vmm, "vmm"},
       {ReadoutError::Channel, "channel"}};
   for (const auto &[e, name] : names) {
     EXPECT_EQ(readoutErrorName(e), name);
@@ -154,8 +159,7 @@ const std::vector<EssBytes> &essParserReadouts() {
       {"fen 23", {0x0A, 0x17, 0x14, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}, E::Ok},
       // VMMDataLengthError: length 21.
       {"length 20", {1, 0, 0x14, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}, E::Ok},
-      {"length 21", {2, 1, 0x15, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
-       E::DataLength},
+      {"length 21", {2, 1, 0x15, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}, E::DataLength},
       // VMMTimeLowError: 0 and 88052499 pass, 88052500 and 0xffffffff fail (ErrorTimeFrac 2).
       {"time low 0", {1, 0, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}, E::Ok},
       {"time low max",
@@ -180,17 +184,18 @@ const std::vector<EssBytes> &essParserReadouts() {
       {"adc OT 0x400",
        {2, 2, 0x14, 0, 1, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0x00, 0x84, 0, 0, 0, 0},
        E::Adc},
-      {"adc 0xffff", {3, 3, 0x14, 0, 1, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0xFF, 0xFF, 0, 0, 0, 0},
-       E::Adc},
+      {"adc 0xffff", {3, 3, 0x14, 0, 1, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0xFF, 0xFF, 0, 0, 0, 0}, E::Adc},
       // VMMVMMError: VMM 0 and 15 pass, 16 and 255 fail (ErrorVMM 2).
       {"vmm 15", {1, 1, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x0F, 0}, E::Ok},
       {"vmm 16", {2, 2, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10, 0}, E::Vmm},
       {"vmm 255", {3, 3, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0}, E::Vmm},
       // VMMChannelError: channel 0 and 63 pass, 64 and 255 fail (ErrorChannel 2).
       {"channel 63", {1, 1, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0x3F}, E::Ok},
-      {"channel 64", {1, 2, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x40},
+      {"channel 64",
+       {1, 2, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0x40},
        E::Channel},
-      {"channel 255", {1, 3, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0xFF},
+      {"channel 255",
+       {1, 3, 0x14, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0xFF},
        E::Channel},
       // VMMCalib1: GEO 0x80 (a calibration readout) is valid.
       {"geo 0x80", {1, 0, 0x14, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0x80, 0, 0, 0}, E::Ok},
@@ -209,9 +214,8 @@ TEST(Vmm3Readout, TheEssParserTestReadouts) {
 TEST(Vmm3Readout, TheWireLayoutOfOneEssReadout) {
   // FreiaInstrumentTest.cpp's GoodEvent second readout: fiber 5, FEN 0, length 20, time (0, 17),
   // OTADC 0x100, GEO 0, TDC 0, VMM 1, channel 16; plus a BC and a TDC to place those bytes.
-  const std::array<uint8_t, 20> bytes{0x05, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00,
-                                      0x00, 0x11, 0x00, 0x00, 0x00, 0x34, 0x02,
-                                      0x00, 0x81, 0x80, 0x7F, 0x01, 0x10};
+  const std::array<uint8_t, 20> bytes{0x05, 0x00, 0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11, 0x00,
+                                      0x00, 0x00, 0x34, 0x02, 0x00, 0x81, 0x80, 0x7F, 0x01, 0x10};
   Vmm3Readout r;
   std::memcpy(&r, bytes.data(), sizeof(r));
   EXPECT_EQ(r.fiber, 5);
@@ -229,7 +233,8 @@ TEST(Vmm3Readout, TheWireLayoutOfOneEssReadout) {
   EXPECT_EQ(checkReadout(r), ReadoutError::Ok);
 }
 
-// --- The shipped ESS files ------------------------------------------------------------------------
+// --- The shipped ESS files
+// ------------------------------------------------------------------------
 
 TEST(Vmm3Config, TheShippedEssFilesLoad) {
   struct File {
@@ -244,13 +249,53 @@ TEST(Vmm3Config, TheShippedEssFilesLoad) {
     std::vector<uint8_t> accepted, refused;
   };
   const std::vector<File> files{
-      {"freia.json", Layout::Freia, "Freia", 64, 1024, 32, 71428570, 0, 0, 0x48, {0x48},
+      {"freia.json",
+       Layout::Freia,
+       "Freia",
+       64,
+       1024,
+       32,
+       71428570,
+       0,
+       0,
+       0x48,
+       {0x48},
        {0x49, 0x4C, 0x44}},
-      {"amor.json", Layout::Amor, "AMOR", 64, 448, 14, 2071428570, 1, 1, 0x48, {0x48, 0x49},
+      {"amor.json",
+       Layout::Amor,
+       "AMOR",
+       64,
+       448,
+       14,
+       2071428570,
+       1,
+       1,
+       0x48,
+       {0x48, 0x49},
        {0x4C, 0x44}},
-      {"tblmb.json", Layout::Amor, "AMOR", 64, 448, 14, 2071428570, 1, 1, 0x48, {0x48, 0x49},
+      {"tblmb.json",
+       Layout::Amor,
+       "AMOR",
+       64,
+       448,
+       14,
+       2071428570,
+       1,
+       1,
+       0x48,
+       {0x48, 0x49},
        {0x4C, 0x44}},
-      {"estia_config.json", Layout::Estia, "Estia", 1536, 128, 48, 71428570, 0, 0, 0x4C, {0x4C},
+      {"estia_config.json",
+       Layout::Estia,
+       "Estia",
+       1536,
+       128,
+       48,
+       71428570,
+       0,
+       0,
+       0x4C,
+       {0x4C},
        {0x48, 0x49}},
   };
   for (const File &f : files) {
@@ -285,8 +330,7 @@ TEST(Vmm3Config, TheShippedEssFilesLoad) {
       EXPECT_EQ(h.threshold[1], 0) << f.name;
     }
     // loadVmm3Config (efu-dump's and readoutgen's path) gives the same.
-    const Vmm3Config loaded =
-        loadVmm3Config(test::sourceDir() + "/modules/vmm3/configs/" + f.name);
+    const Vmm3Config loaded = loadVmm3Config(test::sourceDir() + "/modules/vmm3/configs/" + f.name);
     EXPECT_EQ(loaded.hybrids.size(), c.hybrids.size()) << f.name;
     EXPECT_EQ(loaded.slots, c.slots) << f.name;
   }
@@ -371,8 +415,8 @@ TEST(Vmm3Config, OptionalParametersOfTheEssFile) {
   EXPECT_EQ(c.clusteringTimeGapNs, 42);
 
   nlohmann::json bare = rawShipped("freia.json");
-  for (const char *key : {"MaxGapWire", "MaxGapStrip", "MaxPulseTimeNS", "WireChOffset",
-                          "History"}) {
+  for (const char *key :
+       {"MaxGapWire", "MaxGapStrip", "MaxPulseTimeNS", "WireChOffset", "History"}) {
     bare.erase(key);
   }
   const Vmm3Config d = parseVmm3Config(test::validated(bare), "freia.json");
@@ -391,10 +435,21 @@ TEST(Vmm3Config, GeometryNames) {
   // FreiaInstrument.cpp createGeometry: AMOR and Freia ignoring case (FreiaInstrumentTest.cpp
   // CreateCaseInsensitiveAmorGeometry), ESTIA only as "Estia" (its offsets are placed only for
   // that spelling), anything else refused (CreateInvalid*Geometry: "InvalidGeometry").
-  const std::vector<std::pair<std::string, int>> names{
-      {"Freia", 0}, {"FREIA", 0}, {"freia", 0}, {"AMOR", 1}, {"amor", 1}, {"Amor", 1},
-      {"Estia", 2}, {"ESTIA", -1}, {"estia", -1}, {"EStia", -1}, {"TBLMB", -1},
-      {"tblmb", -1}, {"InvalidGeometry", -1}, {"NMX", -1}, {"", -1}};
+  const std::vector<std::pair<std::string, int>> names{{"Freia", 0},
+                                                       {"FREIA", 0},
+                                                       {"freia", 0},
+                                                       {"AMOR", 1},
+                                                       {"amor", 1},
+                                                       {"Amor", 1},
+                                                       {"Estia", 2},
+                                                       {"ESTIA", -1},
+                                                       {"estia", -1},
+                                                       {"EStia", -1},
+                                                       {"TBLMB", -1},
+                                                       {"tblmb", -1},
+                                                       {"InvalidGeometry", -1},
+                                                       {"NMX", -1},
+                                                       {"", -1}};
   for (const auto &[name, layout] : names) {
     nlohmann::json f = rawShipped("freia.json");
     f["InstrumentGeometry"] = name;
@@ -422,7 +477,8 @@ TEST(Vmm3Config, GeometryNames) {
       << error;
 }
 
-// --- Every refusal names the file, the key path and the value -------------------------------------
+// --- Every refusal names the file, the key path and the value
+// -------------------------------------
 
 struct Refusal {
   const char *what;
@@ -452,7 +508,9 @@ TEST(Vmm3Config, EveryRefusalNamesFileKeyAndValue) {
           {"Detector Frigg", [](J &f) { f["Detector"] = "Frigg"; }, {"Detector = \"Frigg\""}},
           {"Detector freia", [](J &f) { f["Detector"] = "freia"; }, {"Detector = \"freia\""}},
           {"Detector missing", [](J &f) { f.erase("Detector"); }, {"required key 'Detector'"}},
-          {"Detector a number", [](J &f) { f["Detector"] = 7; }, {"key 'Detector' must be string, got 7"}},
+          {"Detector a number",
+           [](J &f) { f["Detector"] = 7; },
+           {"key 'Detector' must be string, got 7"}},
           // ConfigTest.cpp BadVersion.
           {"Version 2", [](J &f) { f["Version"] = 2; }, {"key 'Version' = 2"}},
           {"Version 0", [](J &f) { f["Version"] = 0; }, {"key 'Version' = 0"}},
@@ -460,11 +518,14 @@ TEST(Vmm3Config, EveryRefusalNamesFileKeyAndValue) {
           {"Comment missing", [](J &f) { f.erase("Comment"); }, {"required key 'Comment'"}},
           {"Date missing", [](J &f) { f.erase("Date"); }, {"required key 'Date'"}},
           {"Info missing", [](J &f) { f.erase("Info"); }, {"required key 'Info'"}},
-          {"InstrumentGeometry missing", [](J &f) { f.erase("InstrumentGeometry"); },
+          {"InstrumentGeometry missing",
+           [](J &f) { f.erase("InstrumentGeometry"); },
            {"required key 'InstrumentGeometry'"}},
           {"Config missing", [](J &f) { f.erase("Config"); }, {"required key 'Config'"}},
           {"Config empty", [](J &f) { f["Config"] = J::array(); }, {"Config = []"}},
-          {"Config an object", [](J &f) { f["Config"] = J::object(); }, {"key 'Config' must be array, got {}"}},
+          {"Config an object",
+           [](J &f) { f["Config"] = J::object(); },
+           {"key 'Config' must be array, got {}"}},
           {"entry not an object", [](J &f) { f["Config"][3] = 17; }, {"Config[3] = 17"}},
           // ConfigTest.cpp InvalidConfig: Ring renamed Ringo.
           {"entry key Ringo",
@@ -473,19 +534,21 @@ TEST(Vmm3Config, EveryRefusalNamesFileKeyAndValue) {
              f["Config"][4].erase("Ring");
            },
            {"Config[4].Ringo"}},
-          {"entry key missing", [](J &f) { f["Config"][2].erase("FEN"); },
+          {"entry key missing",
+           [](J &f) { f["Config"][2].erase("FEN"); },
            {"Config[2]", "missing key 'FEN'"}},
           // ConfigTest.cpp InvalidRing: 12.
           {"Ring 12", [](J &f) { f["Config"][4]["Ring"] = 12; }, {"Config[4].Ring = 12"}},
           {"Ring 11", [](J &f) { f["Config"][4]["Ring"] = 11; }, {"Config[4].Ring = 11"}},
           {"Ring -1", [](J &f) { f["Config"][4]["Ring"] = -1; }, {"Config[4].Ring = -1"}},
-          {"Ring a string", [](J &f) { f["Config"][4]["Ring"] = "0"; },
-           {"Config[4].Ring = \"0\""}},
+          {"Ring a string", [](J &f) { f["Config"][4]["Ring"] = "0"; }, {"Config[4].Ring = \"0\""}},
           {"FEN 14", [](J &f) { f["Config"][5]["FEN"] = 14; }, {"Config[5].FEN = 14"}},
           {"Hybrid 11", [](J &f) { f["Config"][6]["Hybrid"] = 11; }, {"Config[6].Hybrid = 11"}},
-          {"CassetteNumber 32", [](J &f) { f["Config"][7]["CassetteNumber"] = 32; },
+          {"CassetteNumber 32",
+           [](J &f) { f["Config"][7]["CassetteNumber"] = 32; },
            {"Config[7].CassetteNumber = 32"}},
-          {"CassetteNumber -1", [](J &f) { f["Config"][7]["CassetteNumber"] = -1; },
+          {"CassetteNumber -1",
+           [](J &f) { f["Config"][7]["CassetteNumber"] = -1; },
            {"Config[7].CassetteNumber = -1"}},
           {"HybridId 31 characters",
            [](J &f) { f["Config"][8]["HybridId"] = "E553333322222222111111110000000"; },
@@ -493,12 +556,15 @@ TEST(Vmm3Config, EveryRefusalNamesFileKeyAndValue) {
           {"HybridId 33 characters",
            [](J &f) { f["Config"][8]["HybridId"] = "E55333332222222211111111000000000"; },
            {"Config[8].HybridId = \"E55333332222222211111111000000000\""}},
-          {"HybridId empty", [](J &f) { f["Config"][8]["HybridId"] = ""; },
+          {"HybridId empty",
+           [](J &f) { f["Config"][8]["HybridId"] = ""; },
            {"Config[8].HybridId = \"\""}},
-          {"HybridId a number", [](J &f) { f["Config"][8]["HybridId"] = 5; },
+          {"HybridId a number",
+           [](J &f) { f["Config"][8]["HybridId"] = 5; },
            {"Config[8].HybridId = 5"}},
           // VMM3ConfigTest.cpp ConfigFileDuplicateHybrid: Config[3] takes Config[0]'s id.
-          {"HybridId twice", [](J &f) { f["Config"][3]["HybridId"] = f["Config"][0]["HybridId"]; },
+          {"HybridId twice",
+           [](J &f) { f["Config"][3]["HybridId"] = f["Config"][0]["HybridId"]; },
            {"Config[3].HybridId = \"E5533333222222221111111100000000\"", "Config[0]"}},
           // ConfigTest.cpp Duplicate: Config[3] takes Config[0]'s ring, FEN and hybrid.
           {"Ring/FEN/Hybrid twice",
@@ -509,21 +575,26 @@ TEST(Vmm3Config, EveryRefusalNamesFileKeyAndValue) {
            },
            {"Config[3] = ", "Ring 0 FEN 0 Hybrid 0", "Config[0]"}},
           // ConfigTest.cpp BadThresholdArraySize: [[0, 42], [0]].
-          {"Thresholds [[0,42],[0]]", [](J &f) { f["Config"][0]["Thresholds"][0].push_back(42); },
+          {"Thresholds [[0,42],[0]]",
+           [](J &f) { f["Config"][0]["Thresholds"][0].push_back(42); },
            {"Config[0].Thresholds[0] = [0,42]"}},
-          {"Thresholds [[0]]", [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[0]]"); },
+          {"Thresholds [[0]]",
+           [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[0]]"); },
            {"Config[0].Thresholds = [[0]]"}},
           {"Thresholds [[0],[0],[0]]",
            [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[0],[0],[0]]"); },
            {"Config[0].Thresholds = [[0],[0],[0]]"}},
-          {"Thresholds [0,0]", [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[0,0]"); },
+          {"Thresholds [0,0]",
+           [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[0,0]"); },
            {"Config[0].Thresholds[0] = 0"}},
-          {"Thresholds [[],[0]]", [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[],[0]]"); },
+          {"Thresholds [[],[0]]",
+           [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[],[0]]"); },
            {"Config[0].Thresholds[0] = []"}},
           {"Thresholds [[0],[1.5]]",
            [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[0],[1.5]]"); },
            {"Config[0].Thresholds[1][0] = 1.5"}},
-          {"Thresholds missing", [](J &f) { f["Config"][0].erase("Thresholds"); },
+          {"Thresholds missing",
+           [](J &f) { f["Config"][0].erase("Thresholds"); },
            {"Config[0] = {", "missing key 'Thresholds'"}},
           {"WireChOffset 15", [](J &f) { f["WireChOffset"] = 15; }, {"key 'WireChOffset' = 15"}},
           {"WireChOffset 17", [](J &f) { f["WireChOffset"] = 17; }, {"key 'WireChOffset' = 17"}},
@@ -531,12 +602,17 @@ TEST(Vmm3Config, EveryRefusalNamesFileKeyAndValue) {
           {"MaxGapWire 256", [](J &f) { f["MaxGapWire"] = 256; }, {"key 'MaxGapWire' = 256"}},
           {"MaxGapStrip 256", [](J &f) { f["MaxGapStrip"] = 256; }, {"key 'MaxGapStrip' = 256"}},
           {"MaxGapWire -1", [](J &f) { f["MaxGapWire"] = -1; }, {"key 'MaxGapWire' = -1"}},
-          {"MaxMatchingTimeGap 65536", [](J &f) { f["MaxMatchingTimeGap"] = 65536; },
+          {"MaxMatchingTimeGap 65536",
+           [](J &f) { f["MaxMatchingTimeGap"] = 65536; },
            {"key 'MaxMatchingTimeGap' = 65536"}},
-          {"MaxPulseTimeNS -1", [](J &f) { f["MaxPulseTimeNS"] = -1; },
+          {"MaxPulseTimeNS -1",
+           [](J &f) { f["MaxPulseTimeNS"] = -1; },
            {"key 'MaxPulseTimeNS' = -1"}},
-          {"unknown top-level key", [](J &f) { f["MaxGapWires"] = 1; }, {"unknown key 'MaxGapWires'"}},
-          {"unknown top-level key (other case)", [](J &f) { f["detector"] = "Freia"; },
+          {"unknown top-level key",
+           [](J &f) { f["MaxGapWires"] = 1; },
+           {"unknown key 'MaxGapWires'"}},
+          {"unknown top-level key (other case)",
+           [](J &f) { f["detector"] = "Freia"; },
            {"unknown key 'detector'"}},
       });
   // The limits that depend on the geometry: CassetteNumber 13 is AMOR's last, 95 ESTIA's.
@@ -560,7 +636,8 @@ TEST(Vmm3Config, TheLimitsThemselvesAreTaken) {
        }},
       {"CassetteNumber 31 twice", [](J &f) { f["Config"][0]["CassetteNumber"] = 31; }},
       {"negative threshold", [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[-5],[0]]"); }},
-      {"threshold above the ADC", [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[0],[40000]]"); }},
+      {"threshold above the ADC",
+       [](J &f) { f["Config"][0]["Thresholds"] = J::parse("[[0],[40000]]"); }},
       {"HybridId of 32 anything", [](J &f) { f["Config"][0]["HybridId"] = std::string(32, ' '); }},
       {"VersionStr", [](J &f) { f["VersionStr"] = "v1"; }},
   };
@@ -581,7 +658,8 @@ TEST(Vmm3Config, TheLimitsThemselvesAreTaken) {
   EXPECT_EQ(d.hybrids[1].yOffset, 0);
 }
 
-// --- Geometry -------------------------------------------------------------------------------------
+// --- Geometry
+// -------------------------------------------------------------------------------------
 
 TEST(Vmm3Geometry, PlanesOfEachLayout) {
   // GeometryTest.cpp FreiaMapping / AMORMappings / EstiaMapping / TBLMBMapping: x on VMM 1 for
@@ -590,8 +668,8 @@ TEST(Vmm3Geometry, PlanesOfEachLayout) {
   Vmm3Config c;
   for (const auto &[layout, xOdd, xWire] :
        std::vector<std::tuple<Layout, bool, bool>>{{Layout::Freia, true, false},
-                                                  {Layout::Amor, false, false},
-                                                  {Layout::Estia, true, true}}) {
+                                                   {Layout::Amor, false, false},
+                                                   {Layout::Estia, true, true}}) {
     c.layout = layout;
     for (int vmm = 0; vmm < 256; ++vmm) {
       const bool odd = (vmm & 1) != 0;
@@ -770,9 +848,9 @@ TEST(Vmm3Geometry, EveryConfiguredChannelLiesInsideTheImage) {
     nlohmann::json f = rawShipped(name);
     const Vmm3Config shippedConfig = parseVmm3Config(test::validated(f), name);
     // Every cassette number the layout allows, not only the file's.
-    const int last = shippedConfig.layout == Layout::Freia ? 31
+    const int last = shippedConfig.layout == Layout::Freia  ? 31
                      : shippedConfig.layout == Layout::Amor ? 13
-                                                           : 95;
+                                                            : 95;
     f["Config"] = nlohmann::json::array();
     for (int cassette = 0; cassette <= last; ++cassette) {
       f["Config"].push_back({{"CassetteNumber", cassette},
@@ -836,9 +914,8 @@ TEST(Vmm3Geometry, CassetteOfEveryChannelIsItsOwn) {
 TEST(Vmm3Geometry, CentreCoordinate) {
   // Rounded half away from zero (the ESS EFU's std::round), and 0 for a weightless centre.
   const std::vector<std::pair<double, uint16_t>> cases{
-      {0.0, 0},     {0.49, 0},       {0.5, 1},         {1.5, 2},   {2.5, 3},
-      {286.5, 287}, {1535.4, 1535},  {65535.0, 65535}, {-0.2, 0},  {-3.0, 0},
-      {70000.0, 0}, {std::nan(""), 0}};
+      {0.0, 0},       {0.49, 0},        {0.5, 1},  {1.5, 2},  {2.5, 3},     {286.5, 287},
+      {1535.4, 1535}, {65535.0, 65535}, {-0.2, 0}, {-3.0, 0}, {70000.0, 0}, {std::nan(""), 0}};
   for (const auto &[centre, coord] : cases) {
     EXPECT_EQ(centreCoordinate(centre), coord) << centre;
   }

@@ -17,7 +17,9 @@
 
 namespace efu::vmm3::test {
 
-inline std::string sourceDir() { return EFU_SOURCE_DIR; }
+inline std::string sourceDir() {
+  return EFU_SOURCE_DIR;
+}
 
 /// A shipped ESS instrument file (modules/vmm3/configs/NAME) as read, not validated.
 inline nlohmann::json rawShipped(const std::string &name) {
@@ -32,7 +34,9 @@ inline nlohmann::json validated(const nlohmann::json &config,
 }
 
 /// A shipped ESS instrument file, validated.
-inline nlohmann::json shipped(const std::string &name) { return validated(rawShipped(name), name); }
+inline nlohmann::json shipped(const std::string &name) {
+  return validated(rawShipped(name), name);
+}
 
 /// A shipped ESS calibration file (modules/vmm3/calibrations/NAME).
 inline nlohmann::json shippedCalibration(const std::string &name) {
@@ -51,10 +55,19 @@ inline std::string configError(const nlohmann::json &config,
   return "";
 }
 
+/// Pulse k (k >= -1) of a 14 Hz source from 1.7e9 s: 6289464 ticks (71428566 ns) apart, a gap
+/// the shipped files' MaxPulseTimeNS (71428570 for FREIA and ESTIA) accepts. (1/14 s = 71428571
+/// ns would not be: the ESS EFU refuses such headers too.)
+inline readout::EssTime pulseTime(int k) {
+  const int64_t ticks = int64_t{100} * readout::kTicksPerSecond + int64_t{k} * 6'289'464;
+  return {static_cast<uint32_t>(1'699'999'900 + ticks / readout::kTicksPerSecond),
+          static_cast<uint32_t>(ticks % readout::kTicksPerSecond)};
+}
+
 /// A valid readout (every field within its limits): fiber 2 * ring, time (high, low), raw
 /// OTADC `otadc`.
-inline Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t channel,
-                           uint16_t otadc, uint32_t high, uint32_t low, uint8_t tdc = 0) {
+inline Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t channel, uint16_t otadc,
+                           uint32_t high, uint32_t low, uint8_t tdc = 0) {
   Vmm3Readout r{};
   r.fiber = static_cast<uint8_t>(2 * ring);
   r.fen = fen;
