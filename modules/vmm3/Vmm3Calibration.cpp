@@ -80,7 +80,8 @@ Vmm3Calibration::Vmm3Calibration(const nlohmann::json &calibration, const std::s
   }
   for (size_t h = 0; h < config.hybrids.size(); ++h) {
     if (from[h] < 0) {
-      uncovered_.push_back(fmt::format("Config[{}].HybridId = \"{}\"", h, config.hybrids[h].hybridId));
+      uncovered_.push_back(
+          fmt::format("Config[{}].HybridId = \"{}\"", h, config.hybrids[h].hybridId));
     }
   }
 }

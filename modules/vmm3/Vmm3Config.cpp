@@ -43,8 +43,8 @@ const EfuConfigKey kVmm3ConfigKeys[] = {
      "Events whose wire plane spans more than its hits + this are rejected (events.wire_gaps)", 0,
      255},
     {"MaxGapStrip", ConfigType::Integer, "0",
-     "Events whose strip plane spans more than its hits + this are rejected (events.strip_gaps)",
-     0, 255},
+     "Events whose strip plane spans more than its hits + this are rejected (events.strip_gaps)", 0,
+     255},
     {"SplitMultiEvents", ConfigType::Boolean, "false",
      "Split an event spanning 10 or more coordinates in a plane into two by charge", 1, 0},
     {"SplitMultiEventsCoefficientLow", ConfigType::Number, "0.8",
@@ -111,12 +111,11 @@ Hybrid parseEntry(const nlohmann::json &entry, size_t index, Layout layout,
   if (!entry.is_object()) {
     check.fail(path, entry, "expected an object");
   }
-  check.keys(entry, path,
-             {"CassetteNumber", "Ring", "FEN", "Hybrid", "HybridId", "Thresholds"});
+  check.keys(entry, path, {"CassetteNumber", "Ring", "FEN", "Hybrid", "HybridId", "Thresholds"});
   Hybrid h;
   h.cassette = static_cast<uint8_t>(
       check.integer(check.member(entry, path, "CassetteNumber"), path + ".CassetteNumber", 0,
-                    layout == Layout::Freia ? 31
+                    layout == Layout::Freia  ? 31
                     : layout == Layout::Amor ? 13
                                              : 2 * kEstiaCassettesPerRow - 1));
   h.ring = static_cast<uint8_t>(
@@ -130,8 +129,8 @@ Hybrid parseEntry(const nlohmann::json &entry, size_t index, Layout layout,
   if (h.hybridId.size() != kHybridIdLength) {
     check.fail(path + ".HybridId", id, fmt::format("expected {} characters", kHybridIdLength));
   }
-  const nlohmann::json &thresholds = check.array(
-      check.member(entry, path, "Thresholds"), path + ".Thresholds", 2);
+  const nlohmann::json &thresholds =
+      check.array(check.member(entry, path, "Thresholds"), path + ".Thresholds", 2);
   for (size_t vmm = 0; vmm < 2; ++vmm) {
     const std::string tpath = fmt::format("{}.Thresholds[{}]", path, vmm);
     const nlohmann::json &one = check.array(thresholds[vmm], tpath, 1);
@@ -175,9 +174,9 @@ Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &sour
   }
   for (size_t i = 0; i < entries.size(); ++i) {
     Hybrid h = parseEntry(entries[i], i, c.layout, check);
-    int16_t &slot =
-        c.slots[(static_cast<size_t>(h.ring) * (kGeometryMaxFen + 1) + h.fen) * (kConfigMaxHybrid + 1) +
-                h.hybrid];
+    int16_t &slot = c.slots[(static_cast<size_t>(h.ring) * (kGeometryMaxFen + 1) + h.fen) *
+                                (kConfigMaxHybrid + 1) +
+                            h.hybrid];
     if (slot >= 0) {
       check.fail(fmt::format("Config[{}]", i), entries[i],
                  fmt::format("Ring {} FEN {} Hybrid {} is Config[{}] already", h.ring, h.fen,

@@ -25,10 +25,10 @@ namespace efu::vmm3 {
 enum class Layout : uint8_t { Freia, Amor, Estia };
 
 /// The ESS limits on a readout's address (the ESS EFU's VMM3 configuration).
-constexpr uint8_t kGeometryMaxRing = 10;   ///< ring = fiber / 2; ring 11 is refused
-constexpr uint8_t kGeometryMaxFen = 13;    ///< FENs 0..13
-constexpr uint8_t kConfigMaxHybrid = 10; ///< a config entry's Hybrid (readouts reach vmm / 2 <= 7)
-constexpr uint8_t kStrips = 64;    ///< strip channels 0..63
+constexpr uint8_t kGeometryMaxRing = 10;  ///< ring = fiber / 2; ring 11 is refused
+constexpr uint8_t kGeometryMaxFen = 13;   ///< FENs 0..13
+constexpr uint8_t kConfigMaxHybrid = 10;  ///< a config entry's Hybrid (readouts reach vmm / 2 <= 7)
+constexpr uint8_t kStrips = 64;           ///< strip channels 0..63
 constexpr uint8_t kFirstWireChannel = 16; ///< wire channels 16..47
 constexpr uint8_t kLastWireChannel = 47;
 constexpr uint16_t kWiresPerCassette = 32;
@@ -40,32 +40,35 @@ struct Hybrid {
   uint8_t cassette = 0;
   uint8_t ring = 0;
   uint8_t fen = 0;
-  uint8_t hybrid = 0;           ///< the entry's Hybrid: VMMs 2h and 2h + 1
-  std::string hybridId;         ///< 32 characters, as in the file (matched exactly by calibrations)
+  uint8_t hybrid = 0;   ///< the entry's Hybrid: VMMs 2h and 2h + 1
+  std::string hybridId; ///< 32 characters, as in the file (matched exactly by calibrations)
   std::array<int32_t, 2> threshold{}; ///< Thresholds[vmm % 2][0]: raw OTADC below it is dropped
-  uint16_t xOffset = 0;         ///< first x coordinate of the cassette
-  uint16_t yOffset = 0;         ///< first y coordinate of the cassette
+  uint16_t xOffset = 0;               ///< first x coordinate of the cassette
+  uint16_t yOffset = 0;               ///< first y coordinate of the cassette
 };
 
 /// The parsed and checked file, shared by the module, readoutgen's source and efu-dump.
 struct Vmm3Config {
   Layout layout = Layout::Freia;
-  std::string geometryName;      ///< InstrumentGeometry as written
-  int64_t maxPulseTimeNs = 0;    ///< MaxPulseTimeNS
-  uint8_t maxGapWire = 0;        ///< MaxGapWire
-  uint8_t maxGapStrip = 0;       ///< MaxGapStrip
-  bool splitMultiEvents = false; ///< SplitMultiEvents
-  float coefficientLow = 0.8f;   ///< SplitMultiEventsCoefficientLow
-  float coefficientHigh = 1.2f;  ///< SplitMultiEventsCoefficientHigh
+  std::string geometryName;           ///< InstrumentGeometry as written
+  int64_t maxPulseTimeNs = 0;         ///< MaxPulseTimeNS
+  uint8_t maxGapWire = 0;             ///< MaxGapWire
+  uint8_t maxGapStrip = 0;            ///< MaxGapStrip
+  bool splitMultiEvents = false;      ///< SplitMultiEvents
+  float coefficientLow = 0.8f;        ///< SplitMultiEventsCoefficientLow
+  float coefficientHigh = 1.2f;       ///< SplitMultiEventsCoefficientHigh
   uint16_t matchingTimeGapNs = 500;   ///< MaxMatchingTimeGap
   uint16_t clusteringTimeGapNs = 500; ///< MaxClusteringTimeGap
-  std::vector<Hybrid> hybrids;   ///< in file order; the index is the event builder's
+  std::vector<Hybrid> hybrids;        ///< in file order; the index is the event builder's
   /// [ring][fen][hybrid] -> index in hybrids, or -1.
-  std::array<int16_t, (kGeometryMaxRing + 1) * (kGeometryMaxFen + 1) * (kConfigMaxHybrid + 1)> slots{};
+  std::array<int16_t, (kGeometryMaxRing + 1) * (kGeometryMaxFen + 1) * (kConfigMaxHybrid + 1)>
+      slots{};
 
   /// The configured entry for (ring, FEN, vmm / 2), or -1. Arguments within the ESS limits.
   [[nodiscard]] int16_t slot(uint8_t ring, uint8_t fen, uint8_t hybrid) const noexcept {
-    return slots[(static_cast<size_t>(ring) * (kGeometryMaxFen + 1) + fen) * (kConfigMaxHybrid + 1) + hybrid];
+    return slots[(static_cast<size_t>(ring) * (kGeometryMaxFen + 1) + fen) *
+                     (kConfigMaxHybrid + 1) +
+                 hybrid];
   }
   /// The ESS logical image: Freia 64 x 1024, AMOR 64 x 448, ESTIA 1536 x 128.
   [[nodiscard]] uint32_t width() const noexcept { return layout == Layout::Estia ? 1536 : 64; }

@@ -12,10 +12,12 @@ namespace efu::vmm3 {
 
 namespace {
 
-constexpr const char *kHitErrorNames[] = {
-    "geometry.ring_errors",        "geometry.fen_errors",
-    "geometry.hybrid_mapping_errors", "geometry.wire_channel_range_errors",
-    "geometry.strip_channel_range_errors", "readouts.adc_below_threshold"};
+constexpr const char *kHitErrorNames[] = {"geometry.ring_errors",
+                                          "geometry.fen_errors",
+                                          "geometry.hybrid_mapping_errors",
+                                          "geometry.wire_channel_range_errors",
+                                          "geometry.strip_channel_range_errors",
+                                          "readouts.adc_below_threshold"};
 static_assert(std::size(kHitErrorNames) == static_cast<size_t>(HitError::Count_));
 
 constexpr const char *kEventErrorNames[] = {"cluster.no_coincidence", "events.wire_gaps",
@@ -66,8 +68,9 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
                        ? Vmm3Calibration(config_)
                        : Vmm3Calibration(ctx.calibration(), ctx.calibrationSource(), config_,
                                          ctx.configSource())),
-      headerCounters_(ctx), parser_(headerCounters_, config_.detectorTypes(), config_.maxPulseTimeNs),
-      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), counters_(ctx),
+      headerCounters_(ctx),
+      parser_(headerCounters_, config_.detectorTypes(), config_.maxPulseTimeNs), tofCounters_(ctx),
+      tof_(tofCounters_, kMaxTofNs), counters_(ctx),
       builders_(config_.hybrids.size(), reduction::EventBuilder2D(paramsOf(config_))) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   events_.reserve(1024);
@@ -209,8 +212,8 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
       if (!tof_.compute(Vmm3Calibration::eventTimeNs(e.timeStart()), h, t)) {
         continue;
       }
-      const uint32_t pixel = config_.pixel(centreCoordinate(e.a.coordCenter()),
-                                           centreCoordinate(e.b.coordCenter()));
+      const uint32_t pixel =
+          config_.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
       if (pixel == 0) {
         ++errors[static_cast<size_t>(EventError::Pixel)];
         continue;

@@ -41,24 +41,24 @@ enum class EventError : uint8_t {
 /// ESS EFU's names; the header's and the TOF's are readout::HeaderCounters and TofCounters.
 struct Vmm3Counters {
   explicit Vmm3Counters(sdk::ModuleContext &ctx);
-  Counter &readouts;      ///< readouts.count: every readout of a whole-readout payload
-  Counter &sizeErrors;    ///< readouts.error_size: payload not a multiple of 20 bytes
+  Counter &readouts;   ///< readouts.count: every readout of a whole-readout payload
+  Counter &sizeErrors; ///< readouts.error_size: payload not a multiple of 20 bytes
   std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{}; ///< [Ok] unused
   Counter &calibReadouts; ///< readouts.bccalib: GEO bit 7 set
   Counter &dataReadouts;  ///< readouts.data
   Counter &overThreshold; ///< readouts.over_threshold: OTADC bit 15 set
   Counter &adcMax;        ///< readouts.adc_max: corrected ADC at 1023
   std::array<Counter *, static_cast<size_t>(HitError::Count_)> hitErrors{};
-  Counter &validation;    ///< geometry.validation_errors
+  Counter &validation;                     ///< geometry.validation_errors
   std::array<Counter *, 2> invalidCoord{}; ///< geometry.invalid_xcoord_error, _ycoord_error
-  Counter &matched;       ///< cluster.matched_clusters: both planes, no gap
-  Counter &wireOnly;      ///< cluster.wire_only: a no-coincidence event with plane y
-  Counter &stripOnly;     ///< cluster.strip_only: a no-coincidence event with plane x
+  Counter &matched;                        ///< cluster.matched_clusters: both planes, no gap
+  Counter &wireOnly;  ///< cluster.wire_only: a no-coincidence event with plane y
+  Counter &stripOnly; ///< cluster.strip_only: a no-coincidence event with plane x
   std::array<Counter *, static_cast<size_t>(EventError::Count_)> eventErrors{};
-  Counter &spanTooLarge;  ///< cluster.span_too_large (SplitMultiEvents)
-  Counter &split;         ///< cluster.split
+  Counter &spanTooLarge;   ///< cluster.span_too_large (SplitMultiEvents)
+  Counter &split;          ///< cluster.split
   Counter &splitDiscarded; ///< cluster.split_discarded
-  Counter &events;        ///< events.count
+  Counter &events;         ///< events.count
 };
 
 /// One instance per daemon; process() runs on the processing thread.

@@ -30,15 +30,14 @@ constexpr int64_t kMaxTofNs = 1'000'000'000; // the ESS EFU's for these detector
 
 } // namespace
 
-Vmm3Source::Vmm3Source(const nlohmann::json &config, const std::string &configSource,
-                       uint64_t seed, const nlohmann::json &calibration,
-                       const std::string &calibrationSource)
+Vmm3Source::Vmm3Source(const nlohmann::json &config, const std::string &configSource, uint64_t seed,
+                       const nlohmann::json &calibration, const std::string &calibrationSource)
     : config_(parseVmm3Config(config, configSource)),
       calibration_(calibration.is_null()
                        ? Vmm3Calibration(config_)
                        : Vmm3Calibration(calibration, calibrationSource, config_, configSource)),
-      cassetteHybrid_(256, -1), lastNs_(config_.hybrids.size(), std::numeric_limits<int64_t>::min() / 2),
-      rng_(seed) {
+      cassetteHybrid_(256, -1),
+      lastNs_(config_.hybrids.size(), std::numeric_limits<int64_t>::min() / 2), rng_(seed) {
   for (size_t i = config_.hybrids.size(); i-- > 0;) {
     cassetteHybrid_[config_.hybrids[i].cassette] = static_cast<int16_t>(i);
   }
@@ -49,8 +48,8 @@ int64_t Vmm3Source::gapNs() const noexcept {
   return int64_t{config_.clusteringTimeGapNs} + config_.matchingTimeGapNs + 1000;
 }
 
-int Vmm3Source::planPlane(size_t hybrid, bool x, uint32_t coord, PlannedHit *hits,
-                          uint64_t tickNs, uint64_t &earliestNs) {
+int Vmm3Source::planPlane(size_t hybrid, bool x, uint32_t coord, PlannedHit *hits, uint64_t tickNs,
+                          uint64_t &earliestNs) {
   const Hybrid &h = config_.hybrids[hybrid];
   // The VMM of the hybrid that reads this plane.
   const auto vmm = static_cast<uint8_t>(2 * h.hybrid + (config_.isX(2 * h.hybrid) == x ? 0 : 1));
@@ -64,7 +63,8 @@ int Vmm3Source::planPlane(size_t hybrid, bool x, uint32_t coord, PlannedHit *hit
     bool ok = true;
     for (int i = 0; i < shape.count && ok; ++i) {
       const int64_t c = static_cast<int64_t>(coord) + shape.offset[i];
-      const int channel = c < offset ? -1 : channelOf(config_.layout, wire, offset, static_cast<uint32_t>(c));
+      const int channel =
+          c < offset ? -1 : channelOf(config_.layout, wire, offset, static_cast<uint32_t>(c));
       if (channel < 0) {
         continue; // outside the cassette
       }
@@ -72,7 +72,8 @@ int Vmm3Source::planPlane(size_t hybrid, bool x, uint32_t coord, PlannedHit *hit
       p.vmm = vmm;
       p.channel = static_cast<uint8_t>(channel);
       const Vmm3Calibration::Channel &cal = calibration_.channel(hybrid, vmm, p.channel);
-      const int32_t raw = Vmm3Calibration::rawAdc(cal, static_cast<uint16_t>(unit * shape.weight[i]));
+      const int32_t raw =
+          Vmm3Calibration::rawAdc(cal, static_cast<uint16_t>(unit * shape.weight[i]));
       ok = raw >= lowest;
       p.adc = static_cast<uint16_t>(raw);
       if (ok) {
@@ -101,6 +102,8 @@ size_t Vmm3Source::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out,
   uint64_t earliest = std::numeric_limits<uint64_t>::max();
   const int nx = planPlane(hybrid, true, n.x, hits.data(), tickNs, earliest);
   const int ny = nx < 0 ? -1 : planPlane(hybrid, false, n.y, hits.data() + nx, tickNs, earliest);
+  // The module measures the TOF from the earliest hit time rounded to the nearest tick, as the
+  // ESS EFU does.
   const int64_t tof = Vmm3Calibration::eventTimeNs(earliest) - n.pulseTimeNs;
   if (ny < 0 || tof < 0 || tof > kMaxTofNs) {
     return 0;

@@ -54,7 +54,8 @@ inline std::map<Event, int64_t> readTruth(const fs::path &p) {
 /// message gets its first reference time, as just-bin-it's ev44 reader does (correct only when
 /// messages hold one pulse each).
 inline std::map<Event, int64_t> dumpedEvents(const std::string &output, int64_t &total,
-                                      bool firstPulseOnly = false, const std::string &source = "") {
+                                             bool firstPulseOnly = false,
+                                             const std::string &source = "") {
   std::map<Event, int64_t> out;
   total = 0;
   for (const auto &l : lines(output)) {

@@ -24,11 +24,11 @@ TEST(Vmm3EndToEnd, EachEssMultiBladeInstrumentMatchesGroundTruth) {
   };
   const std::string configs = std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/";
   const std::string calibrations = std::string(EFU_SOURCE_DIR) + "/modules/vmm3/calibrations/";
-  for (const Instrument &i : std::vector<Instrument>{
-           {"freia", "freia.json", "calib.json"},
-           {"estia", "estia_config.json", "estia_calib.json"},
-           {"amor", "amor.json", ""},
-           {"tblmb", "tblmb.json", ""}}) {
+  for (const Instrument &i :
+       std::vector<Instrument>{{"freia", "freia.json", "calib.json"},
+                               {"estia", "estia_config.json", "estia_calib.json"},
+                               {"amor", "amor.json", ""},
+                               {"tblmb", "tblmb.json", ""}}) {
     std::vector<std::string> calibration;
     if (!i.calibration.empty()) {
       calibration = {"--calibration", calibrations + i.calibration};
@@ -36,8 +36,18 @@ TEST(Vmm3EndToEnd, EachEssMultiBladeInstrumentMatchesGroundTruth) {
     const std::string config = configs + i.config;
     const uint16_t udp = freeUdpPort();
     const uint16_t cmd = freeTcpPort();
-    std::vector<std::string> argv{EFU_BINARY, "-d", i.name, "-f", config, "-p", std::to_string(udp),
-                                  "-m", std::to_string(cmd), "-b", bootstrap, "--stats-interval",
+    std::vector<std::string> argv{EFU_BINARY,
+                                  "-d",
+                                  i.name,
+                                  "-f",
+                                  config,
+                                  "-p",
+                                  std::to_string(udp),
+                                  "-m",
+                                  std::to_string(cmd),
+                                  "-b",
+                                  bootstrap,
+                                  "--stats-interval",
                                   "0.2"};
     argv.insert(argv.end(), calibration.begin(), calibration.end());
     Process efu(argv);
@@ -45,9 +55,10 @@ TEST(Vmm3EndToEnd, EachEssMultiBladeInstrumentMatchesGroundTruth) {
         << efu.output();
     ASSERT_TRUE(efu.running()) << efu.output();
     const auto truthPath = dir / (i.name + "-truth.csv");
-    std::vector<std::string> gen{READOUTGEN, "-d", i.name, "-f", config, "-p", std::to_string(udp),
-                                 "-q", "-n", "4000", "--eps", "100000", "--events-per-pulse",
-                                 "1000", "--pattern", "uniform", "--truth", truthPath.string()};
+    std::vector<std::string> gen{
+        READOUTGEN,           "-d",   i.name,      "-f",      config,    "-p",
+        std::to_string(udp),  "-q",   "-n",        "4000",    "--eps",   "100000",
+        "--events-per-pulse", "1000", "--pattern", "uniform", "--truth", truthPath.string()};
     gen.insert(gen.end(), calibration.begin(), calibration.end());
     Process generator(gen);
     ASSERT_EQ(generator.wait(120s), std::optional<int>(0)) << generator.output();

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// What the vmm3 tests share: the shipped ESS files (validated as the daemon validates them),
+// the error a configuration gets, readouts and datagrams.
+#pragma once
+
+#include "common/readout/EssHeader.h"
+#include "common/sdk/Module.h"
+#include "common/sdk/ModuleConfig.h"
+#include "modules/vmm3/Vmm3Config.h"
+#include "modules/vmm3/Vmm3Readout.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace efu::vmm3::test {
+
+inline std::string sourceDir() {
+  return EFU_SOURCE_DIR;
+}
+
+/// A shipped ESS instrument file (modules/vmm3/configs/NAME) as read, not validated.
+inline nlohmann::json rawShipped(const std::string &name) {
+  return readConfigFile(sourceDir() + "/modules/vmm3/configs/" + name);
+}
+
+/// Validated with the module's key table (unknown keys refused, defaults filled in), as the
+/// daemon hands a configuration to the module.
+inline nlohmann::json validated(const nlohmann::json &config,
+                                const std::string &source = "test.json") {
+  return validateModuleConfig("vmm3", kVmm3ConfigKeys, kVmm3ConfigKeyCount, config, source);
+}
+
+/// A shipped ESS instrument file, validated.
+inline nlohmann::json shipped(const std::string &name) {
+  return validated(rawShipped(name), name);
+}
+
+/// A shipped ESS calibration file (modules/vmm3/calibrations/NAME).
+inline nlohmann::json shippedCalibration(const std::string &name) {
+  return readConfigFile(sourceDir() + "/modules/vmm3/calibrations/" + name);
+}
+
+/// The message the daemon's two steps (validateModuleConfig, parseVmm3Config) give `config` as
+/// file `source`; "" when both take it.
+inline std::string configError(const nlohmann::json &config,
+                               const std::string &source = "freia.json") {
+  try {
+    (void)parseVmm3Config(validated(config, source), source);
+  } catch (const sdk::ConfigError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Pulse k (k >= -1) of a 14 Hz source from 1.7e9 s: 6289464 ticks (71428566 ns) apart, a gap
+/// the shipped files' MaxPulseTimeNS (71428570 for FREIA and ESTIA) accepts. (1/14 s = 71428571
+/// ns would not be: the ESS EFU refuses such headers too.)
+inline readout::EssTime pulseTime(int k) {
+  const int64_t ticks = int64_t{100} * readout::kTicksPerSecond + int64_t{k} * 6'289'464;
+  return {static_cast<uint32_t>(1'699'999'900 + ticks / readout::kTicksPerSecond),
+          static_cast<uint32_t>(ticks % readout::kTicksPerSecond)};
+}
+
+/// A valid readout (every field within its limits): fiber 2 * ring, time (high, low), raw
+/// OTADC `otadc`.
+inline Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t channel, uint16_t otadc,
+                           uint32_t high, uint32_t low, uint8_t tdc = 0) {
+  Vmm3Readout r{};
+  r.fiber = static_cast<uint8_t>(2 * ring);
+  r.fen = fen;
+  r.length = kReadoutBytes;
+  r.timeHigh = high;
+  r.timeLow = low;
+  r.bc = 0;
+  r.otadc = otadc;
+  r.geo = 0;
+  r.tdc = tdc;
+  r.vmm = vmm;
+  r.channel = channel;
+  return r;
+}
+
+/// An ESS datagram (header version 0) of readouts, or of raw bytes.
+class Datagram {
+public:
+  explicit Datagram(uint8_t type = readout::kTypeFreia, readout::EssTime pulse = {},
+                    readout::EssTime prevPulse = {}, uint32_t seq = 0) {
+    fields_.detectorType = type;
+    fields_.pulse = pulse;
+    fields_.prevPulse = prevPulse;
+    fields_.seqNum = seq;
+    bytes_.resize(readout::headerBytes(0));
+  }
+  Datagram &add(const Vmm3Readout &r) {
+    const auto *p = reinterpret_cast<const uint8_t *>(&r);
+    bytes_.insert(bytes_.end(), p, p + sizeof(r));
+    return *this;
+  }
+  Datagram &raw(const std::vector<uint8_t> &extra) {
+    bytes_.insert(bytes_.end(), extra.begin(), extra.end());
+    return *this;
+  }
+  /// The datagram with its header written (total length = its size).
+  [[nodiscard]] sdk::Packet packet() {
+    fields_.totalLength = static_cast<uint16_t>(bytes_.size());
+    readout::writeHeader(bytes_, fields_);
+    return sdk::Packet{bytes_.data(), static_cast<uint32_t>(bytes_.size()), 0, 0};
+  }
+  [[nodiscard]] size_t size() const { return bytes_.size(); }
+
+private:
+  readout::HeaderFields fields_;
+  std::vector<uint8_t> bytes_;
+};
+
+} // namespace efu::vmm3::test
