@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cmath>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +24,16 @@ namespace efu::vmm3 {
 /// ESS EFU's hit times are exactly these.
 class Vmm3Calibration {
 public:
+  /// The ESS TDC model per TDC value, 1.5 x 22.72 - 60 x tdc / 255 ns, each entry computed as
+  /// the ESS EFU computes it per readout (so the table changes no bit, only the time it takes).
+  static constexpr std::array<double, 256> kTdcModelNs = [] {
+    std::array<double, 256> t{};
+    for (int tdc = 0; tdc < 256; ++tdc) {
+      t[static_cast<size_t>(tdc)] = 1.5 * 22.72 - 60.0 * tdc / 255;
+    }
+    return t;
+  }();
+
   struct Channel {
     double adcOffset = 0, adcSlope = 1, tdcOffset = 0, tdcSlope = 1;
   };
@@ -50,16 +60,18 @@ public:
   }
   /// The hit time: `ns` (ticksToNs of the readout's time) plus the TDC correction.
   [[nodiscard]] static uint64_t timeNs(const Channel &c, uint64_t ns, uint8_t tdc) noexcept {
-    const double correction = (1.5 * 22.72 - 60.0 * tdc / 255 - c.tdcOffset) * c.tdcSlope;
+    const double correction = (kTdcModelNs[tdc] - c.tdcOffset) * c.tdcSlope;
     return static_cast<uint64_t>(static_cast<double>(ns) + correction);
   }
   /// The time the ESS EFU measures an event's time of flight from: the event's (earliest hit's)
   /// ns converted to an ESS time (the nearest tick) and back (readout::ticksToNs).
   [[nodiscard]] static int64_t eventTimeNs(uint64_t ns) noexcept {
     const uint64_t high = ns / 1'000'000'000;
-    const double low =
-        std::round(static_cast<double>(ns - high * 1'000'000'000) / readout::kTickNs);
-    return readout::ticksToNs(static_cast<uint32_t>(high), static_cast<uint32_t>(low));
+    // std::round of a non-negative value below 2^52, without the libm call: its fraction is exact.
+    const double ticks = static_cast<double>(ns - high * 1'000'000'000) / readout::kTickNs;
+    auto low = static_cast<uint32_t>(ticks);
+    low += ticks - low >= 0.5 ? 1U : 0U;
+    return readout::ticksToNs(static_cast<uint32_t>(high), low);
   }
   /// The inverse for generators: a raw ADC (0..1023) whose corrected value is `corrected`, or
   /// -1 when there is none.

@@ -5,7 +5,6 @@
 
 #include "modules/vmm3/Vmm3Config.h"
 
-#include <cmath>
 #include <cstdint>
 
 namespace efu::vmm3 {
@@ -59,7 +58,9 @@ inline uint16_t centreCoordinate(double centre) noexcept {
   if (!(centre >= 0) || centre >= 65535.5) {
     return 0;
   }
-  return static_cast<uint16_t>(std::round(centre));
+  // std::round without the libm call: the fraction of a non-negative double below 2^52 is exact.
+  const auto whole = static_cast<uint32_t>(centre);
+  return static_cast<uint16_t>(whole + (centre - whole >= 0.5 ? 1U : 0U));
 }
 
 } // namespace efu::vmm3
