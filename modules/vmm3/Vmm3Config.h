@@ -5,7 +5,7 @@
 
 #include "common/readout/EssHeader.h"
 #include "common/sdk/Module.h"
-#include "modules/vmm3/Vmm3Readout.h"
+#include "common/readout/Vmm3Readout.h"
 
 #include <nlohmann/json.hpp>
 

@@ -8,7 +8,7 @@
 #include "common/sdk/Module.h"
 #include "modules/vmm3/Vmm3Calibration.h"
 #include "modules/vmm3/Vmm3Config.h"
-#include "modules/vmm3/Vmm3Readout.h"
+#include "common/readout/Vmm3Readout.h"
 #include "modules/vmm3/Vmm3Source.h"
 
 #include <array>

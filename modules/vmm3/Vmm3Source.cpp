@@ -3,7 +3,7 @@
 #include "modules/vmm3/Vmm3Source.h"
 
 #include "modules/vmm3/Vmm3Geometry.h"
-#include "modules/vmm3/Vmm3Readout.h"
+#include "common/readout/Vmm3Readout.h"
 
 #include <algorithm>
 #include <cstring>

@@ -3,7 +3,7 @@
 // ESS Multi-Blade geometry (coordinates, planes, pixels). Expected values marked "ESS" are the
 // ESS EFU's own test expectations (ess-dmsc/event-formation-unit 8b399165), each table naming
 // the file it comes from, turned into tables against our functions and the shipped ESS files.
-#include "modules/vmm3/Vmm3Readout.h"
+#include "common/readout/Vmm3Readout.h"
 #include "modules/vmm3/Vmm3Config.h"
 #include "modules/vmm3/Vmm3Geometry.h"
 #include "tests/modules/vmm3/Vmm3TestSupport.h"

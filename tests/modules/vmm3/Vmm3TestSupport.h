@@ -7,7 +7,7 @@
 #include "common/sdk/Module.h"
 #include "common/sdk/ModuleConfig.h"
 #include "modules/vmm3/Vmm3Config.h"
-#include "modules/vmm3/Vmm3Readout.h"
+#include "common/readout/Vmm3Readout.h"
 
 #include <nlohmann/json.hpp>
 

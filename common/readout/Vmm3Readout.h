@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// VMM3 readout (docs/wire-formats.md §3): the 20-byte packed layout, field limits and validation.
+// The ESS VMM3 readout (docs/wire-formats.md §3), shared by the VMM3 families: the 20-byte
+// packed layout, field limits and the checks in the ESS EFU's order.
 #pragma once
 
 #include "common/readout/EssHeader.h"
