@@ -2,16 +2,46 @@
 // A client of efu's control port (docs/control.md): command lines in, reply lines out.
 #include "common/net/ControlClient.h"
 
+#include "common/system/StopSignals.h"
+
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
 
 namespace efu {
+
+namespace {
+
+/// Waits for `events` on `fd` for at most `timeoutMs`, in slices of 100 ms so that a stop signal
+/// (which may be delivered to another thread) ends the wait within 100 ms. Returns the poll
+/// result: 1 ready, 0 timed out or stopped (stopped() then tells), -1 error.
+int waitFor(int fd, short events, int timeoutMs) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs);
+  while (stopSignal() == 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      return 0;
+    }
+    pollfd pfd{fd, events, 0};
+    const int r = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left, 100)));
+    if (r != 0 && !(r < 0 && errno == EINTR)) {
+      return r;
+    }
+  }
+  return 0;
+}
+
+} // namespace
 
 bool ControlReply::append(std::string_view bytes) {
   if (bytes.size() > max_ - text_.size()) {
@@ -52,16 +82,32 @@ std::vector<std::string> controlExchange(const std::string &address, uint16_t po
   if (inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1) {
     throw ControlError("bad IPv4 address '" + address + "' for efu's control port");
   }
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) {
     throw ControlError(std::string("cannot create a TCP socket: ") + std::strerror(errno));
   }
+  // Connect without blocking: an address that does not answer costs timeoutMs, not the
+  // kernel's SYN retries, and a stop signal ends the wait.
+  int error = 0;
   if (connect(fd, reinterpret_cast<const sockaddr *>(&to), sizeof(to)) != 0) {
-    const int error = errno;
+    error = errno;
+    if (error == EINPROGRESS) {
+      socklen_t len = sizeof(error);
+      error = waitFor(fd, POLLOUT, timeoutMs) == 1 &&
+                      getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0
+                  ? error
+                  : ETIMEDOUT;
+    }
+  }
+  if (error != 0) {
     close(fd);
+    if (stopSignal() != 0) {
+      throw ControlError("stopped while connecting to efu's control port " + where);
+    }
     throw ControlError("cannot reach efu's control port " + where + ": " + std::strerror(error) +
                        " (is efu running with -m " + std::to_string(port) + "?)");
   }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); // the rest waits through waitFor()
   std::string request;
   for (const std::string &command : commands) {
     request += command + '\n';
@@ -72,9 +118,9 @@ std::vector<std::string> controlExchange(const std::string &address, uint16_t po
   bool tooLong = false;
   std::vector<char> buffer(64 * 1024);
   while (ok && !reply.complete()) {
-    pollfd pfd{fd, POLLIN, 0};
     ssize_t got = 0;
-    ok = poll(&pfd, 1, timeoutMs) == 1 && (got = recv(fd, buffer.data(), buffer.size(), 0)) > 0;
+    ok = waitFor(fd, POLLIN, timeoutMs) == 1 &&
+         (got = recv(fd, buffer.data(), buffer.size(), 0)) > 0;
     if (ok && !reply.append(std::string_view(buffer.data(), static_cast<size_t>(got)))) {
       ok = false;
       tooLong = true;
@@ -86,6 +132,10 @@ std::vector<std::string> controlExchange(const std::string &address, uint16_t po
     throw ControlError("efu's control port " + where + " answered " + asked + " with more than " +
                        std::to_string(maxReplyBytes) +
                        " bytes, more than any reply of efu's; not read further");
+  }
+  if (!ok && stopSignal() != 0) {
+    throw ControlError("stopped while waiting for efu's control port " + where + " to answer " +
+                       asked);
   }
   if (!ok) {
     throw ControlError("efu's control port " + where + " did not answer " + asked);

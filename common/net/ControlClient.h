@@ -26,7 +26,9 @@ public:
 
 /// Sends `commands` (one line each) over one TCP connection to efu's control port at
 /// address:port and returns one reply line per command, in order, without the line end.
-/// Waits at most `timeoutMs` for each part of the reply, and takes at most `maxReplyBytes` of it.
+/// Waits at most `timeoutMs` for the connection and for each part of the reply (and returns
+/// within 100 ms of a stop signal, common/system/StopSignals.h, with a ControlError), and takes
+/// at most `maxReplyBytes` of the reply.
 [[nodiscard]] std::vector<std::string>
 controlExchange(const std::string &address, uint16_t port, const std::vector<std::string> &commands,
                 int timeoutMs = 2000, size_t maxReplyBytes = kMaxControlReplyBytes);

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // efu-dump: consumes Kafka topics and prints ev44, f144 and x5f2 messages as JSON lines or text.
+#include "common/net/PcapWriter.h"
 #include "common/system/CliAliases.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
 #include "common/time/Time.h"
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
-#include "common/net/PcapWriter.h"
-#include "efu/tools/dump/Report.h"
 #include "efu/tools/dump/Image.h"
+#include "efu/tools/dump/Report.h"
 #include "efu/tools/dump/TofHistogram.h"
 
-#include <CLI/CLI.hpp>
 #include "common/kafka/RdKafka.h"
 #include "common/system/CliExit.h"
+#include <CLI/CLI.hpp>
 
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
@@ -36,6 +36,7 @@ constexpr int kExitError = 1;
 constexpr int kExitCountNotReached = 2;
 constexpr int kPollMs = 100;
 constexpr int kMetadataTimeoutMs = 2000;
+constexpr int kMetadataSliceMs = 100;
 constexpr int64_t kTopicRetryNs = 500 * efu::kNsPerMs;
 
 struct Options {
@@ -60,17 +61,17 @@ struct Options {
   std::optional<int64_t> tofMaxNs;
   std::string pcapPath;
   uint16_t pcapPort = 9000;
-  std::string report;              ///< --report NAME: read from efu's control port instead
+  std::string report; ///< --report NAME: read from efu's control port instead
   std::string cmdAddress = "127.0.0.1";
   uint16_t cmdPort = 8888;
-  std::string reportPng;           ///< --report-png PREFIX
+  std::string reportPng; ///< --report-png PREFIX
 };
 
 /// --report: REPORT_GET from efu's control port; histograms as tables (and PNG charts), any
 /// other member as one JSON line.
 int showReport(const Options &options) {
-  const nlohmann::json report = efu::tools::fetchReport(options.cmdAddress, options.cmdPort,
-                                                        options.report);
+  const nlohmann::json report =
+      efu::tools::fetchReport(options.cmdAddress, options.cmdPort, options.report);
   const auto histograms = efu::tools::histogramsOf(report);
   for (const auto &histogram : histograms) {
     std::fputs(efu::tools::histogramText(histogram).c_str(), stdout);
@@ -145,9 +146,16 @@ int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &o
   bool reported = false;
   while (efu::stopSignal() == 0) {
     const rd_kafka_metadata_t *raw = nullptr;
-    const auto err = rd_kafka_metadata(rk, 0, rkt.get(), &raw, kMetadataTimeoutMs);
+    // Short requests, so that a stop signal is noticed within kMetadataSliceMs; librdkafka keeps
+    // connecting in the background, and a broker slower than that is only reported after
+    // kMetadataTimeoutMs.
+    const auto err = rd_kafka_metadata(rk, 0, rkt.get(), &raw, kMetadataSliceMs);
     KafkaPtr<const rd_kafka_metadata_t> md(raw);
     std::string problem;
+    if (err == RD_KAFKA_RESP_ERR__TIMED_OUT &&
+        efu::monotonicNs() - startNs < int64_t{kMetadataTimeoutMs} * 1'000'000) {
+      continue;
+    }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       problem =
           std::string("cannot get metadata from ") + options.brokers + ": " + rd_kafka_err2str(err);

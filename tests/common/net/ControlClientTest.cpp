@@ -3,11 +3,21 @@
 // each byte.
 #include "common/net/ControlClient.h"
 
+#include "common/system/StopSignals.h"
 #include "tests/support/FakeControlPort.h"
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
 #include <string>
+#include <thread>
 
 namespace efu {
 namespace {
@@ -81,6 +91,48 @@ TEST(ControlClient, ThePortClosingBeforeTheReplyIsNoAnswer) {
     EXPECT_NE(std::string(e.what()).find("did not answer 'STAT_GET_COUNT'"), std::string::npos)
         << e.what();
   }
+}
+
+/// A port that takes connections (the kernel completes them) and never answers.
+int silentPort(uint16_t &port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0 ||
+      listen(fd, 4) != 0 || getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &len) != 0) {
+    return -1;
+  }
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// Every wait of a tool wakes for a stop signal, even one the kernel hands to another thread:
+// a control port that never answers, with a 10-minute timeout, and SIGTERM raised on a second
+// thread once the connection is pending. In a child process (the stop cannot be undone).
+TEST(ControlClient, AStopSignalOnAnotherThreadEndsTheWait) {
+  EXPECT_EXIT(
+      {
+        installStopSignals();
+        uint16_t port = 0;
+        const int listener = silentPort(port);
+        std::thread signaller([listener] {
+          pollfd pfd{listener, POLLIN, 0};
+          while (poll(&pfd, 1, -1) != 1) {
+          }
+          std::raise(SIGTERM); // to this thread, not to the one waiting in controlExchange
+        });
+        try {
+          (void)controlExchange("127.0.0.1", port, {"STAT_GET_COUNT"}, 600'000);
+        } catch (const ControlError &e) {
+          signaller.join();
+          std::fprintf(stderr, "%s\n", e.what());
+          _exit(0);
+        }
+        _exit(1);
+      },
+      ::testing::ExitedWithCode(0), "stopped while waiting for efu's control port");
 }
 
 } // namespace
