@@ -163,9 +163,18 @@ void checkInstrument(const std::string &name, const nlohmann::json &config,
   std::transform(value.begin(), value.end(), value.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (value != alias->value) {
+    // The instrument the file is for, when efu serves it.
+    const auto other = std::find_if(
+        std::begin(kInstruments), std::end(kInstruments), [&](const InstrumentAlias &a) {
+          return std::string_view(a.module) == alias->module &&
+                 std::string_view(a.key) == alias->key && value == a.value;
+        });
+    const std::string instead = other == std::end(kInstruments)
+                                    ? "the instrument's own name"
+                                    : "-d " + std::string(other->instrument);
     throw sdk::ConfigError(source + ": " + alias->key + " = " + config[alias->key].dump() +
                            ": -d " + name + " serves " + name + "; use -d " + alias->module +
-                           " (or the instrument's own name) for this file");
+                           " (or " + instead + ") for this file");
   }
 }
 
