@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// StreamingBuilder2D against a plain reading of the ESS rules (a list of clusters that keep
+// their hits, matched again after every datagram, a builder flushed even without new hits), on
+// random inputs over many datagrams, and hand-computed cases: clusters that wait for both
+// planes, events that span datagrams, the requeue order, LatestA/LatestB, the full flush.
+#include "common/reduction/StreamingBuilder2D.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <list>
+#include <random>
+#include <vector>
+
+namespace efu::reduction {
+namespace {
+
+/// The reference: the ESS behaviour written as directly as possible, with no shortcut.
+class Reference {
+public:
+  explicit Reference(StreamingParams p) : p_(p) {}
+  void insert(const Hit &h) {
+    if (h.plane < 2) {
+      in_[h.plane].push_back(h);
+    }
+  }
+  void flush(std::vector<Event2D> &out, bool full) {
+    std::vector<Cl> closed[2];
+    for (int plane = 0; plane < 2; ++plane) {
+      std::stable_sort(in_[plane].begin(), in_[plane].end(),
+                       [](const Hit &x, const Hit &y) { return x.timeNs < y.timeNs; });
+      for (const Hit &h : in_[plane]) {
+        if (!open_[plane].empty() && h.timeNs - open_[plane].back().timeNs > p_.clusterTimeGapNs) {
+          close(plane, closed[plane]);
+        }
+        open_[plane].push_back(h);
+      }
+      in_[plane].clear();
+    }
+    if (full) {
+      close(0, closed[0]);
+      close(1, closed[1]);
+    }
+    for (int plane = 0; plane < 2; ++plane) {
+      if (!closed[plane].empty()) {
+        latest_[plane] = std::max(latest_[plane], start(closed[plane].back()));
+        list_.insert(list_.end(), closed[plane].begin(), closed[plane].end());
+      }
+    }
+    list_.sort([](const Cl &x, const Cl &y) { return start(x) < start(y); });
+    Cl evA, evB; // the open event: all hits of each plane
+    while (!list_.empty()) {
+      Cl &c = list_.front();
+      const uint64_t latest = std::min(latest_[0], latest_[1]);
+      if (!full && !(latest > end(c) && latest - end(c) > p_.latencyNs)) {
+        break;
+      }
+      if (!evA.hits.empty() || !evB.hits.empty()) {
+        uint64_t es = UINT64_MAX, ee = 0;
+        for (const Cl *x : {&evA, &evB}) {
+          if (!x->hits.empty()) {
+            es = std::min(es, start(*x));
+            ee = std::max(ee, end(*x));
+          }
+        }
+        const uint64_t ls = std::max(start(c), es), eend = std::min(end(c), ee);
+        if (ls > eend && ls - eend > p_.matchTimeGapNs) {
+          out.push_back(Event2D{aggregate(evA), aggregate(evB)});
+          evA.hits.clear();
+          evB.hits.clear();
+        }
+      }
+      Cl &into = c.plane == 0 ? evA : evB;
+      into.plane = c.plane;
+      into.hits.insert(into.hits.end(), c.hits.begin(), c.hits.end());
+      list_.pop_front();
+    }
+    if (!evA.hits.empty() || !evB.hits.empty()) {
+      if (full) {
+        out.push_back(Event2D{aggregate(evA), aggregate(evB)});
+      } else {
+        if (!evA.hits.empty()) {
+          list_.push_front(evA);
+        }
+        if (!evB.hits.empty()) {
+          list_.push_front(evB);
+        }
+      }
+    }
+  }
+  [[nodiscard]] uint64_t latest(int plane) const { return latest_[plane]; }
+
+private:
+  struct Cl {
+    int plane = 0;
+    std::vector<Hit> hits;
+  };
+  static uint64_t start(const Cl &c) {
+    uint64_t t = UINT64_MAX;
+    for (const Hit &h : c.hits) {
+      t = std::min(t, h.timeNs);
+    }
+    return t;
+  }
+  static uint64_t end(const Cl &c) {
+    uint64_t t = 0;
+    for (const Hit &h : c.hits) {
+      t = std::max(t, h.timeNs);
+    }
+    return t;
+  }
+  static PlaneCluster aggregate(const Cl &c) {
+    PlaneCluster p;
+    for (const Hit &h : c.hits) {
+      p.timeStart = std::min(p.timeStart, h.timeNs);
+      p.timeEnd = std::max(p.timeEnd, h.timeNs);
+      p.coordStart = std::min(p.coordStart, h.coord);
+      p.coordEnd = std::max(p.coordEnd, h.coord);
+      ++p.hits;
+      p.weightSum += h.weight;
+      p.coordMass += double(h.weight) * h.coord;
+    }
+    return p;
+  }
+  void close(int plane, std::vector<Cl> &closed) {
+    std::vector<Hit> &open = open_[plane];
+    std::stable_sort(open.begin(), open.end(),
+                     [](const Hit &x, const Hit &y) { return x.coord < y.coord; });
+    for (size_t i = 0; i < open.size();) {
+      Cl c;
+      c.plane = plane;
+      size_t j = i;
+      for (; j < open.size() && open[j].coord == open[i].coord; ++j) {
+        c.hits.push_back(open[j]);
+      }
+      closed.push_back(c);
+      i = j;
+    }
+    open.clear();
+  }
+
+  StreamingParams p_;
+  std::vector<Hit> in_[2], open_[2];
+  std::list<Cl> list_;
+  uint64_t latest_[2] = {0, 0};
+};
+
+void expectSame(const std::vector<Event2D> &got, const std::vector<Event2D> &want,
+                const std::string &where) {
+  ASSERT_EQ(got.size(), want.size()) << where;
+  for (size_t i = 0; i < got.size(); ++i) {
+    for (int plane = 0; plane < 2; ++plane) {
+      const PlaneCluster &g = plane == 0 ? got[i].a : got[i].b;
+      const PlaneCluster &w = plane == 0 ? want[i].a : want[i].b;
+      ASSERT_EQ(g.hits, w.hits) << where << " event " << i << " plane " << plane;
+      if (w.hits == 0) {
+        continue;
+      }
+      EXPECT_EQ(g.timeStart, w.timeStart) << where << " event " << i;
+      EXPECT_EQ(g.timeEnd, w.timeEnd) << where << " event " << i;
+      EXPECT_EQ(g.coordStart, w.coordStart) << where << " event " << i;
+      EXPECT_EQ(g.coordEnd, w.coordEnd) << where << " event " << i;
+      EXPECT_EQ(g.weightSum, w.weightSum) << where << " event " << i;
+      EXPECT_EQ(g.coordMass, w.coordMass) << where << " event " << i;
+    }
+  }
+}
+
+Hit hit(uint64_t t, uint16_t coord, uint8_t plane, uint16_t w = 100) {
+  return Hit{t, coord, w, plane};
+}
+
+TEST(StreamingBuilder2D, MatchesTheReferenceOnRandomDatagrams) {
+  size_t streamed = 0, flushed = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    std::mt19937_64 rng(seed);
+    StreamingParams p;
+    p.clusterTimeGapNs = std::uniform_int_distribution<uint64_t>(0, 600)(rng);
+    p.matchTimeGapNs = std::uniform_int_distribution<uint64_t>(0, 600)(rng);
+    p.latencyNs = rng() % 4 == 0 ? 2010 : rng() % 3000;
+    StreamingBuilder2D b(p);
+    Reference ref(p);
+    uint64_t t = 1'000'000;
+    const int datagrams = std::uniform_int_distribution<int>(1, 60)(rng);
+    const int spread = std::uniform_int_distribution<int>(1, 4000)(rng);
+    for (int d = 0; d < datagrams; ++d) {
+      const int n = std::uniform_int_distribution<int>(0, 3)(rng) == 0
+                        ? 0
+                        : std::uniform_int_distribution<int>(1, 40)(rng);
+      for (int k = 0; k < n; ++k) {
+        // Mostly increasing time, sometimes a step back (out of order across datagrams too).
+        if (rng() % 10 == 0) {
+          t -= std::min<uint64_t>(t - 1, rng() % 3000);
+        } else {
+          t += rng() % static_cast<uint64_t>(spread);
+        }
+        const Hit h = hit(t, static_cast<uint16_t>(rng() % 12), static_cast<uint8_t>(rng() % 2),
+                          static_cast<uint16_t>(rng() % 1024));
+        b.insert(h);
+        ref.insert(h);
+      }
+      const bool full = rng() % 25 == 0;
+      std::vector<Event2D> got, want;
+      b.flush(got, full);
+      ref.flush(want, full);
+      expectSame(got, want, "seed " + std::to_string(seed) + " datagram " + std::to_string(d));
+      streamed += full ? 0 : got.size();
+      ASSERT_EQ(b.latest(0), ref.latest(0));
+      ASSERT_EQ(b.latest(1), ref.latest(1));
+    }
+    std::vector<Event2D> got, want;
+    b.flush(got, true);
+    ref.flush(want, true);
+    expectSame(got, want, "seed " + std::to_string(seed) + " final");
+    flushed += got.size();
+    EXPECT_TRUE(b.idle());
+  }
+  // Both paths were exercised: events formed while streaming and at the final full flush.
+  EXPECT_GT(streamed, 1000u);
+  EXPECT_GT(flushed, 100u);
+}
+
+// One neutron (wire and grid at t) needs later data on both planes before it is published:
+// its hits leave the open time cluster when a hit comes more than 500 ns later; its clusters
+// are ready when both planes' latest closed cluster starts more than 2010 ns after their end;
+// the event closes when a ready cluster more than 500 ns later is matched.
+TEST(StreamingBuilder2D, AnEventWaitsForThreeLaterNeutrons) {
+  StreamingBuilder2D b;
+  std::vector<Event2D> out;
+  const uint64_t t[] = {10'000, 13'000, 16'000, 19'000, 22'000};
+  for (int k = 0; k < 5; ++k) {
+    b.insert(hit(t[k], 7, 0));
+    b.insert(hit(t[k], 3, 1));
+    b.flush(out);
+    if (k < 3) {
+      EXPECT_TRUE(out.empty()) << k;
+    }
+    if (k == 1) {
+      EXPECT_EQ(b.latest(0), 10'000u); // neutron 0's clusters closed, not yet ready
+      EXPECT_EQ(b.waitingClusters(), 2u);
+    }
+  }
+  // Neutron 3 closed neutron 2's time clusters: latest 16000 > 13000 + 2010, so neutron 1's
+  // clusters are ready and close neutron 0's event; neutron 4 does the same for neutron 1.
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].timeStart(), 10'000u);
+  EXPECT_EQ(out[1].timeStart(), 13'000u);
+  // The rest waits; the full flush forms it.
+  out.clear();
+  b.flush(out, true);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].timeStart(), 22'000u);
+  EXPECT_TRUE(b.idle());
+}
+
+// Clusters of one event that arrive in different datagrams form one event: the open event is
+// requeued as one cluster per plane (B first) and matched again with the later clusters.
+TEST(StreamingBuilder2D, AnEventSpansDatagrams) {
+  StreamingBuilder2D b;
+  std::vector<Event2D> out;
+  b.insert(hit(1000, 5, 0, 10));
+  b.insert(hit(1000, 9, 1, 30));
+  b.flush(out);
+  b.insert(hit(1400, 6, 0, 30)); // 400 ns later: same time cluster of plane A
+  b.insert(hit(5000, 1, 0));
+  b.insert(hit(5000, 1, 1));
+  b.flush(out);
+  b.insert(hit(9000, 2, 0));
+  b.insert(hit(9000, 2, 1));
+  b.insert(hit(12000, 3, 0));
+  b.insert(hit(12000, 3, 1));
+  b.flush(out);
+  ASSERT_EQ(out.size(), 1u);
+  const Event2D &e = out[0];
+  EXPECT_EQ(e.a.hits, 2u);
+  EXPECT_EQ(e.a.coordStart, 5);
+  EXPECT_EQ(e.a.coordEnd, 6);
+  EXPECT_EQ(e.a.timeEnd, 1400u);
+  EXPECT_EQ(e.a.weightSum, 40.0);
+  EXPECT_EQ(e.a.coordMass, 5 * 10 + 6 * 30.0);
+  EXPECT_EQ(e.b.hits, 1u);
+  EXPECT_EQ(e.b.coordStart, 9);
+}
+
+// The ESS LatestA/LatestB take the start of the LAST cluster closed (the highest coordinate of
+// the last time cluster), not the latest start: here plane A's last closed cluster (coord 9)
+// starts at 1000 although coord 1 of the same time cluster starts at 1400.
+TEST(StreamingBuilder2D, LatestIsTheStartOfTheLastClosedCluster) {
+  StreamingBuilder2D b;
+  std::vector<Event2D> out;
+  b.insert(hit(1000, 9, 0));
+  b.insert(hit(1400, 1, 0));
+  b.insert(hit(1000, 4, 1));
+  b.insert(hit(5000, 2, 0));
+  b.insert(hit(5000, 2, 1));
+  b.flush(out);
+  EXPECT_EQ(b.latest(0), 1000u);
+  EXPECT_EQ(b.latest(1), 1000u);
+  // An earlier hit (a step back in time) closes the open time cluster too.
+  b.insert(hit(4000, 3, 0));
+  b.flush(out);
+  EXPECT_EQ(b.latest(0), 5000u);
+  EXPECT_TRUE(out.empty());
+}
+
+// A cluster that is not ready stops matching even when later ones are: readiness is checked in
+// start order and the first one that fails ends the pass.
+TEST(StreamingBuilder2D, TheFirstClusterNotReadyStopsMatching) {
+  StreamingParams p;
+  StreamingBuilder2D b(p);
+  Reference ref(p);
+  std::vector<Event2D> got, want;
+  const Hit hits[] = {hit(1000, 1, 0),  hit(1000, 1, 1),  hit(1000, 2, 0),  hit(9000, 1, 0),
+                      hit(1100, 5, 1),  hit(20000, 1, 0), hit(20000, 1, 1), hit(30000, 1, 1),
+                      hit(30000, 1, 0), hit(41000, 2, 0), hit(41000, 2, 1)};
+  for (const Hit &h : hits) {
+    b.insert(h);
+    ref.insert(h);
+    b.flush(got);
+    ref.flush(want, false);
+  }
+  expectSame(got, want, "stepwise");
+  EXPECT_EQ(got.size(), 2u);
+}
+
+TEST(StreamingBuilder2D, OtherPlanesAreCountedAndDropped) {
+  StreamingBuilder2D b;
+  b.insert(hit(1, 1, 2));
+  EXPECT_EQ(b.invalidPlane(), 1);
+  EXPECT_TRUE(b.idle());
+}
+
+} // namespace
+} // namespace efu::reduction
