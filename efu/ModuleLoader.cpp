@@ -135,6 +135,7 @@ constexpr InstrumentAlias kInstruments[] = {
     {"amor", "vmm3", "InstrumentGeometry", "amor"},
     {"tblmb", "vmm3", "InstrumentGeometry", "amor"}, // the ESS TBLMB files use AMOR's geometry
     {"estia", "vmm3", "InstrumentGeometry", "estia"},
+    {"let", "trex", "InstrumentGeometry", "let"}, // TREX is the module's own name
 };
 } // namespace
 

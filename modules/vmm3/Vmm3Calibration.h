@@ -66,12 +66,7 @@ public:
   /// The time the ESS EFU measures an event's time of flight from: the event's (earliest hit's)
   /// ns converted to an ESS time (the nearest tick) and back (readout::ticksToNs).
   [[nodiscard]] static int64_t eventTimeNs(uint64_t ns) noexcept {
-    const uint64_t high = ns / 1'000'000'000;
-    // std::round of a non-negative value below 2^52, without the libm call: its fraction is exact.
-    const double ticks = static_cast<double>(ns - high * 1'000'000'000) / readout::kTickNs;
-    auto low = static_cast<uint32_t>(ticks);
-    low += ticks - low >= 0.5 ? 1U : 0U;
-    return readout::ticksToNs(static_cast<uint32_t>(high), low);
+    return readout::eventTimeNs(ns);
   }
   /// The inverse for generators: a raw ADC (0..1023) whose corrected value is `corrected`, or
   /// -1 when there is none.

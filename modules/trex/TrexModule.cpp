@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The trex module: ESS Multi-Grid readouts → hits → events with the ESS EFU's pixel ids.
+#include "modules/trex/TrexModule.h"
+
+#include "modules/trex/TrexGeometry.h"
+
+#include <cstring>
+#include <string>
+
+namespace efu::trex {
+
+namespace {
+constexpr int64_t kMaxTofNs = 1'000'000'000; // the ESS EFU's MaxTOFNS default (not read)
+} // namespace
+
+TrexCounters::TrexCounters(sdk::ModuleContext &ctx)
+    : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
+      calibReadouts(ctx.counter("readouts.bccalib")), dataReadouts(ctx.counter("readouts.data")),
+      overThreshold(ctx.counter("readouts.over_threshold")),
+      adcMax(ctx.counter("readouts.adc_max")), mapping(ctx.counter("readouts.error_mapping")),
+      belowMin(ctx.counter("readouts.adc_below_min")),
+      coordinate(ctx.counter("readouts.error_coordinate")),
+      matched(ctx.counter("cluster.matched_clusters")),
+      noCoincidence(ctx.counter("cluster.no_coincidence")),
+      wireOnly(ctx.counter("cluster.matched_wire_only")),
+      gridOnly(ctx.counter("cluster.matched_grid_only")),
+      gridSpan(ctx.counter("cluster.too_large_grid_span")),
+      pixelErrors(ctx.counter("events.pixel_errors")),
+      flushed(ctx.counter("events.formed_at_shutdown")), events(ctx.counter("events.count")) {
+  for (size_t i = 1; i < readoutErrors.size(); ++i) {
+    readoutErrors[i] = &ctx.counter(std::string("readouts.error_") +
+                                    vmm3::readoutErrorName(static_cast<ReadoutError>(i)));
+  }
+}
+
+TrexModule::TrexModule(sdk::ModuleContext &ctx)
+    : ctx_(ctx), config_(parseTrexConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
+      parser_(headerCounters_, {readout::kTypeTrex}, config_.maxPulseTimeNs), tofCounters_(ctx),
+      tof_(tofCounters_, kMaxTofNs), counters_(ctx) {
+  ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
+  builderOf_.fill(-1);
+  for (const TrexHybrid &h : config_.hybrids) {
+    builderOf_[builderKey(h.ring, h.fen)] = 0;
+  }
+  for (int16_t &b : builderOf_) {
+    if (b == 0) {
+      b = static_cast<int16_t>(builders_.size());
+      builders_.emplace_back(reduction::StreamingParams{});
+    }
+  }
+  touched_.assign(builders_.size(), 0);
+  events_.reserve(256);
+  ctx.log().info("trex: {} geometry ({} x {} x {} pixels), {} hybrids, {} event builders; "
+                 "events wait for later data as in the ESS EFU, formed at shutdown at the latest",
+                 config_.geometryName, config_.sizeX, config_.sizeY, config_.sizeZ,
+                 config_.hybrids.size(), builders_.size());
+}
+
+size_t TrexModule::waiting() const noexcept {
+  size_t n = 0;
+  for (const reduction::StreamingBuilder2D &b : builders_) {
+    n += b.pendingHits() + b.waitingClusters();
+  }
+  return n;
+}
+
+void TrexModule::process(const sdk::Packet &packet) noexcept {
+  readout::EssHeader h;
+  if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) {
+    return;
+  }
+  if (h.payloadBytes % vmm3::kReadoutBytes != 0) {
+    counters_.sizeErrors.add();
+    return;
+  }
+  last_ = h;
+  seen_ = true;
+  const size_t count = h.payloadBytes / vmm3::kReadoutBytes;
+  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{};
+  int64_t calib = 0, over = 0, mapping = 0, belowMin = 0, coordinate = 0;
+  bool any = false;
+  for (size_t i = 0; i < count; ++i) {
+    vmm3::Vmm3Readout r;
+    std::memcpy(&r, h.payload + i * vmm3::kReadoutBytes, vmm3::kReadoutBytes);
+    const ReadoutError e = vmm3::checkReadout(r);
+    if (e != ReadoutError::Ok) {
+      ++readoutErrors[static_cast<size_t>(e)];
+      continue;
+    }
+    over += (r.otadc & vmm3::kOverThresholdBit) != 0 ? 1 : 0;
+    calib += (r.geo & 0x80) != 0 ? 1 : 0;
+    const auto ring = static_cast<uint8_t>(r.fiber / 2);
+    const auto hybridId = static_cast<uint8_t>(r.vmm >> 1);
+    // Rings above 10 and FENs above 13 index past the ESS EFU's tables: refused here as
+    // unmapped (README, deviations).
+    const int16_t slot =
+        ring > kMaxRing || r.fen > kMaxFen ? -1 : config_.slot(ring, r.fen, hybridId);
+    if (slot < 0) {
+      ++mapping;
+      continue;
+    }
+    const TrexHybrid &hy = config_.hybrids[static_cast<size_t>(slot)];
+    const auto adc = static_cast<uint16_t>(r.otadc & vmm3::kMaxAdc);
+    if (adc < hy.minAdc) {
+      ++belowMin;
+      continue;
+    }
+    const auto asic = static_cast<uint8_t>(r.vmm & 1);
+    const bool wire = isWire(config_.instrument, hybridId);
+    const uint16_t coord = wire ? wireCoord(config_.instrument, ring, r.fen, hybridId, asic,
+                                            r.channel, hy.xOffset, hy.rotated)
+                                : gridCoord(config_.instrument, hybridId, asic, r.channel,
+                                            hy.yOffset, hy.rotated, hy.isShort);
+    if (coord == kInvalidCoord) {
+      ++coordinate;
+      continue;
+    }
+    const auto b = static_cast<size_t>(builderOf_[builderKey(ring, r.fen)]);
+    builders_[b].insert(
+        reduction::Hit{static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow)), coord, adc,
+                       static_cast<uint8_t>(wire ? 0 : 1)});
+    touched_[b] = 1;
+    any = true;
+  }
+  int64_t bad = 0;
+  for (size_t i = 1; i < readoutErrors.size(); ++i) {
+    if (readoutErrors[i] != 0) {
+      counters_.readoutErrors[i]->add(readoutErrors[i]);
+      bad += readoutErrors[i];
+    }
+  }
+  counters_.readouts.add(static_cast<int64_t>(count));
+  counters_.calibReadouts.add(calib);
+  counters_.dataReadouts.add(static_cast<int64_t>(count) - bad - calib);
+  counters_.overThreshold.add(over);
+  counters_.mapping.add(mapping);
+  counters_.belowMin.add(belowMin);
+  counters_.coordinate.add(coordinate);
+  if (any) {
+    formEvents(false);
+  }
+}
+
+void TrexModule::flush() noexcept {
+  if (seen_) {
+    formEvents(true);
+  }
+}
+
+// Every builder given hits is flushed (one that was not has nothing new to form), then each
+// builder's events in key order, checked as the ESS EFU checks them, against the pulses of the
+// datagram that formed them.
+void TrexModule::formEvents(bool full) noexcept {
+  int64_t noCoincidence = 0, wireOnly = 0, gridOnly = 0, gridSpan = 0, matched = 0, pixel = 0,
+          published = 0, formed = 0;
+  for (size_t b = 0; b < builders_.size(); ++b) {
+    if (!full && touched_[b] == 0) {
+      continue;
+    }
+    touched_[b] = 0;
+    events_.clear();
+    builders_[b].flush(events_, full);
+    formed += static_cast<int64_t>(events_.size());
+    for (const reduction::Event2D &e : events_) {
+      if (e.empty()) {
+        continue;
+      }
+      if (!e.bothPlanes()) {
+        ++noCoincidence;
+        gridOnly += e.b.empty() ? 0 : 1;
+        wireOnly += e.a.empty() ? 0 : 1;
+        continue;
+      }
+      if (e.b.coordSpan() > kMaxGridsSpan) {
+        ++gridSpan;
+        continue;
+      }
+      ++matched;
+      readout::Tof t;
+      if (!tof_.compute(readout::eventTimeNs(e.timeStart()), last_, t)) {
+        continue;
+      }
+      uint16_t xandz = 0, y = 0;
+      uint32_t id = 0;
+      if (roundCentre(e.a.coordCenter(), xandz) && roundCentre(e.b.coordCenter(), y)) {
+        id = config_.pixel(xandz / kDepth, y, xandz % kDepth);
+      }
+      if (id == 0) {
+        ++pixel;
+        continue;
+      }
+      ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(id));
+      ++published;
+    }
+  }
+  counters_.noCoincidence.add(noCoincidence);
+  counters_.wireOnly.add(wireOnly);
+  counters_.gridOnly.add(gridOnly);
+  counters_.gridSpan.add(gridSpan);
+  counters_.matched.add(matched);
+  counters_.pixelErrors.add(pixel);
+  counters_.events.add(published);
+  if (full) {
+    counters_.flushed.add(formed);
+  }
+}
+
+} // namespace efu::trex

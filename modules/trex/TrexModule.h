@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The trex module: ESS Multi-Grid VMM3 readouts (TREX, LET) → wire and grid hits → events with
+// the ESS EFU's pixel ids, times of flight and rejections, events spanning datagrams as there.
+#pragma once
+
+#include "common/readout/EssReadout.h"
+#include "common/readout/Vmm3Readout.h"
+#include "common/reduction/StreamingBuilder2D.h"
+#include "common/sdk/Module.h"
+#include "modules/trex/TrexConfig.h"
+#include "modules/trex/TrexSource.h"
+
+#include <array>
+#include <vector>
+
+namespace efu::trex {
+
+using vmm3::ReadoutError;
+
+/// The module's counters (docs/counters.md, section trex), registered once, here, under the
+/// ESS EFU's names (TREXBase.cpp); the header's and the TOF's are readout::HeaderCounters and
+/// TofCounters.
+struct TrexCounters {
+  explicit TrexCounters(sdk::ModuleContext &ctx);
+  Counter &readouts;   ///< readouts.count: every readout of a whole-readout payload
+  Counter &sizeErrors; ///< readouts.error_size: payload not a multiple of 20 bytes
+  std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{}; ///< [Ok] unused
+  Counter &calibReadouts; ///< readouts.bccalib: GEO bit 7 set
+  Counter &dataReadouts;  ///< readouts.data
+  Counter &overThreshold; ///< readouts.over_threshold: OTADC bit 15 set
+  Counter &adcMax;        ///< readouts.adc_max: registered by the ESS EFU, never counted
+  Counter &mapping;       ///< readouts.error_mapping: (ring, FEN, vmm / 2) not configured
+  Counter &belowMin;      ///< readouts.adc_below_min: ADC below the vessel's MinADC
+  Counter &coordinate;    ///< readouts.error_coordinate: channel maps to no wire / grid
+  Counter &matched;       ///< cluster.matched_clusters: both planes, grid span ok
+  Counter &noCoincidence; ///< cluster.no_coincidence: one plane only
+  Counter &wireOnly;      ///< cluster.matched_wire_only
+  Counter &gridOnly;      ///< cluster.matched_grid_only
+  Counter &gridSpan;      ///< cluster.too_large_grid_span: grid plane spans more than 3
+  Counter &pixelErrors;   ///< events.pixel_errors: outside SizeX x SizeY x SizeZ
+  Counter &flushed;       ///< events.formed_at_shutdown: events the shutdown flush formed
+  Counter &events;        ///< events.count
+};
+
+/// One instance per daemon; process(), tick() and flush() run on the processing thread.
+class TrexModule final : public sdk::Module {
+public:
+  /// Throws sdk::ConfigError for a configuration it cannot use.
+  explicit TrexModule(sdk::ModuleContext &ctx);
+
+  void process(const sdk::Packet &packet) noexcept override;
+  /// At shutdown: what waits in the builders (open time clusters, clusters not yet ready, the
+  /// open event) is formed, as the ESS full flush does, against the last datagram's pulses.
+  void flush() noexcept override;
+
+  [[nodiscard]] const TrexConfig &config() const noexcept { return config_; }
+  /// Hits and clusters waiting in the builders for later data.
+  [[nodiscard]] size_t waiting() const noexcept;
+
+  /// Self-description (docs/modules.md): SizeX wide, SizeY * SizeZ high.
+  static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
+    const TrexConfig c = parseTrexConfig(config, source);
+    return {c.width(), c.height()};
+  }
+  using Source = TrexSource;
+
+private:
+  void formEvents(bool full) noexcept;
+
+  sdk::ModuleContext &ctx_;
+  const TrexConfig config_;
+  readout::HeaderCounters headerCounters_;
+  readout::EssReadoutParser parser_;
+  readout::TofCounters tofCounters_;
+  readout::TofCalculator tof_;
+  TrexCounters counters_;
+  std::array<int16_t, kBuilderKeys> builderOf_{};       ///< builder key -> builders_ index, or -1
+  std::vector<reduction::StreamingBuilder2D> builders_; ///< in key order, as the ESS loops them
+  std::vector<uint8_t> touched_;                        ///< builders given hits this datagram
+  std::vector<reduction::Event2D> events_;              ///< reused per builder
+  readout::EssHeader last_{};                           ///< pulses of the last datagram
+  bool seen_ = false;
+};
+
+} // namespace efu::trex
