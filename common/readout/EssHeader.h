@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// ESS readout header (docs/wire-formats.md §2): packed layout, tick/ns conversion, validation,
-// writer.
+// ESS readout header (docs/wire-formats.md §2): packed layout, tick/ns conversion, validation, writer.
 #pragma once
 
 #include <array>
@@ -37,18 +36,18 @@ constexpr uint8_t kTypeCbm = 0x10;
 #pragma pack(push, 1)
 /// Version 0 header (30 bytes). All fields little-endian (host order on x86/arm64).
 struct EssHeaderV0 {
-  uint8_t padding;      ///< must be 0
-  uint8_t version;      ///< 0 or 1
-  uint8_t cookie[3];    ///< 'E' 'S' 'S'
-  uint8_t detectorType; ///< e.g. kTypeLoki
-  uint16_t totalLength; ///< bytes of the whole datagram, header included
-  uint8_t outputQueue;  ///< < kOutputQueues
-  uint8_t timeSource;   ///< bit field, not interpreted
-  uint32_t pulseHigh;   ///< seconds since the Unix epoch
-  uint32_t pulseLow;    ///< ticks, <= kMaxTicksLow
+  uint8_t padding;       ///< must be 0
+  uint8_t version;       ///< 0 or 1
+  uint8_t cookie[3];     ///< 'E' 'S' 'S'
+  uint8_t detectorType;  ///< e.g. kTypeLoki
+  uint16_t totalLength;  ///< bytes of the whole datagram, header included
+  uint8_t outputQueue;   ///< < kOutputQueues
+  uint8_t timeSource;    ///< bit field, not interpreted
+  uint32_t pulseHigh;    ///< seconds since the Unix epoch
+  uint32_t pulseLow;     ///< ticks, <= kMaxTicksLow
   uint32_t prevPulseHigh;
   uint32_t prevPulseLow;
-  uint32_t seqNum; ///< +1 per datagram per output queue
+  uint32_t seqNum;       ///< +1 per datagram per output queue
 };
 /// Version 1 header (32 bytes): version 0 plus two bytes of CMAC padding.
 struct EssHeaderV1 {
@@ -57,9 +56,9 @@ struct EssHeaderV1 {
 };
 /// The four bytes that start every data block (readout) after the header.
 struct DataBlockHeader {
-  uint8_t fiber;   ///< <= kMaxFiber
-  uint8_t fen;     ///< <= kMaxFen
-  uint16_t length; ///< bytes of this readout, these four included
+  uint8_t fiber;    ///< <= kMaxFiber
+  uint8_t fen;      ///< <= kMaxFen
+  uint16_t length;  ///< bytes of this readout, these four included
 };
 #pragma pack(pop)
 static_assert(sizeof(EssHeaderV0) == 30, "ESS header v0 is 30 bytes");
@@ -134,20 +133,20 @@ constexpr uint8_t kOddFibreSyncLost = 1U << 7; ///< the odd fibre lost synchroni
 /// Why a header was refused (or Ok). One counter per value except Ok.
 enum class HeaderError : uint8_t {
   Ok = 0,
-  TooShort,      ///< shorter than the header its version needs (or than 30 bytes)
-  Padding,       ///< byte 0 not zero
-  Version,       ///< version not 0 or 1
-  Cookie,        ///< not "ESS"
-  DetectorType,  ///< type not accepted by the module
-  Length,        ///< total length != datagram size
-  OutputQueue,   ///< output queue >= 12
-  Timing,        ///< time source byte: local time, but synchronised to the timing system
-  TimeStatus,    ///< time source byte: local time, and the timing-status error bit set
-  EvenFibreSync, ///< time source byte: the even fibre lost synchronisation
-  OddFibreSync,  ///< time source byte: the odd fibre lost synchronisation
-  PulseFraction, ///< pulse time low > 88 052 499
-  PrevFraction,  ///< previous pulse time low > 88 052 499
-  PulseGap,      ///< previous pulse later than the pulse, or earlier by more than the maximum
+  TooShort,        ///< shorter than the header its version needs (or than 30 bytes)
+  Padding,         ///< byte 0 not zero
+  Version,         ///< version not 0 or 1
+  Cookie,          ///< not "ESS"
+  DetectorType,    ///< type not accepted by the module
+  Length,          ///< total length != datagram size
+  OutputQueue,     ///< output queue >= 12
+  Timing,          ///< time source byte: local time, but synchronised to the timing system
+  TimeStatus,      ///< time source byte: local time, and the timing-status error bit set
+  EvenFibreSync,   ///< time source byte: the even fibre lost synchronisation
+  OddFibreSync,    ///< time source byte: the odd fibre lost synchronisation
+  PulseFraction,   ///< pulse time low > 88 052 499
+  PrevFraction,    ///< previous pulse time low > 88 052 499
+  PulseGap,        ///< previous pulse later than the pulse, or earlier by more than the maximum
   Count_
 };
 
@@ -155,38 +154,22 @@ enum class HeaderError : uint8_t {
 /// ESS EFU's names where it has the same check.
 constexpr const char *headerErrorName(HeaderError e) noexcept {
   switch (e) {
-  case HeaderError::Ok:
-    return "ok";
-  case HeaderError::TooShort:
-    return "buffer";
-  case HeaderError::Padding:
-    return "pad";
-  case HeaderError::Version:
-    return "version";
-  case HeaderError::Cookie:
-    return "cookie";
-  case HeaderError::DetectorType:
-    return "type";
-  case HeaderError::Length:
-    return "size";
-  case HeaderError::OutputQueue:
-    return "output_queue";
-  case HeaderError::Timing:
-    return "timing";
-  case HeaderError::TimeStatus:
-    return "time_status";
-  case HeaderError::EvenFibreSync:
-    return "even_fibre_sync";
-  case HeaderError::OddFibreSync:
-    return "odd_fibre_sync";
-  case HeaderError::PulseFraction:
-    return "timefrac";
-  case HeaderError::PrevFraction:
-    return "prev_timefrac";
-  case HeaderError::PulseGap:
-    return "timehigh";
-  case HeaderError::Count_:
-    break;
+  case HeaderError::Ok: return "ok";
+  case HeaderError::TooShort: return "buffer";
+  case HeaderError::Padding: return "pad";
+  case HeaderError::Version: return "version";
+  case HeaderError::Cookie: return "cookie";
+  case HeaderError::DetectorType: return "type";
+  case HeaderError::Length: return "size";
+  case HeaderError::OutputQueue: return "output_queue";
+  case HeaderError::Timing: return "timing";
+  case HeaderError::TimeStatus: return "time_status";
+  case HeaderError::EvenFibreSync: return "even_fibre_sync";
+  case HeaderError::OddFibreSync: return "odd_fibre_sync";
+  case HeaderError::PulseFraction: return "timefrac";
+  case HeaderError::PrevFraction: return "prev_timefrac";
+  case HeaderError::PulseGap: return "timehigh";
+  case HeaderError::Count_: break;
   }
   return "?";
 }
@@ -218,18 +201,18 @@ struct EssHeader {
   uint32_t seqNum = 0;
   EssTime pulse;
   EssTime prevPulse;
-  int64_t pulseTimeNs = 0;     ///< ticksToNs(pulse)
-  int64_t prevPulseTimeNs = 0; ///< ticksToNs(prevPulse)
+  int64_t pulseTimeNs = 0;      ///< ticksToNs(pulse)
+  int64_t prevPulseTimeNs = 0;  ///< ticksToNs(prevPulse)
   const uint8_t *payload = nullptr;
-  size_t payloadBytes = 0; ///< 0 = heartbeat
+  size_t payloadBytes = 0;      ///< 0 = heartbeat
 };
 
 /// No limit on the gap between the previous pulse and the pulse (only its sign is checked).
 constexpr int64_t kNoPulseGapLimit = INT64_MAX;
 
-/// Checks every rule of docs/wire-formats.md §2 in the order of the HeaderError enum and fills
-/// `out` when the result is Ok. `maxPulseGapNs`: the largest pulse − previous pulse accepted (the
-/// ESS instrument files' MaxPulseTimeNS). Pure: no counters, no state. Hot path.
+/// Checks every rule of docs/wire-formats.md §2 in the order of the HeaderError enum and fills `out`
+/// when the result is Ok. `maxPulseGapNs`: the largest pulse − previous pulse accepted (the ESS
+/// instrument files' MaxPulseTimeNS). Pure: no counters, no state. Hot path.
 inline HeaderError validateHeader(const uint8_t *data, size_t size, const DetectorTypes &accepted,
                                   EssHeader &out,
                                   int64_t maxPulseGapNs = kNoPulseGapLimit) noexcept {
