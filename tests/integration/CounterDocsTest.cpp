@@ -181,6 +181,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Module{"udp", {}},
                       Module{"caen", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/LokiFull.json"}},
                       Module{"vmm3", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/freia.json"}},
+                      Module{"trex", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/trex/configs/trex.json"}},
                       Module{"example", {}}),
     [](const ::testing::TestParamInfo<Module> &p) { return p.param.name; });
 
