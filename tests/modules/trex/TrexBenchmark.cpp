@@ -11,6 +11,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 namespace efu::trex {
@@ -84,7 +85,7 @@ void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
     streams[file] = makeStream(file, 20);
   }
   const Stream &s = streams[file];
-  FakeModuleContext ctx(test::shipped(file), file);
+  readout::FakeModuleContext ctx(test::shipped(file), file);
   ctx.sink.keep = false;
   TrexModule module(ctx);
   size_t i = 0;
