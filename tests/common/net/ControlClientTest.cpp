@@ -132,7 +132,9 @@ TEST(ControlClient, AStopSignalOnAnotherThreadEndsTheWait) {
         }
         _exit(1);
       },
-      ::testing::ExitedWithCode(0), "stopped while waiting for efu's control port");
+      // The signal may come while the client still waits for the connection to complete.
+      ::testing::ExitedWithCode(0),
+      "stopped while (connecting to|waiting for) efu's control port");
 }
 
 } // namespace
