@@ -240,17 +240,18 @@ std::string summaryText(const GeneratorSummary &s) {
   return fmt::format("readoutgen summary: {} events in {} datagrams ({} readouts, {} B) over {} "
                      "pulses in {:.3f} s\n"
                      "readoutgen summary: {:.3f} M events/s, {:.1f} Mb/s; {} malformed "
-                     "datagrams injected, {} send errors\n",
+                     "datagrams injected, {} send errors, {} neutron times skipped\n",
                      s.events, s.datagrams, s.readouts, s.bytes, s.pulses, s.elapsedS,
-                     s.eventsPerS() / 1e6, s.bitsPerS() / 1e6, s.injected, s.sendErrors);
+                     s.eventsPerS() / 1e6, s.bitsPerS() / 1e6, s.injected, s.sendErrors,
+                     s.slotsSkipped);
 }
 
 std::string summaryJson(const GeneratorSummary &s) {
   return fmt::format("{{\"events\":{},\"readouts\":{},\"datagrams\":{},\"bytes\":{},\"pulses\":{},"
-                     "\"injected\":{},\"send_errors\":{},\"elapsed_s\":{:.6f},"
-                     "\"events_per_s\":{:.1f},\"bits_per_s\":{:.1f}}}",
+                     "\"injected\":{},\"send_errors\":{},\"slots_skipped\":{},"
+                     "\"elapsed_s\":{:.6f},\"events_per_s\":{:.1f},\"bits_per_s\":{:.1f}}}",
                      s.events, s.readouts, s.datagrams, s.bytes, s.pulses, s.injected,
-                     s.sendErrors, s.elapsedS, s.eventsPerS(), s.bitsPerS());
+                     s.sendErrors, s.slotsSkipped, s.elapsedS, s.eventsPerS(), s.bitsPerS());
 }
 
 // ---- generator -------------------------------------------------------------------------------
@@ -415,6 +416,7 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
                             : INT64_MAX;
   const size_t maxEvent = source_->maxEventBytes();
   uint64_t skipped = 0;
+  int refusedAtSlot = 0;
   len_ = 0;
   // After each flush: stop? progress? (checked per datagram, never per event)
   const auto afterFlush = [&]() {
@@ -431,7 +433,7 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
     if (options_.count != 0 && generated_ >= options_.count) {
       break;
     }
-    const uint64_t k = generated_ / eventsPerPulse_;
+    const uint64_t k = slot_ / eventsPerPulse_;
     if (k != pulseIndex_) {
       if (len_ > headerBytes_) {
         flush(s, stop);
@@ -458,7 +460,7 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
     n.y = p.y;
     n.pulse = header_.pulse;
     n.pulseTimeNs = readout::ticksToNs(n.pulse.high, n.pulse.low);
-    n.eventTime = readout::nsToTicks(n.pulseTimeNs + pulseTofsNs_[generated_ % eventsPerPulse_]);
+    n.eventTime = readout::nsToTicks(n.pulseTimeNs + pulseTofsNs_[slot_ % eventsPerPulse_]);
     n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
     n.index = generated_;
     const size_t bytes =
@@ -468,8 +470,17 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
         throw std::runtime_error("the source cannot encode any pixel of the pattern (is the "
                                  "mapping empty for the pattern's rows?)");
       }
+      // Another position at the same time, up to kSlotTries; then the time is given up (a
+      // source may refuse every position at a time, e.g. all its cassettes still busy).
+      if (++refusedAtSlot >= kSlotTries) {
+        refusedAtSlot = 0;
+        ++slot_;
+        ++s.slotsSkipped;
+      }
       continue;
     }
+    refusedAtSlot = 0;
+    ++slot_;
     len_ += bytes;
     ++pendingEvents_;
     ++generated_;

@@ -141,6 +141,9 @@ struct GeneratorSummary {
   uint64_t pulses = 0;       ///< pulses started
   uint64_t injected = 0;     ///< malformed datagrams sent
   uint64_t sendErrors = 0;   ///< datagrams the socket refused (their events are not in the truth)
+  /// Drawn neutron times no position took: the source refused kSlotTries positions at that time
+  /// (e.g. too close to the previous neutron of every cassette), so the time is given up.
+  uint64_t slotsSkipped = 0;
   double elapsedS = 0.0;
   [[nodiscard]] double eventsPerS() const noexcept;
   [[nodiscard]] double bitsPerS() const noexcept;
@@ -152,6 +155,8 @@ std::string summaryJson(const GeneratorSummary &s);
 /// The hot loop. Owns the datagram buffer; not copyable; one thread.
 class Generator {
 public:
+  /// Positions tried at one drawn neutron time before the time is given up.
+  static constexpr int kSlotTries = 64;
   /// Throws std::invalid_argument for inconsistent options (e.g. size too small for a header
   /// and one event, a bad --tof or --inject-errors).
   Generator(const GeneratorOptions &options, SourcePtr source,
@@ -199,6 +204,7 @@ private:
   std::vector<TruthEvent> pending_;
   uint64_t pendingEvents_ = 0;
   uint64_t generated_ = 0; ///< events encoded so far (sent or pending)
+  uint64_t slot_ = 0;      ///< drawn neutron times used so far: encoded, or given up
   std::vector<std::pair<Injection, uint64_t>> inject_;
   size_t injectKind_ = 0;
 };

@@ -245,6 +245,72 @@ TEST(ReadoutGen, DatagramsAreFullAndPulsesCorrect) {
   EXPECT_GE(sizes.size(), 2U * 14); // 5000 neutrons + noise need at least 14 datagrams a pulse
 }
 
+/// A source that takes a neutron only 10 ms after the last one it took (as a detector whose
+/// every cassette is still busy), and writes one 8-byte readout for it.
+class BusySource final : public sdk::ReadoutSource {
+public:
+  uint8_t detectorType() const override { return 0x30; }
+  uint32_t imageWidth() const override { return 4; }
+  uint32_t imageHeight() const override { return 4; }
+  size_t maxEventBytes() const override { return 8; }
+  size_t encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out,
+                     sdk::TruthSink &truth) override {
+    if (n.eventTimeNs - lastNs_ < 10'000'000) {
+      return 0;
+    }
+    lastNs_ = n.eventTimeNs;
+    std::fill_n(out.begin(), 8, uint8_t{0});
+    truth.add(n.pulseTimeNs, n.eventTimeNs - n.pulseTimeNs, 1);
+    ++readouts_;
+    return 8;
+  }
+  uint64_t readouts() const override { return readouts_; }
+
+private:
+  int64_t lastNs_ = INT64_MIN / 2;
+  uint64_t readouts_ = 0;
+};
+
+// A source that refuses every position at a drawn time does not stall the run: after
+// kSlotTries positions the time is given up and counted.
+TEST(ReadoutGen, ATimeNoPositionTakesIsSkippedNotRetriedForever) {
+  GeneratorOptions o;
+  o.count = 20;
+  o.eventsPerPulse = 1000; // 71 us apart on average: most times are within 10 ms of a taken one
+  o.pulseHz = 14;
+  VectorSink sink;
+  std::vector<TruthEvent> truth;
+  Generator g(o, SourcePtr(new BusySource, SourceDeleter{}), Pattern("uniform", 4, 4), sink);
+  g.onTruth([&truth](const TruthEvent &e) { truth.push_back(e); });
+  std::atomic<bool> stop{false};
+  const GeneratorSummary s = g.run(stop);
+  EXPECT_EQ(s.events, 20U);
+  EXPECT_EQ(truth.size(), 20U);
+  EXPECT_GT(s.slotsSkipped, 900U); // at most ~8 of a pulse's 1000 times are 10 ms apart
+  EXPECT_GE(s.pulses, 3U);
+  EXPECT_NE(summaryJson(s).find("\"slots_skipped\":" + std::to_string(s.slotsSkipped)),
+            std::string::npos);
+}
+
+// An ESS file's MaxPulseTimeNS below the pulse period (FREIA's 71428570 ns at 14 Hz): every
+// header keeps pulse - previous pulse within it, so the ESS EFU accepts every datagram.
+TEST(ReadoutGen, HeadersKeepThePulseGapOfTheFile) {
+  GeneratorOptions o;
+  o.count = 3000;
+  o.eventsPerPulse = 100;
+  o.pulseHz = 14;
+  o.maxPulseGapNs = 71'428'570;
+  GenRun r = generate("LokiFull.json", o);
+  ASSERT_GE(r.summary.pulses, 30U);
+  for (const auto &d : r.sink.datagrams) {
+    readout::EssHeader h;
+    ASSERT_EQ(readout::validateHeader(d.data(), d.size(), readout::DetectorTypes{0x30}, h,
+                                      o.maxPulseGapNs),
+              readout::HeaderError::Ok);
+    EXPECT_GT(h.pulseTimeNs - h.prevPulseTimeNs, o.maxPulseGapNs - 12); // within a tick of it
+  }
+}
+
 TEST(ReadoutGen, CaenNoiseReadoutsAreAdded) {
   GeneratorOptions o;
   o.count = 1'600;
