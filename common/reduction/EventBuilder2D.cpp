@@ -45,6 +45,43 @@ template <typename H> void addHit(PlaneCluster &p, const H &h) noexcept {
   p.coordMass += static_cast<double>(h.weight) * static_cast<double>(h.coord);
 }
 
+/// The ESS EFU's uTPC index of a cluster built hit by hit (Cluster::insert): the first and the
+/// last position holding its latest time, and the choice coordUtpc(false) makes between them.
+struct UtpcTrack {
+  uint32_t n = 0;
+  uint64_t timeEnd = 0;
+  uint32_t first = 0, last = 0;
+  uint16_t firstCoord = 0, lastCoord = 0;
+  uint16_t firstWeight = 0, lastWeight = 0;
+
+  template <typename H> void add(const H &h) noexcept {
+    if (n == 0 || h.timeNs > timeEnd) {
+      timeEnd = h.timeNs;
+      first = last = n;
+      firstCoord = lastCoord = h.coord;
+      firstWeight = lastWeight = h.weight;
+    } else if (h.timeNs == timeEnd) {
+      last = n;
+      lastCoord = h.coord;
+      lastWeight = h.weight;
+    }
+    ++n;
+  }
+  /// The position closer to its end of the cluster; at equal distances the heavier hit, the
+  /// last one on equal weights.
+  [[nodiscard]] uint16_t coord() const noexcept {
+    if (first == last) {
+      return lastCoord;
+    }
+    const int64_t before = first;
+    const int64_t after = int64_t{n} - 1 - last;
+    if (before != after) {
+      return before < after ? firstCoord : lastCoord;
+    }
+    return firstWeight > lastWeight ? firstCoord : lastCoord;
+  }
+};
+
 } // namespace
 
 EventBuilder2D::EventBuilder2D(const BuilderParams &p)
@@ -64,6 +101,7 @@ void EventBuilder2D::flush(std::vector<Event2D> &out) {
   for (int plane = 0; plane < 2; ++plane) {
     hits_[plane].clear();
     clusters_[plane].clear();
+    essOrderReady_[plane] = false;
   }
 }
 
@@ -110,15 +148,20 @@ void EventBuilder2D::addGroups(int plane) {
   const uint64_t gap = params_.clusterTimeGapNs;
   size_t begin = 0;
   uint16_t lo = h[0].coord, hi = h[0].coord;
+  // The group's first ESS cluster starts at its earliest time with the lowest coordinate there.
+  uint16_t utpc = h[0].coord;
   uint64_t weights = h[0].weight, mass = uint64_t{h[0].weight} * h[0].coord;
   for (size_t i = 1; i < n; ++i) {
     if (h[i].timeNs - h[i - 1].timeNs > gap) {
       out.push_back(Cluster{h[begin].timeNs, h[i - 1].timeNs, static_cast<double>(weights),
                             static_cast<double>(mass), static_cast<uint32_t>(i - begin),
-                            static_cast<uint32_t>(begin), lo, hi});
+                            static_cast<uint32_t>(begin), lo, hi, utpc});
       begin = i;
-      lo = hi = h[i].coord;
+      lo = hi = utpc = h[i].coord;
       weights = mass = 0;
+    }
+    if (h[i].timeNs == h[begin].timeNs) {
+      utpc = std::min(utpc, h[i].coord);
     }
     lo = std::min(lo, h[i].coord);
     hi = std::max(hi, h[i].coord);
@@ -127,7 +170,7 @@ void EventBuilder2D::addGroups(int plane) {
   }
   out.push_back(Cluster{h[begin].timeNs, h[n - 1].timeNs, static_cast<double>(weights),
                         static_cast<double>(mass), static_cast<uint32_t>(n - begin),
-                        static_cast<uint32_t>(begin), lo, hi});
+                        static_cast<uint32_t>(begin), lo, hi, utpc});
 }
 
 // One cluster per distinct coordinate of the time group (the coordinate gap allowed is 0), then
@@ -150,7 +193,8 @@ void EventBuilder2D::addClusters(int plane, size_t begin, size_t end) {
       weights += h[j].weight;
     }
     cl.push_back(Cluster{t0, t1, static_cast<double>(weights), static_cast<double>(weights * coord),
-                         static_cast<uint32_t>(j - i), static_cast<uint32_t>(i), coord, coord});
+                         static_cast<uint32_t>(j - i), static_cast<uint32_t>(i), coord, coord,
+                         coord});
     i = j;
   }
   const size_t made = cl.size() - first;
@@ -190,6 +234,9 @@ void EventBuilder2D::match(std::vector<Event2D> &out) {
     }
     evEnd = std::max(evEnd, c.timeEnd);
     PlaneCluster &p = fromA ? ev.a : ev.b;
+    if (p.hits == 0) {
+      p.utpcCoord = c.utpcCoord; // the ESS event plane takes its first cluster whole
+    }
     p.timeStart = std::min(p.timeStart, c.timeStart);
     p.timeEnd = std::max(p.timeEnd, c.timeEnd);
     p.coordStart = std::min(p.coordStart, c.coordStart);
@@ -240,6 +287,10 @@ void EventBuilder2D::close(const Event2D &ev, size_t a0, size_t a1, size_t b0, s
 
 // The plane's hits of the event in coordinate order: up to the first step larger than
 // kSplitCoordGap they form part 1, then part 2; a second such step leaves both parts empty.
+// The order of equal coordinates decides the parts' uTPC coordinates, so the hits are put in
+// the ESS EFU's order first: its clusters (Run) in the order it merges them into the event
+// (stable by start time), each cluster's hits as its sorts left them, then std::sort by
+// coordinate as the ESS EFU sorts the event's plane (libstdc++'s std::sort is deterministic).
 void EventBuilder2D::splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &part1,
                                 PlaneCluster &part2) {
   part1 = PlaneCluster{};
@@ -247,15 +298,33 @@ void EventBuilder2D::splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &p
   if (c0 == c1) {
     return;
   }
-  scratch_.clear();
-  const Stored *h = hits_[plane].data();
+  essOrder(plane);
+  const Stored *e = essOrder_[plane].data();
+  runs_.clear();
   for (size_t k = c0; k < c1; ++k) {
     const Cluster &c = clusters_[plane][k];
-    scratch_.insert(scratch_.end(), h + c.firstHit, h + c.firstHit + c.hits);
+    const uint32_t end = c.firstHit + c.hits;
+    for (uint32_t i = c.firstHit; i < end;) {
+      uint32_t j = i + 1;
+      uint64_t t0 = e[i].timeNs;
+      for (; j < end && e[j].coord == e[i].coord; ++j) {
+        t0 = std::min(t0, e[j].timeNs);
+      }
+      runs_.push_back(Run{t0, i, j});
+      i = j;
+    }
   }
-  adaptiveSort(scratch_.data(), scratch_.size(), kByCoord);
+  std::sort(runs_.begin(), runs_.end(), [](const Run &x, const Run &y) noexcept {
+    return x.timeStart != y.timeStart ? x.timeStart < y.timeStart : x.begin < y.begin;
+  });
+  scratch_.clear();
+  for (const Run &r : runs_) {
+    scratch_.insert(scratch_.end(), e + r.begin, e + r.end);
+  }
+  std::sort(scratch_.begin(), scratch_.end(), kByCoord);
   bool split = false;
   uint16_t last = scratch_.front().coord;
+  UtpcTrack u1, u2;
   for (const Stored &hit : scratch_) {
     const bool step = hit.coord - last > kSplitCoordGap;
     if (step) {
@@ -267,7 +336,34 @@ void EventBuilder2D::splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &p
       split = true;
     }
     addHit(split ? part2 : part1, hit);
+    (split ? u2 : u1).add(hit);
     last = hit.coord;
+  }
+  part1.utpcCoord = u1.n > 0 ? u1.coord() : uint16_t{0};
+  part2.utpcCoord = u2.n > 0 ? u2.coord() : uint16_t{0};
+}
+
+// The ESS EFU's hit order of a plane: as inserted, std::sort by time, then each time group
+// std::sort by coordinate. Its time groups are ours (the same sorted times), so each of our
+// clusters covers the same index range here.
+void EventBuilder2D::essOrder(int plane) {
+  if (essOrderReady_[plane]) {
+    return;
+  }
+  essOrderReady_[plane] = true;
+  std::vector<Stored> &v = essOrder_[plane];
+  v = hits_[plane];
+  std::sort(v.begin(), v.end(),
+            [](const Stored &x, const Stored &y) noexcept { return x.seq < y.seq; });
+  std::sort(v.begin(), v.end(), kByTime);
+  const uint64_t gap = params_.clusterTimeGapNs;
+  size_t begin = 0;
+  for (size_t i = 1; i <= v.size(); ++i) {
+    if (i == v.size() || v[i].timeNs - v[i - 1].timeNs > gap) {
+      std::sort(v.begin() + static_cast<std::ptrdiff_t>(begin),
+                v.begin() + static_cast<std::ptrdiff_t>(i), kByCoord);
+      begin = i;
+    }
   }
 }
 

@@ -31,6 +31,11 @@ struct PlaneCluster {
   uint32_t hits = 0;    ///< number of hits (duplicates of one coordinate each count)
   double weightSum = 0; ///< sum(weight)
   double coordMass = 0; ///< sum(weight * coord)
+  /// The ESS EFU's Cluster::coordUtpc(false) of this plane of the event (NMX's pixel): the
+  /// coordinate of the first cluster matched into the plane (its earliest hit time, the lowest
+  /// coordinate at that time), or on the split path that of the part's latest hits as
+  /// Cluster::insert tracks them (README.md, "uTPC coordinate").
+  uint16_t utpcCoord = 0;
 
   [[nodiscard]] bool empty() const noexcept { return hits == 0; }
   /// 0 when empty, else coordEnd - coordStart + 1 (in 16 bits, as the ESS EFU computes it).
@@ -97,7 +102,8 @@ public:
   /// Appends a hit (dropped, and counted, when its plane is neither 0 nor 1).
   void insert(const Hit &h) noexcept {
     if (h.plane < 2) [[likely]] {
-      hits_[h.plane].push_back(Stored{h.timeNs, h.coord, h.weight, 0});
+      std::vector<Stored> &v = hits_[h.plane];
+      v.push_back(Stored{h.timeNs, h.coord, h.weight, static_cast<uint32_t>(v.size())});
     } else {
       ++stats_.invalidPlane;
     }
@@ -116,7 +122,7 @@ private:
     uint64_t timeNs;
     uint16_t coord;
     uint16_t weight;
-    uint32_t unused;
+    uint32_t seq; ///< insertion index since the last flush (the ESS EFU's hit order)
   };
   /// What matching takes from a plane: a cluster (the hits of one coordinate within one time
   /// group), or a whole time group when matching cannot tell the two apart (see clusterPlane).
@@ -126,6 +132,13 @@ private:
     uint32_t hits;
     uint32_t firstHit; ///< its hits are hits_[plane][firstHit, firstHit + hits)
     uint16_t coordStart, coordEnd;
+    uint16_t utpcCoord; ///< its first ESS cluster's coordinate (see PlaneCluster::utpcCoord)
+  };
+  /// One ESS cluster (hits of one coordinate within a time group) on the split path:
+  /// essOrder_[plane][begin, end).
+  struct Run {
+    uint64_t timeStart;
+    uint32_t begin, end;
   };
 
   void clusterPlane(int plane);
@@ -135,6 +148,7 @@ private:
   void close(const Event2D &ev, size_t a0, size_t a1, size_t b0, size_t b1,
              std::vector<Event2D> &out);
   void splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &part1, PlaneCluster &part2);
+  void essOrder(int plane);
   [[nodiscard]] bool weightsMatch(const PlaneCluster &x, const PlaneCluster &y) const noexcept;
 
   const BuilderParams params_;
@@ -142,6 +156,11 @@ private:
   std::vector<Stored> hits_[2];
   std::vector<Cluster> clusters_[2];
   std::vector<Stored> scratch_; ///< hits being sorted by coordinate outside their plane's array
+  /// Split path only: each plane's hits in the ESS EFU's order (insertion order sorted by time
+  /// with std::sort, then each time group by coordinate with std::sort), built once per flush.
+  std::vector<Stored> essOrder_[2];
+  bool essOrderReady_[2] = {false, false};
+  std::vector<Run> runs_;
   BuilderStats stats_;
 };
 

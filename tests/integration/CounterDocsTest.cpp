@@ -182,6 +182,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Module{"caen", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/LokiFull.json"}},
                       Module{"vmm3", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/freia.json"}},
                       Module{"trex", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/trex/configs/trex.json"}},
+                      Module{"nmx", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/nmx/configs/nmx.json"}},
                       Module{"example", {}}),
     [](const ::testing::TestParamInfo<Module> &p) { return p.param.name; });
 

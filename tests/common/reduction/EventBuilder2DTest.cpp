@@ -573,7 +573,20 @@ struct RefCluster {
   PlaneCluster agg;
   std::vector<Hit> hits;
   uint8_t plane = 0;
+  // The ESS Cluster's uTPC bookkeeping, literally: updated by add() (Cluster::insert) only.
+  int idxMin = 0, idxMax = 0;
+  uint64_t tEnd = 0;
   void add(const Hit &h) {
+    if (hits.empty()) {
+      tEnd = h.timeNs;
+      idxMin = idxMax = 0;
+    }
+    if (h.timeNs == tEnd) {
+      idxMax = static_cast<int>(hits.size());
+    } else if (h.timeNs > tEnd) {
+      idxMin = idxMax = static_cast<int>(hits.size());
+      tEnd = h.timeNs;
+    }
     agg.timeStart = std::min(agg.timeStart, h.timeNs);
     agg.timeEnd = std::max(agg.timeEnd, h.timeNs);
     agg.coordStart = std::min(agg.coordStart, h.coord);
@@ -582,6 +595,42 @@ struct RefCluster {
     agg.weightSum += h.weight;
     agg.coordMass += static_cast<double>(h.weight) * h.coord;
     hits.push_back(h);
+  }
+  /// Cluster::merge: an empty cluster becomes a copy of the other; otherwise hits and sums are
+  /// appended and the uTPC indices stay.
+  void merge(const RefCluster &c) {
+    if (hits.empty()) {
+      *this = c;
+      return;
+    }
+    const int keepMin = idxMin, keepMax = idxMax;
+    const uint64_t keepEnd = tEnd;
+    for (const Hit &h : c.hits) {
+      add(h);
+    }
+    idxMin = keepMin;
+    idxMax = keepMax;
+    tEnd = keepEnd;
+  }
+  /// Cluster::coordUtpc(false).
+  [[nodiscard]] uint16_t utpc() const {
+    int idx = idxMax;
+    const int n = static_cast<int>(hits.size());
+    if (idxMin != idxMax) {
+      if (idxMin < (n - 1) - idxMax) {
+        idx = idxMin;
+      } else if (idxMin > (n - 1) - idxMax) {
+        idx = idxMax;
+      } else {
+        idx = hits[idxMin].weight > hits[idxMax].weight ? idxMin : idxMax;
+      }
+    }
+    return hits[static_cast<size_t>(idx)].coord;
+  }
+  [[nodiscard]] PlaneCluster result() const {
+    PlaneCluster r = agg;
+    r.utpcCoord = hits.empty() ? uint16_t{0} : utpc();
+    return r;
   }
 };
 
@@ -592,8 +641,9 @@ struct Reference {
 
   void split(const RefCluster &c, RefCluster &one, RefCluster &two) {
     std::vector<Hit> hits = c.hits;
-    std::stable_sort(hits.begin(), hits.end(),
-                     [](const Hit &x, const Hit &y) { return x.coord < y.coord; });
+    // std::sort as the ESS EFU sorts (its permutation of equal coordinates decides uTPC ties).
+    std::sort(hits.begin(), hits.end(),
+              [](const Hit &x, const Hit &y) { return x.coord < y.coord; });
     unsigned last = 0;
     bool filled = false;
     for (const Hit &h : hits) {
@@ -620,7 +670,7 @@ struct Reference {
   }
   void close(const RefCluster &a, const RefCluster &b) {
     if (!p.splitMultiEvents || (a.agg.coordSpan() < 10 && b.agg.coordSpan() < 10)) {
-      out.push_back({a.agg, b.agg});
+      out.push_back({a.result(), b.result()});
       return;
     }
     stats.spanTooLarge++;
@@ -628,11 +678,11 @@ struct Reference {
     split(a, a1, a2);
     split(b, b1, b2);
     if (match(a1, b1) && match(a2, b2) && !match(a1, b2) && !match(a2, b1)) {
-      out.push_back({a1.agg, b1.agg});
-      out.push_back({a2.agg, b2.agg});
+      out.push_back({a1.result(), b1.result()});
+      out.push_back({a2.result(), b2.result()});
     } else if (match(a1, b2) && match(a2, b1) && !match(a1, b1) && !match(a2, b2)) {
-      out.push_back({a1.agg, b2.agg});
-      out.push_back({a2.agg, b1.agg});
+      out.push_back({a1.result(), b2.result()});
+      out.push_back({a2.result(), b1.result()});
     } else {
       stats.discardedSpanTooLarge++;
       return;
@@ -648,8 +698,9 @@ struct Reference {
           hits.push_back(h);
         }
       }
-      std::stable_sort(hits.begin(), hits.end(),
-                       [](const Hit &x, const Hit &y) { return x.timeNs < y.timeNs; });
+      // std::sort on the insertion order, as the ESS EFU sorts.
+      std::sort(hits.begin(), hits.end(),
+                [](const Hit &x, const Hit &y) { return x.timeNs < y.timeNs; });
       std::vector<std::vector<Hit>> groups;
       for (size_t i = 0; i < hits.size(); ++i) {
         if (i == 0 || hits[i].timeNs - hits[i - 1].timeNs > p.clusterTimeGapNs) {
@@ -658,8 +709,7 @@ struct Reference {
         groups.back().push_back(hits[i]);
       }
       for (auto &g : groups) {
-        std::stable_sort(g.begin(), g.end(),
-                         [](const Hit &x, const Hit &y) { return x.coord < y.coord; });
+        std::sort(g.begin(), g.end(), [](const Hit &x, const Hit &y) { return x.coord < y.coord; });
         RefCluster c;
         c.plane = plane;
         for (const Hit &h : g) {
@@ -690,9 +740,7 @@ struct Reference {
         }
       }
       RefCluster &into = c.plane == 0 ? a : b;
-      for (const Hit &h : c.hits) {
-        into.add(h);
-      }
+      into.merge(c);
       end = open ? std::max(end, c.agg.timeEnd) : c.agg.timeEnd;
       open = true;
     }
@@ -738,6 +786,13 @@ void compare(const BuilderParams &p, const std::vector<Hit> &hits, EventBuilder2
     SCOPED_TRACE(i);
     expectSame(ev[i].a, ref.out[i].a);
     expectSame(ev[i].b, ref.out[i].b);
+    // The ESS uTPC coordinate (NMX's pixel) of every non-empty plane.
+    if (!ev[i].a.empty()) {
+      EXPECT_EQ(ev[i].a.utpcCoord, ref.out[i].a.utpcCoord);
+    }
+    if (!ev[i].b.empty()) {
+      EXPECT_EQ(ev[i].b.utpcCoord, ref.out[i].b.utpcCoord);
+    }
   }
   EXPECT_EQ(b.stats().spanTooLarge - before.spanTooLarge, ref.stats.spanTooLarge);
   EXPECT_EQ(b.stats().splitSpanTooLarge - before.splitSpanTooLarge, ref.stats.splitSpanTooLarge);

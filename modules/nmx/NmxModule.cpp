@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The nmx module: ESS NMX readouts → hits → events with the ESS EFU's uTPC pixel ids.
+#include "modules/nmx/NmxModule.h"
+
+#include "modules/nmx/NmxCalibration.h"
+#include "modules/nmx/NmxGeometry.h"
+
+#include <cstring>
+#include <string>
+
+namespace efu::nmx {
+
+namespace {
+
+using vmm3::ReadoutError;
+
+constexpr const char *kHitErrorNames[] = {"geometry.ring_errors", "geometry.fen_errors",
+                                          "geometry.hybrid_mapping_errors", "geometry.adc_errors"};
+static_assert(std::size(kHitErrorNames) == static_cast<size_t>(HitError::Count_));
+
+constexpr const char *kEventErrorNames[] = {
+    "cluster.span.x_too_large", "cluster.span.x_too_small", "cluster.span.time_too_large",
+    "cluster.span.y_too_large", "cluster.span.y_too_small", "geometry.pixel_errors"};
+static_assert(std::size(kEventErrorNames) == static_cast<size_t>(EventError::Count_));
+
+constexpr int64_t kMaxTofNs = 1'000'000'000; // the ESS EFU's MaxTOFNS (not read from the file)
+
+reduction::BuilderParams paramsOf(const NmxConfig &c) {
+  reduction::BuilderParams p;
+  p.clusterTimeGapNs = c.clusteringTimeGapNs;
+  p.matchTimeGapNs = c.matchingTimeGapNs;
+  p.splitMultiEvents = c.splitMultiEvents;
+  p.coefficientLow = c.coefficientLow;
+  p.coefficientHigh = c.coefficientHigh;
+  return p;
+}
+
+const NmxConfig &checked(const NmxConfig &c, sdk::ModuleContext &ctx) {
+  if (!ctx.calibration().is_null()) {
+    checkNmxCalibration(ctx.calibration(), ctx.calibrationSource(), c, ctx.configSource());
+  }
+  return c;
+}
+
+} // namespace
+
+NmxCounters::NmxCounters(sdk::ModuleContext &ctx)
+    : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
+      calibReadouts(ctx.counter("readouts.bccalib")), dataReadouts(ctx.counter("readouts.data")),
+      overThreshold(ctx.counter("readouts.over_threshold")),
+      validation(ctx.counter("geometry.validation_errors")),
+      noCoincidence(ctx.counter("cluster.no_coincidence")),
+      xOnly(ctx.counter("cluster.matched_x_only")), yOnly(ctx.counter("cluster.matched_y_only")),
+      matched(ctx.counter("cluster.matched_clusters")),
+      spanTooLarge(ctx.counter("cluster.matcherstats.span_too_large")),
+      discarded(ctx.counter("cluster.matcherstats.discared_span_too_large")),
+      split(ctx.counter("cluster.matcherstats.split_span_too_large")),
+      matchAttempts(ctx.counter("cluster.matcherstats.match_attempt_count")),
+      events(ctx.counter("events.count")) {
+  for (size_t i = 1; i < readoutErrors.size(); ++i) {
+    readoutErrors[i] = &ctx.counter(std::string("readouts.error_") +
+                                    vmm3::readoutErrorName(static_cast<ReadoutError>(i)));
+  }
+  for (size_t i = 0; i < hitErrors.size(); ++i) {
+    hitErrors[i] = &ctx.counter(kHitErrorNames[i]);
+  }
+  for (size_t i = 0; i < eventErrors.size(); ++i) {
+    eventErrors[i] = &ctx.counter(kEventErrorNames[i]);
+  }
+}
+
+NmxModule::NmxModule(sdk::ModuleContext &ctx)
+    : ctx_(ctx), config_(checked(parseNmxConfig(ctx.config(), ctx.configSource()), ctx)),
+      headerCounters_(ctx), parser_(headerCounters_, {readout::kTypeNmx}, config_.maxPulseTimeNs),
+      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), counters_(ctx),
+      builders_(config_.builders(), reduction::EventBuilder2D(paramsOf(config_))) {
+  ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
+  events_.reserve(1024);
+  ctx.log().info("nmx: {} x {} pixels, {} hybrids, {} panels, gaps: clustering {} ns, matching "
+                 "{} ns; DefaultMinADC {}; split multi-events {}",
+                 config_.sizeX, config_.sizeY, config_.hybrids.size(), config_.numPanels,
+                 config_.clusteringTimeGapNs, config_.matchingTimeGapNs, config_.minAdc,
+                 config_.splitMultiEvents ? "on" : "off");
+  if (!ctx.calibration().is_null()) {
+    ctx.log().info("nmx: calibration {} checked as the ESS EFU checks it; not applied (the ESS "
+                   "NMX corrects neither ADC nor time)",
+                   ctx.calibrationSource());
+  }
+}
+
+void NmxModule::process(const sdk::Packet &packet) noexcept {
+  readout::EssHeader h;
+  if (!parser_.parse(packet.data, packet.size, h)) {
+    return;
+  }
+  // The ESS EFU runs every panel's matcher once per datagram with a valid header.
+  counters_.matchAttempts.add(config_.numPanels);
+  if (h.payloadBytes % vmm3::kReadoutBytes != 0) {
+    counters_.sizeErrors.add();
+    return;
+  }
+  const size_t count = h.payloadBytes / vmm3::kReadoutBytes;
+  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{};
+  std::array<int64_t, static_cast<size_t>(HitError::Count_)> hitErrors{};
+  int64_t calib = 0;
+  int64_t over = 0;
+  for (size_t i = 0; i < count; ++i) {
+    vmm3::Vmm3Readout r;
+    std::memcpy(&r, h.payload + i * vmm3::kReadoutBytes, vmm3::kReadoutBytes);
+    const ReadoutError e = vmm3::checkReadout(r);
+    if (e != ReadoutError::Ok) {
+      ++readoutErrors[static_cast<size_t>(e)];
+      continue;
+    }
+    over += (r.otadc & vmm3::kOverThresholdBit) != 0 ? 1 : 0;
+    calib += (r.geo & 0x80) != 0 ? 1 : 0;
+    const auto ring = static_cast<uint8_t>(r.fiber / 2);
+    const uint16_t adc = vmm3::adcOf(r);
+    int16_t slot = -1;
+    HitError fault = HitError::Count_;
+    if (ring > kMaxRing) {
+      fault = HitError::Ring;
+    } else if (r.fen > kMaxFen) {
+      fault = HitError::Fen;
+    } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
+      fault = HitError::Hybrid;
+    } else if (adc < config_.minAdc) {
+      fault = HitError::Adc;
+    }
+    if (fault != HitError::Count_) {
+      ++hitErrors[static_cast<size_t>(fault)];
+      continue;
+    }
+    const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
+    const auto timeNs = static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow));
+    builders_[hybrid.panel].insert(
+        reduction::Hit{timeNs, coordinateOf(hybrid, static_cast<uint8_t>(r.vmm & 1), r.channel),
+                       adc, hybrid.plane});
+  }
+  int64_t geometryErrors = 0;
+  for (size_t i = 0; i < hitErrors.size(); ++i) {
+    if (hitErrors[i] != 0) {
+      counters_.hitErrors[i]->add(hitErrors[i]);
+      geometryErrors += hitErrors[i];
+    }
+  }
+  int64_t bad = 0;
+  for (size_t i = 1; i < readoutErrors.size(); ++i) {
+    if (readoutErrors[i] != 0) {
+      counters_.readoutErrors[i]->add(readoutErrors[i]);
+      bad += readoutErrors[i];
+    }
+  }
+  counters_.readouts.add(static_cast<int64_t>(count));
+  counters_.validation.add(geometryErrors);
+  counters_.calibReadouts.add(calib);
+  counters_.dataReadouts.add(static_cast<int64_t>(count) - bad - calib);
+  counters_.overThreshold.add(over);
+  formEvents(h);
+}
+
+void NmxModule::formEvents(const readout::EssHeader &h) noexcept {
+  std::array<int64_t, static_cast<size_t>(EventError::Count_)> errors{};
+  int64_t noCoincidence = 0;
+  int64_t xOnly = 0;
+  int64_t yOnly = 0;
+  int64_t matched = 0;
+  int64_t published = 0;
+  reduction::BuilderStats stats{};
+  for (reduction::EventBuilder2D &builder : builders_) {
+    events_.clear();
+    builder.flush(events_);
+    for (const reduction::Event2D &e : events_) {
+      if (e.empty()) {
+        continue;
+      }
+      if (!e.bothPlanes()) {
+        ++noCoincidence;
+        yOnly += e.a.empty() ? 1 : 0;
+        xOnly += e.b.empty() ? 1 : 0;
+        continue;
+      }
+      const uint16_t spanX = e.a.coordSpan();
+      const uint16_t spanY = e.b.coordSpan();
+      EventError fault = EventError::Count_;
+      if (config_.maxSpanX < spanX) {
+        fault = EventError::SpanXLarge;
+      } else if (config_.minSpanX > spanX) {
+        fault = EventError::SpanXSmall;
+      } else if (NmxConfig::kMaxTimeSpanNs < e.a.timeEnd - e.a.timeStart + 1) {
+        fault = EventError::TimeSpan;
+      } else if (config_.maxSpanY < spanY) {
+        fault = EventError::SpanYLarge;
+      } else if (config_.minSpanY > spanY) {
+        fault = EventError::SpanYSmall;
+      } else if (NmxConfig::kMaxTimeSpanNs < e.b.timeEnd - e.b.timeStart + 1) {
+        fault = EventError::TimeSpan;
+      }
+      if (fault != EventError::Count_) {
+        ++errors[static_cast<size_t>(fault)];
+        continue;
+      }
+      ++matched;
+      // The ESS NMX measures the time of flight from the event's LATEST hit.
+      const uint64_t end = e.a.timeEnd > e.b.timeEnd ? e.a.timeEnd : e.b.timeEnd;
+      readout::Tof t;
+      if (!tof_.compute(readout::eventTimeNs(end), h, t)) {
+        continue;
+      }
+      const uint32_t pixel = config_.pixel(e.a.utpcCoord, e.b.utpcCoord);
+      if (pixel == 0) {
+        ++errors[static_cast<size_t>(EventError::Pixel)];
+        continue;
+      }
+      ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
+      ++published;
+    }
+    const reduction::BuilderStats &s = builder.stats();
+    stats.spanTooLarge += s.spanTooLarge;
+    stats.splitSpanTooLarge += s.splitSpanTooLarge;
+    stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
+  }
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (errors[i] != 0) {
+      counters_.eventErrors[i]->add(errors[i]);
+    }
+  }
+  counters_.noCoincidence.add(noCoincidence);
+  counters_.xOnly.add(xOnly);
+  counters_.yOnly.add(yOnly);
+  counters_.matched.add(matched);
+  counters_.events.add(published);
+  counters_.spanTooLarge.add(stats.spanTooLarge - published_.spanTooLarge);
+  counters_.split.add(stats.splitSpanTooLarge - published_.splitSpanTooLarge);
+  counters_.discarded.add(stats.discardedSpanTooLarge - published_.discardedSpanTooLarge);
+  published_ = stats;
+}
+
+} // namespace efu::nmx

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// What the nmx tests share: the shipped ESS files (validated as the daemon validates them),
+// the error a configuration gets, readouts, datagrams and pulses.
+#pragma once
+
+#include "common/readout/EssHeader.h"
+#include "common/readout/Vmm3Readout.h"
+#include "common/sdk/Module.h"
+#include "common/sdk/ModuleConfig.h"
+#include "modules/nmx/NmxConfig.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace efu::nmx::test {
+
+inline std::string sourceDir() {
+  return EFU_SOURCE_DIR;
+}
+
+/// A shipped ESS file (modules/nmx/configs/NAME) as read, not validated.
+inline nlohmann::json rawShipped(const std::string &name) {
+  return readConfigFile(sourceDir() + "/modules/nmx/configs/" + name);
+}
+
+inline nlohmann::json validated(const nlohmann::json &config,
+                                const std::string &source = "test.json") {
+  return validateModuleConfig("nmx", kNmxConfigKeys, kNmxConfigKeyCount, config, source);
+}
+
+inline nlohmann::json shipped(const std::string &name) {
+  return validated(rawShipped(name), name);
+}
+
+/// The message the daemon's two steps give `config` as file `source`; "" when both take it.
+inline std::string configError(const nlohmann::json &config,
+                               const std::string &source = "nmx.json") {
+  try {
+    (void)parseNmxConfig(validated(config, source), source);
+  } catch (const sdk::ConfigError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Pulse k (k >= -1) of a 14 Hz source: 6289464 ticks apart (within the default MaxPulseTimeNS).
+inline readout::EssTime pulseTime(int k) {
+  const int64_t ticks = int64_t{100} * readout::kTicksPerSecond + int64_t{k} * 6'289'464;
+  return {static_cast<uint32_t>(1'699'999'900 + ticks / readout::kTicksPerSecond),
+          static_cast<uint32_t>(ticks % readout::kTicksPerSecond)};
+}
+
+/// A valid readout: fiber 2 * ring, time (high, low), raw OTADC `otadc`.
+inline vmm3::Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t channel,
+                                 uint16_t otadc, uint32_t high, uint32_t low) {
+  vmm3::Vmm3Readout r{};
+  r.fiber = static_cast<uint8_t>(2 * ring);
+  r.fen = fen;
+  r.length = vmm3::kReadoutBytes;
+  r.timeHigh = high;
+  r.timeLow = low;
+  r.otadc = otadc;
+  r.vmm = vmm;
+  r.channel = channel;
+  return r;
+}
+
+/// An ESS datagram (header version 0) of readouts, or of raw bytes.
+class Datagram {
+public:
+  explicit Datagram(uint8_t type = readout::kTypeNmx, readout::EssTime pulse = {},
+                    readout::EssTime prevPulse = {}, uint32_t seq = 0) {
+    fields_.detectorType = type;
+    fields_.pulse = pulse;
+    fields_.prevPulse = prevPulse;
+    fields_.seqNum = seq;
+    bytes_.resize(readout::headerBytes(0));
+  }
+  Datagram &add(const vmm3::Vmm3Readout &r) {
+    const auto *p = reinterpret_cast<const uint8_t *>(&r);
+    bytes_.insert(bytes_.end(), p, p + sizeof(r));
+    return *this;
+  }
+  Datagram &raw(const std::vector<uint8_t> &extra) {
+    bytes_.insert(bytes_.end(), extra.begin(), extra.end());
+    return *this;
+  }
+  [[nodiscard]] sdk::Packet packet() {
+    fields_.totalLength = static_cast<uint16_t>(bytes_.size());
+    readout::writeHeader(bytes_, fields_);
+    return sdk::Packet{bytes_.data(), static_cast<uint32_t>(bytes_.size()), 0, 0};
+  }
+
+private:
+  readout::HeaderFields fields_;
+  std::vector<uint8_t> bytes_;
+};
+
+} // namespace efu::nmx::test
