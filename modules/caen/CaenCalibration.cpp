@@ -107,6 +107,33 @@ void CaenCalibration::sortIntervals() {
       sortedUnit_[first + k] = order[k];
     }
   }
+  buildSevenUnits();
+}
+
+void CaenCalibration::buildSevenUnits() {
+  seven_.clear();
+  if (unitsPerGroup_ != 7) {
+    return;
+  }
+  // sevenUnit() takes the one interval that holds s; unit() the last starting at or below s,
+  // if it holds s. The same unit whenever no two intervals of a group overlap.
+  for (size_t i = 0; i + 1 < sortedLo_.size(); ++i) {
+    if ((i + 1) % unitsPerGroup_ != 0 && !(sortedHi_[i] < sortedLo_[i + 1])) {
+      return;
+    }
+  }
+  seven_.resize(groups_);
+  for (uint32_t g = 0; g < groups_; ++g) {
+    SevenUnits &row = seven_[g];
+    for (uint32_t u = 0; u < 7; ++u) {
+      const size_t i = static_cast<size_t>(g) * 7 + u;
+      row.lo[u] = intervals_[i].lo;
+      row.hi[u] = intervals_[i].hi;
+      row.polynomial[u] = polynomials_[i];
+    }
+    row.lo[7] = 2.0; // holds nothing: no s is both >= 2 and <= -1
+    row.hi[7] = -1.0;
+  }
 }
 
 CaenCalibration CaenCalibration::null(uint32_t groups,

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <span>
 #include <string>
 #include <utility>
@@ -59,8 +62,7 @@ public:
 
   /// The correction of `p` for (group, unit) before clamping: may leave [0, 1].
   [[nodiscard]] double corrected(uint32_t group, uint32_t unit, double p) const noexcept {
-    const Polynomial &u = polynomials_[static_cast<size_t>(group) * unitsPerGroup_ + unit];
-    return p - (u.a + p * (u.b + p * (u.c + p * u.d)));
+    return corrected(polynomials_[static_cast<size_t>(group) * unitsPerGroup_ + unit], p);
   }
 
   /// Where `p` lies in (group, unit)'s interval as the file writes it, first end 0, second end
@@ -84,15 +86,43 @@ public:
   [[nodiscard]] uint32_t groups() const noexcept { return groups_; }
   [[nodiscard]] uint32_t unitsPerGroup() const noexcept { return unitsPerGroup_; }
 
+  /// 32 bytes a unit: delta = a + b p + c p^2 + d p^3.
+  struct Polynomial {
+    double a = 0, b = 0, c = 0, d = 0;
+  };
+  /// A group of seven units (LoKI's straws) in the layout of the LoKI hot path: one 384-byte row
+  /// of six cache lines, the units in the file's order, intervals as [lo, hi] (lo <= hi; the
+  /// eighth never holds a coordinate).
+  struct alignas(64) SevenUnits {
+    double lo[8];
+    double hi[8];
+    Polynomial polynomial[7];
+  };
+  static_assert(sizeof(SevenUnits) == 384, "six cache lines a group");
+
+  /// The groups as SevenUnits rows (groups() of them), or nullptr when the calibration does not
+  /// have 7 units a group. Built only when no two intervals of a group overlap (always so for a
+  /// checked file), so the unit of s is the one interval holding it: sevenUnit() gives what
+  /// unit() gives.
+  [[nodiscard]] const SevenUnits *sevenUnits() const noexcept {
+    return seven_.empty() ? nullptr : seven_.data();
+  }
+
+  /// unit() for a group of sevenUnits(): the unit whose interval holds s, or kOutside. All
+  /// seven compared at once, without a branch (hot path).
+  [[nodiscard]] static int sevenUnit(const SevenUnits &g, double s) noexcept;
+
+  /// corrected() with a unit's polynomial: p - (a + p (b + p (c + p d))), the arithmetic and
+  /// order of the ESS EFU's, so the result is the same to the bit.
+  [[nodiscard]] static double corrected(const Polynomial &u, double p) noexcept {
+    return p - (u.a + p * (u.b + p * (u.c + p * u.d)));
+  }
+
 private:
   CaenCalibration() = default;
   struct Interval {
     double lo = 0, hi = 0;        ///< lo <= hi
     double first = 0, second = 0; ///< as the file writes it
-  };
-  /// 32 bytes a unit, apart from the intervals: the hot path's table (LoKI: 896 x 7 units).
-  struct Polynomial {
-    double a = 0, b = 0, c = 0, d = 0; ///< delta = a + b p + c p^2 + d p^3
   };
   uint32_t groups_ = 0;
   uint32_t unitsPerGroup_ = 0;
@@ -101,7 +131,31 @@ private:
   /// Per group, the intervals sorted by lower end: ends and the unit (file index) of each.
   std::vector<double> sortedLo_, sortedHi_;
   std::vector<int> sortedUnit_;
+  /// sevenUnits(): empty unless 7 units a group, none overlapping.
+  std::vector<SevenUnits> seven_;
   void sortIntervals();
+  void buildSevenUnits();
 };
+
+inline int CaenCalibration::sevenUnit(const SevenUnits &g, double s) noexcept {
+  // The lanes whose interval holds s; at most one does (no overlap). Lane 7 holds nothing, so
+  // its bit is set to find -1 when no other is: kOutside.
+#if defined(__SSE2__)
+  const __m128d sv = _mm_set1_pd(s);
+  int inside = 0;
+  for (int k = 0; k < 8; k += 2) {
+    const __m128d in = _mm_and_pd(_mm_cmple_pd(_mm_load_pd(&g.lo[k]), sv),
+                                  _mm_cmple_pd(sv, _mm_load_pd(&g.hi[k])));
+    inside |= _mm_movemask_pd(in) << k;
+  }
+#else
+  int inside = 0;
+  for (int k = 0; k < 8; ++k) {
+    inside |= (g.lo[k] <= s && s <= g.hi[k] ? 1 : 0) << k;
+  }
+#endif
+  const int unit = __builtin_ctz(static_cast<unsigned>(inside) | 0x80U);
+  return unit == 7 ? kOutside : unit;
+}
 
 } // namespace efu::caen

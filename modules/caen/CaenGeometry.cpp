@@ -7,6 +7,26 @@
 
 namespace efu::caen {
 
+void CaenGeometry::initLoki() noexcept {
+  if (config_.instrument != Instrument::Loki) {
+    return;
+  }
+  lokiScale_ = static_cast<double>(config_.resolution - 1);
+  const LokiGeometry &g = config_.loki;
+  for (uint32_t ring = 0; ring < LokiGeometry::kRings; ++ring) {
+    const LokiGeometry::Ring &rc = g.rings[ring];
+    LokiRing &out = lokiRings_[ring];
+    out.mapped = rc.bank >= 0;
+    if (!out.mapped) {
+      continue;
+    }
+    const LokiGeometry::Bank &bank = g.banks[static_cast<size_t>(rc.bank)];
+    out.fens = rc.fens;
+    out.groupBase = bank.yOffset / LokiGeometry::kUnitsPerGroup + rc.fenOffset * 2;
+    out.groupsN = bank.groupsN;
+  }
+}
+
 CaenCalibration nullCalibration(const CaenConfig &config) {
   using Intervals = std::pair<double, double>;
   static constexpr std::array<Intervals, 7> kStraws = {{{0.0, 0.143},

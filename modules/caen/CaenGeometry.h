@@ -9,6 +9,7 @@
 #include "modules/caen/CaenConfig.h"
 #include "modules/caen/CaenReadout.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -36,7 +37,17 @@ CaenCalibration nullCalibration(const CaenConfig &config);
 class CaenGeometry {
 public:
   CaenGeometry(CaenConfig config, CaenCalibration calibration)
-      : config_(std::move(config)), calibration_(std::move(calibration)) {}
+      : config_(std::move(config)), calibration_(std::move(calibration)),
+        seven_(calibration_.sevenUnits()) {
+    initLoki();
+  }
+  CaenGeometry(const CaenGeometry &) = delete; // seven_ points into calibration_
+  CaenGeometry &operator=(const CaenGeometry &) = delete;
+  CaenGeometry(CaenGeometry &&other) noexcept
+      : config_(std::move(other.config_)), calibration_(std::move(other.calibration_)),
+        seven_(calibration_.sevenUnits()), lokiRings_(other.lokiRings_),
+        lokiScale_(other.lokiScale_) {}
+  CaenGeometry &operator=(CaenGeometry &&) = delete;
 
   /// Calls f.template operator()<I>() with I = config().instrument.
   template <typename F> decltype(auto) visit(F &&f) const {
@@ -73,6 +84,31 @@ public:
   [[nodiscard]] const CaenConfig &config() const noexcept { return config_; }
   [[nodiscard]] const CaenCalibration &calibration() const noexcept { return calibration_; }
 
+  /// LoKI in steps, for a loop that takes a block of readouts through each step in turn (so the
+  /// calibration table's cache misses overlap); lokiPixel() is the three in a row.
+  /// 1. The ring check of validAs<Loki>() (ring_mapping_errors, topology_errors counted) and
+  ///    the readout's calibration group (LokiGeometry::globalGroup).
+  [[nodiscard]] bool lokiValid(const CaenReadout &r, CaenTally &t) const noexcept;
+  [[nodiscard]] uint32_t lokiGroup(const CaenReadout &r) const noexcept {
+    const LokiRing &ring = lokiRings_[r.fiber / 2U];
+    return ring.groupBase + (r.group % LokiGeometry::kLayers) * ring.groupsN + r.fen * 2U +
+           r.group / LokiGeometry::kLayers;
+  }
+  /// Where lokiLocate() is to look the group up, for a prefetch ahead of it.
+  [[nodiscard]] const void *lokiRow(uint32_t group) const noexcept {
+    return seven_ != nullptr && group < calibration_.groups() ? &seven_[group] : nullptr;
+  }
+  /// 2. The position along the straw (A + B) / sum and the straw (unit) from (B + D) / sum:
+  ///    false, the reason counted, for no position or no straw. ab = A + B, bd = B + D,
+  ///    sum = A + B + C + D (the firmware swaps A with B and C with D: ESS LoKI ICD, as the ESS
+  ///    EFU reads it).
+  [[nodiscard]] bool lokiLocate(uint32_t group, int32_t ab, int32_t bd, int32_t sum, CaenTally &t,
+                                double &position, int &unit) const noexcept;
+  /// 3. The pixel of a located readout: the unit's polynomial, the clamp, the rounding to
+  ///    Resolution; 0 with row_invalid and pixel_errors when the straw's row is not in the image.
+  [[nodiscard]] uint32_t lokiFinish(uint32_t group, int unit, double position,
+                                    CaenTally &t) const noexcept;
+
   /// BIFROST: tubes (triplets) per ring, the calibration group of (ring, group) is
   /// ring x 15 + group; the ESS EFU publishes each triplet under a source name of its own.
   static constexpr uint32_t kBifrostTripletsPerRing = 15;
@@ -99,8 +135,18 @@ private:
   /// LoKI and TBL3HE: a corrected position clamped to [0, 1], a clamp counted.
   static double clamped(double p, CaenTally &t) noexcept;
 
+  /// What LoKI needs of a ring, flattened: groupBase = YOffset / 7 + FENOffset x 2 of its bank.
+  struct LokiRing {
+    bool mapped = false;
+    uint32_t fens = 0, groupBase = 0, groupsN = 0;
+  };
+  void initLoki() noexcept;
+
   CaenConfig config_;
   CaenCalibration calibration_;
+  const CaenCalibration::SevenUnits *seven_ = nullptr; ///< calibration_.sevenUnits()
+  std::array<LokiRing, LokiGeometry::kRings> lokiRings_{};
+  double lokiScale_ = 0; ///< Resolution - 1 (as the uint32 it is), the x of position 1
 };
 
 namespace detail {
@@ -122,16 +168,21 @@ inline int64_t truncated(double v) noexcept {
 }
 } // namespace detail
 
+inline bool CaenGeometry::lokiValid(const CaenReadout &r, CaenTally &t) const noexcept {
+  const LokiRing &ring =
+      lokiRings_[r.fiber / 2U]; // <= 11: the readout parser stops fibers above 23
+  if (!ring.mapped) {
+    return detail::reject(t.ringMapping, t);
+  }
+  return r.fen < ring.fens || detail::reject(t.topology, t);
+}
+
 template <Instrument I>
 inline bool CaenGeometry::validAs(const CaenReadout &r, CaenTally &t) const noexcept {
   const uint32_t ring = r.fiber / 2U; // <= 11: the readout parser stops fibers above 23
   const int sum = r.ampA + r.ampB;
   if constexpr (I == Instrument::Loki) {
-    const LokiGeometry::Ring &rc = config_.loki.rings[ring];
-    if (rc.bank < 0) {
-      return detail::reject(t.ringMapping, t);
-    }
-    return r.fen < rc.fens || detail::reject(t.topology, t);
+    return lokiValid(r, t);
   } else if constexpr (I == Instrument::Bifrost) {
     if (r.fen > config_.maxFen) {
       return detail::reject(t.fen, t);
@@ -185,37 +236,61 @@ inline uint32_t CaenGeometry::pixelAs(const CaenReadout &r, CaenTally &t) const 
 }
 
 inline uint32_t CaenGeometry::lokiPixel(const CaenReadout &r, CaenTally &t) const noexcept {
-  const uint32_t ring = r.fiber / 2U;
-  const LokiGeometry &g = config_.loki;
-  const uint32_t group = g.globalGroup(ring, r.fen, r.group);
-  // The firmware swaps A with B and C with D: the straw coordinate is (B + D) / sum, the
-  // position along it (A + B) / sum (ESS LoKI ICD, as the ESS EFU reads it).
-  const int32_t sum = r.ampA + r.ampB + r.ampC + r.ampD;
+  const uint32_t group = lokiGroup(r);
+  double position = 0;
+  int unit = 0;
+  if (!lokiLocate(group, r.ampA + r.ampB, r.ampB + r.ampD, r.ampA + r.ampB + r.ampC + r.ampD, t,
+                  position, unit)) {
+    return 0;
+  }
+  return lokiFinish(group, unit, position, t);
+}
+
+inline bool CaenGeometry::lokiLocate(uint32_t group, int32_t ab, int32_t bd, int32_t sum,
+                                     CaenTally &t, double &position, int &unit) const noexcept {
   if (sum == 0) {
     ++t.amplitudeZero;
     ++t.pixel;
-    return 0;
+    return false;
   }
-  const double position = static_cast<double>(r.ampA + r.ampB) / sum;
+  // Both quotients in one two-lane division: each lane is the IEEE division of its own, the
+  // same double as (double)ab / sum and (double)bd / sum, at the cost of one.
+  using V = double __attribute__((vector_size(16)));
+  const double d = sum;
+  const V q = V{static_cast<double>(ab), static_cast<double>(bd)} / V{d, d};
+  position = q[0];
   if (position < 0.0 || position > 1.0) {
     ++t.pixel; // the ESS EFU's LoKI geometry counts no reason of its own here
-    return 0;
+    return false;
   }
-  const double straw = static_cast<double>(r.ampB + r.ampD) / sum;
-  const int unit = calibration_.unit(group, straw);
+  const double straw = q[1];
+  if (seven_ != nullptr && group < calibration_.groups()) {
+    unit = CaenCalibration::sevenUnit(seven_[group], straw);
+  } else {
+    unit = calibration_.unit(group, straw);
+  }
   if (unit < 0) {
     ++(unit == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
     ++t.pixel;
-    return 0;
+    return false;
   }
+  return true;
+}
+
+inline uint32_t CaenGeometry::lokiFinish(uint32_t group, int unit, double position,
+                                         CaenTally &t) const noexcept {
+  const auto u = static_cast<uint32_t>(unit);
   const double corrected =
-      clamped(calibration_.corrected(group, static_cast<uint32_t>(unit), position), t);
+      clamped(seven_ != nullptr ? CaenCalibration::corrected(seven_[group].polynomial[u], position)
+                                : calibration_.corrected(group, u, position),
+              t);
   // std::round (halves away from zero) for a value in [0, Resolution - 1], without the libm
   // call: the fraction of a non-negative double below 2^52 is exact.
-  const double scaled = corrected * (config_.resolution - 1);
+  const double scaled = corrected * lokiScale_;
   const auto whole = static_cast<uint32_t>(scaled);
   const uint32_t x = whole + (scaled - whole >= 0.5 ? 1U : 0U);
-  const uint32_t row = g.row(ring, r.fen, r.group, static_cast<uint32_t>(unit));
+  // LokiGeometry::row(): YOffset is a multiple of 7, so the row is 7 x group + unit.
+  const uint32_t row = group * LokiGeometry::kUnitsPerGroup + u;
   const uint32_t pixel = config_.pixel(x, row);
   if (pixel == 0) {
     ++t.rowInvalid;
