@@ -5,6 +5,7 @@
 #include "common/sdk/CalibrationCheck.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace efu::caen {
@@ -115,24 +116,18 @@ void CaenCalibration::buildSevenUnits() {
   if (unitsPerGroup_ != 7) {
     return;
   }
-  // sevenUnit() takes the one interval that holds s; unit() the last starting at or below s,
-  // if it holds s. The same unit whenever no two intervals of a group overlap.
-  for (size_t i = 0; i + 1 < sortedLo_.size(); ++i) {
-    if ((i + 1) % unitsPerGroup_ != 0 && !(sortedHi_[i] < sortedLo_[i + 1])) {
-      return;
-    }
-  }
   seven_.resize(groups_);
   for (uint32_t g = 0; g < groups_; ++g) {
     SevenUnits &row = seven_[g];
-    for (uint32_t u = 0; u < 7; ++u) {
-      const size_t i = static_cast<size_t>(g) * 7 + u;
-      row.lo[u] = intervals_[i].lo;
-      row.hi[u] = intervals_[i].hi;
-      row.polynomial[u] = polynomials_[i];
+    row.upper[0] = -std::numeric_limits<double>::infinity();
+    row.unitOf[0] = 0;
+    for (uint32_t k = 0; k < 7; ++k) { // the k-th interval by lower end; unit k of the file
+      const size_t i = static_cast<size_t>(g) * 7 + k;
+      row.lo[k] = sortedLo_[i];
+      row.upper[k + 1] = sortedHi_[i];
+      row.unitOf[k + 1] = static_cast<uint8_t>(sortedUnit_[i]);
+      row.polynomial[k] = polynomials_[i];
     }
-    row.lo[7] = 2.0; // holds nothing: no s is both >= 2 and <= -1
-    row.hi[7] = -1.0;
   }
 }
 

@@ -3,6 +3,7 @@
 // of a group a readout is on, and the correction of its position along the straw.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -91,25 +92,28 @@ public:
     double a = 0, b = 0, c = 0, d = 0;
   };
   /// A group of seven units (LoKI's straws) in the layout of the LoKI hot path: one 384-byte row
-  /// of six cache lines, the units in the file's order, intervals as [lo, hi] (lo <= hi; the
-  /// eighth never holds a coordinate).
+  /// of six cache lines. The first two lines find the unit: the intervals' lower ends in
+  /// ascending order (lo[0..6]; they do not overlap, so the upper ends ascend with them), the
+  /// upper end of the k-th of them as upper[k + 1] (upper[0] = -inf: no interval), and the
+  /// file's index of the k-th as unitOf[k + 1], stored in lo's eighth lane. The polynomials in
+  /// the file's order.
   struct alignas(64) SevenUnits {
-    double lo[8];
-    double hi[8];
+    double lo[7];
+    uint8_t unitOf[8];
+    double upper[8];
     Polynomial polynomial[7];
   };
   static_assert(sizeof(SevenUnits) == 384, "six cache lines a group");
+  static_assert(offsetof(SevenUnits, unitOf) == 56 && offsetof(SevenUnits, upper) == 64);
 
   /// The groups as SevenUnits rows (groups() of them), or nullptr when the calibration does not
-  /// have 7 units a group. Built only when no two intervals of a group overlap (always so for a
-  /// checked file), so the unit of s is the one interval holding it: sevenUnit() gives what
-  /// unit() gives.
+  /// have 7 units a group.
   [[nodiscard]] const SevenUnits *sevenUnits() const noexcept {
     return seven_.empty() ? nullptr : seven_.data();
   }
 
-  /// unit() for a group of sevenUnits(): the unit whose interval holds s, or kOutside. All
-  /// seven compared at once, without a branch (hot path).
+  /// unit() for a group of sevenUnits(), the same search without a branch (hot path): the
+  /// last interval starting at or below s, if it holds s, or kOutside.
   [[nodiscard]] static int sevenUnit(const SevenUnits &g, double s) noexcept;
 
   /// corrected() with a unit's polynomial: p - (a + p (b + p (c + p d))), the arithmetic and
@@ -131,31 +135,31 @@ private:
   /// Per group, the intervals sorted by lower end: ends and the unit (file index) of each.
   std::vector<double> sortedLo_, sortedHi_;
   std::vector<int> sortedUnit_;
-  /// sevenUnits(): empty unless 7 units a group, none overlapping.
+  /// sevenUnits(): empty unless 7 units a group.
   std::vector<SevenUnits> seven_;
   void sortIntervals();
   void buildSevenUnits();
 };
 
 inline int CaenCalibration::sevenUnit(const SevenUnits &g, double s) noexcept {
-  // The lanes whose interval holds s; at most one does (no overlap). Lane 7 holds nothing, so
-  // its bit is set to find -1 when no other is: kOutside.
+  // k = how many intervals start at or below s (the lower ends ascend, so their lanes are the
+  // first k); the k-th of them holds s when s <= its upper end. upper[0] = -inf: k = 0 is none.
 #if defined(__SSE2__)
   const __m128d sv = _mm_set1_pd(s);
-  int inside = 0;
-  for (int k = 0; k < 8; k += 2) {
-    const __m128d in = _mm_and_pd(_mm_cmple_pd(_mm_load_pd(&g.lo[k]), sv),
-                                  _mm_cmple_pd(sv, _mm_load_pd(&g.hi[k])));
-    inside |= _mm_movemask_pd(in) << k;
-  }
+  // s >= lo as "not s < lo": the same for numbers (no NaN reaches here). Lane 7 holds unitOf:
+  // its bit is cleared.
+  const int below = _mm_movemask_pd(_mm_cmpge_pd(sv, _mm_load_pd(&g.lo[0]))) |
+                    _mm_movemask_pd(_mm_cmpge_pd(sv, _mm_load_pd(&g.lo[2]))) << 2 |
+                    _mm_movemask_pd(_mm_cmpge_pd(sv, _mm_load_pd(&g.lo[4]))) << 4 |
+                    (_mm_movemask_pd(_mm_cmpge_pd(sv, _mm_load_sd(&g.lo[6]))) & 1) << 6;
+  const auto k = static_cast<unsigned>(__builtin_ctz(~static_cast<unsigned>(below)));
 #else
-  int inside = 0;
-  for (int k = 0; k < 8; ++k) {
-    inside |= (g.lo[k] <= s && s <= g.hi[k] ? 1 : 0) << k;
+  unsigned k = 0;
+  for (int i = 0; i < 7; ++i) {
+    k += s >= g.lo[i] ? 1U : 0U;
   }
 #endif
-  const int unit = __builtin_ctz(static_cast<unsigned>(inside) | 0x80U);
-  return unit == 7 ? kOutside : unit;
+  return s <= g.upper[k] ? g.unitOf[k] : kOutside;
 }
 
 } // namespace efu::caen

@@ -15,15 +15,19 @@ void CaenGeometry::initLoki() noexcept {
   const LokiGeometry &g = config_.loki;
   for (uint32_t ring = 0; ring < LokiGeometry::kRings; ++ring) {
     const LokiGeometry::Ring &rc = g.rings[ring];
-    LokiRing &out = lokiRings_[ring];
-    out.mapped = rc.bank >= 0;
-    if (!out.mapped) {
-      continue;
+    for (uint32_t fen = 0; fen <= readout::kMaxFen; ++fen) {
+      LokiFen &out = lokiFens_[ring][fen];
+      if (rc.bank < 0) {
+        out.base = kNoBank;
+      } else if (fen >= rc.fens) {
+        out.base = kNoFen;
+      } else {
+        const LokiGeometry::Bank &bank = g.banks[static_cast<size_t>(rc.bank)];
+        out.base = static_cast<int32_t>(bank.yOffset / LokiGeometry::kUnitsPerGroup +
+                                        (rc.fenOffset + fen) * 2);
+        out.groupsN = bank.groupsN;
+      }
     }
-    const LokiGeometry::Bank &bank = g.banks[static_cast<size_t>(rc.bank)];
-    out.fens = rc.fens;
-    out.groupBase = bank.yOffset / LokiGeometry::kUnitsPerGroup + rc.fenOffset * 2;
-    out.groupsN = bank.groupsN;
   }
 }
 

@@ -229,10 +229,9 @@ void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t,
 
 void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
                               readout::TofTally &tofTally) noexcept {
-  // Blocks of up to kBlock readouts that pass the ring and TOF checks, each taken through the
-  // geometry's steps in turn: the groups' calibration rows are fetched (prefetched) while the
-  // block is gathered, and the divisions and table look-ups of different readouts overlap
-  // instead of waiting on each other. Events leave in the datagram's order.
+  // Blocks of up to kBlock readouts that pass the ring, TOF and zero-sum checks, taken through
+  // the geometry's steps in three loops: gather, locate (the two divisions, the straw), finish
+  // (the polynomial, the rounding, the event). Events leave in the datagram's order.
   constexpr size_t kBlock = 64;
   struct Block {
     uint32_t group[kBlock];
@@ -247,46 +246,47 @@ void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
   size_t left = h.payloadBytes;
   int64_t n = 0;
   int64_t events = 0;
+  int64_t zeroSums = 0;
+  readout::TofTally tofs; // in registers, not through the reference
   bool more = true;
   while (more) {
     size_t k = 0;
     CaenReadout r;
     while (k < kBlock && (more = nextReadout(p, left, r, t))) {
       ++n;
-      if (!geometry_.lokiValid(r, t)) {
+      uint32_t group = 0;
+      if (!geometry_.lokiValid(r, t, group)) {
         continue;
       }
       readout::Tof tof;
-      if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof, tofTally)) {
+      if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof, tofs)) {
         continue;
       }
-      const uint32_t group = geometry_.lokiGroup(r);
-      if (const void *row = geometry_.lokiRow(group)) {
-        __builtin_prefetch(row);
-        __builtin_prefetch(static_cast<const uint8_t *>(row) + 64);
+      const int32_t sum = r.ampA + r.ampB + r.ampC + r.ampD;
+      if (sum == 0) {
+        ++zeroSums;
+        continue;
       }
       b.group[k] = group;
       b.ab[k] = r.ampA + r.ampB;
       b.bd[k] = r.ampB + r.ampD;
-      b.sum[k] = r.ampA + r.ampB + r.ampC + r.ampD;
+      b.sum[k] = sum;
       b.tof[k] = tof.tofNs;
       b.ring[k] = static_cast<uint8_t>(r.fiber / 2U);
       b.previous[k] = tof.pulseTimeNs != h.pulseTimeNs;
       ++k;
     }
     for (size_t i = 0; i < k; ++i) {
-      if (!geometry_.lokiLocate(b.group[i], b.ab[i], b.bd[i], b.sum[i], t, b.position[i],
-                                b.unit[i])) {
-        b.unit[i] = -1;
-      } else if (const void *row = geometry_.lokiRow(b.group[i])) {
-        __builtin_prefetch(static_cast<const uint8_t *>(row) + 128 + 32 * b.unit[i]);
-      }
+      const CaenGeometry::LokiQuotients q = CaenGeometry::lokiQuotients(b.ab[i], b.bd[i], b.sum[i]);
+      b.position[i] = q.position;
+      b.unit[i] = geometry_.lokiUnit(b.group[i], q, t);
     }
     for (size_t i = 0; i < k; ++i) {
       if (b.unit[i] < 0) {
         continue;
       }
-      const uint32_t pixel = geometry_.lokiFinish(b.group[i], b.unit[i], b.position[i], t);
+      const double corrected = geometry_.lokiCorrected(b.group[i], b.unit[i], b.position[i], t);
+      const uint32_t pixel = geometry_.lokiPixelAt(b.group[i], b.unit[i], corrected, t);
       if (pixel == 0) {
         continue;
       }
@@ -298,6 +298,14 @@ void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
   t.dataHeaders += n;
   t.readouts += n;
   t.events += events;
+  t.amplitudeZero += zeroSums;
+  t.pixel += zeroSums;
+  tofTally.ok += tofs.ok;
+  tofTally.negative += tofs.negative;
+  tofTally.tooLarge += tofs.tooLarge;
+  tofTally.prevOk += tofs.prevOk;
+  tofTally.prevNegative += tofs.prevNegative;
+  tofTally.prevTooLarge += tofs.prevTooLarge;
 }
 
 } // namespace efu::caen
