@@ -125,6 +125,12 @@ struct Tof {
   int32_t tofNs = 0;
 };
 
+/// The TOF counters of one datagram, kept in registers by a readout loop and added once
+/// (TofCalculator::add): the same totals as counting each readout.
+struct TofTally {
+  int64_t ok = 0, negative = 0, tooLarge = 0, prevOk = 0, prevNegative = 0, prevTooLarge = 0;
+};
+
 /// The ESS rule: tof = event − pulse, rejected above maxTofNs; an event before the pulse is
 /// measured from the previous pulse instead, rejected when before that one too or above
 /// maxTofNs. maxTofNs must fit an int32, as ev44's time_of_flight does.
@@ -162,9 +168,52 @@ public:
     return true;
   }
 
+  /// compute(), counted in `t` instead of the counters (add(t) once per datagram).
+  bool compute(int64_t eventNs, const EssHeader &h, Tof &out, TofTally &t) const noexcept {
+    int64_t tof = eventNs - h.pulseTimeNs;
+    if (tof >= 0) {
+      if (tof > maxTofNs_) {
+        ++t.tooLarge;
+        return false;
+      }
+      ++t.ok;
+      out.pulseTimeNs = h.pulseTimeNs;
+      out.tofNs = static_cast<int32_t>(tof);
+      return true;
+    }
+    ++t.negative;
+    tof = eventNs - h.prevPulseTimeNs;
+    if (tof < 0) {
+      ++t.prevNegative;
+      return false;
+    }
+    if (tof > maxTofNs_) {
+      ++t.prevTooLarge;
+      return false;
+    }
+    ++t.prevOk;
+    out.pulseTimeNs = h.prevPulseTimeNs;
+    out.tofNs = static_cast<int32_t>(tof);
+    return true;
+  }
+  /// Adds a tally to the counters (the counters that did not move are not written).
+  void add(const TofTally &t) const noexcept {
+    addIf(counters_.ok, t.ok);
+    addIf(counters_.negative, t.negative);
+    addIf(counters_.tooLarge, t.tooLarge);
+    addIf(counters_.prevOk, t.prevOk);
+    addIf(counters_.prevNegative, t.prevNegative);
+    addIf(counters_.prevTooLarge, t.prevTooLarge);
+  }
+
   [[nodiscard]] int64_t maxTofNs() const noexcept { return maxTofNs_; }
 
 private:
+  static void addIf(Counter &c, int64_t n) noexcept {
+    if (n != 0) {
+      c.add(n);
+    }
+  }
   TofCounters &counters_;
   int64_t maxTofNs_;
 };

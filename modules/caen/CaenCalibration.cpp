@@ -5,6 +5,7 @@
 #include "common/sdk/CalibrationCheck.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace efu::caen {
@@ -105,6 +106,27 @@ void CaenCalibration::sortIntervals() {
       sortedLo_[first + k] = u.lo;
       sortedHi_[first + k] = u.hi;
       sortedUnit_[first + k] = order[k];
+    }
+  }
+  buildSevenUnits();
+}
+
+void CaenCalibration::buildSevenUnits() {
+  seven_.clear();
+  if (unitsPerGroup_ != 7) {
+    return;
+  }
+  seven_.resize(groups_);
+  for (uint32_t g = 0; g < groups_; ++g) {
+    SevenUnits &row = seven_[g];
+    row.upper[0] = -std::numeric_limits<double>::infinity();
+    row.unitOf[0] = 0;
+    for (uint32_t k = 0; k < 7; ++k) { // the k-th interval by lower end; unit k of the file
+      const size_t i = static_cast<size_t>(g) * 7 + k;
+      row.lo[k] = sortedLo_[i];
+      row.upper[k + 1] = sortedHi_[i];
+      row.unitOf[k + 1] = static_cast<uint8_t>(sortedUnit_[i]);
+      row.polynomial[k] = polynomials_[i];
     }
   }
 }

@@ -7,6 +7,30 @@
 
 namespace efu::caen {
 
+void CaenGeometry::initLoki() noexcept {
+  if (config_.instrument != Instrument::Loki) {
+    return;
+  }
+  lokiScale_ = static_cast<double>(config_.resolution - 1);
+  const LokiGeometry &g = config_.loki;
+  for (uint32_t ring = 0; ring < LokiGeometry::kRings; ++ring) {
+    const LokiGeometry::Ring &rc = g.rings[ring];
+    for (uint32_t fen = 0; fen <= readout::kMaxFen; ++fen) {
+      LokiFen &out = lokiFens_[ring][fen];
+      if (rc.bank < 0) {
+        out.base = kNoBank;
+      } else if (fen >= rc.fens) {
+        out.base = kNoFen;
+      } else {
+        const LokiGeometry::Bank &bank = g.banks[static_cast<size_t>(rc.bank)];
+        out.base = static_cast<int32_t>(bank.yOffset / LokiGeometry::kUnitsPerGroup +
+                                        (rc.fenOffset + fen) * 2);
+        out.groupsN = bank.groupsN;
+      }
+    }
+  }
+}
+
 CaenCalibration nullCalibration(const CaenConfig &config) {
   using Intervals = std::pair<double, double>;
   static constexpr std::array<Intervals, 7> kStraws = {{{0.0, 0.143},

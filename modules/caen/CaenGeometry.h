@@ -9,6 +9,7 @@
 #include "modules/caen/CaenConfig.h"
 #include "modules/caen/CaenReadout.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -36,7 +37,17 @@ CaenCalibration nullCalibration(const CaenConfig &config);
 class CaenGeometry {
 public:
   CaenGeometry(CaenConfig config, CaenCalibration calibration)
-      : config_(std::move(config)), calibration_(std::move(calibration)) {}
+      : config_(std::move(config)), calibration_(std::move(calibration)),
+        seven_(calibration_.sevenUnits()) {
+    initLoki();
+  }
+  CaenGeometry(const CaenGeometry &) = delete; // seven_ points into calibration_
+  CaenGeometry &operator=(const CaenGeometry &) = delete;
+  CaenGeometry(CaenGeometry &&other) noexcept
+      : config_(std::move(other.config_)), calibration_(std::move(other.calibration_)),
+        seven_(calibration_.sevenUnits()), lokiFens_(other.lokiFens_),
+        lokiScale_(other.lokiScale_) {}
+  CaenGeometry &operator=(CaenGeometry &&) = delete;
 
   /// Calls f.template operator()<I>() with I = config().instrument.
   template <typename F> decltype(auto) visit(F &&f) const {
@@ -73,6 +84,46 @@ public:
   [[nodiscard]] const CaenConfig &config() const noexcept { return config_; }
   [[nodiscard]] const CaenCalibration &calibration() const noexcept { return calibration_; }
 
+  /// LoKI in steps, for a loop that takes a block of readouts through the steps in turn (the
+  /// readouts of a block are independent, so the processor overlaps their long chains of
+  /// dependent steps); lokiPixel() is the five in a row.
+  /// 1. The ring check of validAs<Loki>() (ring_mapping_errors, topology_errors counted) and
+  ///    the readout's calibration group (LokiGeometry::globalGroup), from one table entry.
+  [[nodiscard]] bool lokiValid(const CaenReadout &r, CaenTally &t) const noexcept {
+    uint32_t group = 0;
+    return lokiValid(r, t, group);
+  }
+  [[nodiscard]] bool lokiValid(const CaenReadout &r, CaenTally &t, uint32_t &group) const noexcept;
+  [[nodiscard]] uint32_t lokiGroup(const CaenReadout &r) const noexcept {
+    const LokiFen &f = lokiFens_[r.fiber / 2U][r.fen];
+    return static_cast<uint32_t>(f.base) + (r.group % LokiGeometry::kLayers) * f.groupsN +
+           r.group / LokiGeometry::kLayers;
+  }
+  /// 2. The position along the straw (A + B) / sum and the straw coordinate (B + D) / sum of
+  ///    ab = A + B, bd = B + D, sum = A + B + C + D != 0 (the firmware swaps A with B and C with
+  ///    D: ESS LoKI ICD, as the ESS EFU reads it), in one two-lane division: each lane is the
+  ///    IEEE division of its own, the same double as (double)ab / sum and (double)bd / sum.
+  struct LokiQuotients {
+    double position, straw;
+  };
+  [[nodiscard]] static LokiQuotients lokiQuotients(int32_t ab, int32_t bd, int32_t sum) noexcept {
+    using V = double __attribute__((vector_size(16)));
+    const double d = sum;
+    const V q = V{static_cast<double>(ab), static_cast<double>(bd)} / V{d, d};
+    return {q[0], q[1]};
+  }
+  /// 3. The straw (unit) of a readout of the group: -1 with the reason counted for a position
+  ///    outside [0, 1], a group beyond the calibration or a coordinate in none of its intervals.
+  [[nodiscard]] int lokiUnit(uint32_t group, LokiQuotients q, CaenTally &t) const noexcept;
+  /// 4. The unit's polynomial correction of the position, clamped to [0, 1] (pos_low,
+  ///    pos_high counted).
+  [[nodiscard]] double lokiCorrected(uint32_t group, int unit, double position,
+                                     CaenTally &t) const noexcept;
+  /// 5. The pixel of a corrected position: rounded to Resolution along the straw's row; 0 with
+  ///    row_invalid and pixel_errors when the row is not in the image.
+  [[nodiscard]] uint32_t lokiPixelAt(uint32_t group, int unit, double corrected,
+                                     CaenTally &t) const noexcept;
+
   /// BIFROST: tubes (triplets) per ring, the calibration group of (ring, group) is
   /// ring x 15 + group; the ESS EFU publishes each triplet under a source name of its own.
   static constexpr uint32_t kBifrostTripletsPerRing = 15;
@@ -99,8 +150,21 @@ private:
   /// LoKI and TBL3HE: a corrected position clamped to [0, 1], a clamp counted.
   static double clamped(double p, CaenTally &t) noexcept;
 
+  /// What LoKI needs of a (ring, FEN), flattened: base = YOffset / 7 + (FENOffset + FEN) x 2
+  /// of the ring's bank, or kNoBank / kNoFen.
+  struct LokiFen {
+    int32_t base = kNoBank;
+    uint32_t groupsN = 0;
+  };
+  static constexpr int32_t kNoBank = -1;
+  static constexpr int32_t kNoFen = -2;
+  void initLoki() noexcept;
+
   CaenConfig config_;
   CaenCalibration calibration_;
+  const CaenCalibration::SevenUnits *seven_ = nullptr; ///< calibration_.sevenUnits()
+  std::array<std::array<LokiFen, readout::kMaxFen + 1>, LokiGeometry::kRings> lokiFens_{};
+  double lokiScale_ = 0; ///< Resolution - 1 (as the uint32 it is), the x of position 1
 };
 
 namespace detail {
@@ -122,16 +186,24 @@ inline int64_t truncated(double v) noexcept {
 }
 } // namespace detail
 
+inline bool CaenGeometry::lokiValid(const CaenReadout &r, CaenTally &t,
+                                    uint32_t &group) const noexcept {
+  // fiber and FEN <= 23: the readout parser stops larger ones
+  const LokiFen &f = lokiFens_[r.fiber / 2U][r.fen];
+  if (f.base < 0) {
+    return detail::reject(f.base == kNoBank ? t.ringMapping : t.topology, t);
+  }
+  group = static_cast<uint32_t>(f.base) + (r.group % LokiGeometry::kLayers) * f.groupsN +
+          r.group / LokiGeometry::kLayers;
+  return true;
+}
+
 template <Instrument I>
 inline bool CaenGeometry::validAs(const CaenReadout &r, CaenTally &t) const noexcept {
   const uint32_t ring = r.fiber / 2U; // <= 11: the readout parser stops fibers above 23
   const int sum = r.ampA + r.ampB;
   if constexpr (I == Instrument::Loki) {
-    const LokiGeometry::Ring &rc = config_.loki.rings[ring];
-    if (rc.bank < 0) {
-      return detail::reject(t.ringMapping, t);
-    }
-    return r.fen < rc.fens || detail::reject(t.topology, t);
+    return lokiValid(r, t);
   } else if constexpr (I == Instrument::Bifrost) {
     if (r.fen > config_.maxFen) {
       return detail::reject(t.fen, t);
@@ -185,37 +257,55 @@ inline uint32_t CaenGeometry::pixelAs(const CaenReadout &r, CaenTally &t) const 
 }
 
 inline uint32_t CaenGeometry::lokiPixel(const CaenReadout &r, CaenTally &t) const noexcept {
-  const uint32_t ring = r.fiber / 2U;
-  const LokiGeometry &g = config_.loki;
-  const uint32_t group = g.globalGroup(ring, r.fen, r.group);
-  // The firmware swaps A with B and C with D: the straw coordinate is (B + D) / sum, the
-  // position along it (A + B) / sum (ESS LoKI ICD, as the ESS EFU reads it).
+  const uint32_t group = lokiGroup(r);
   const int32_t sum = r.ampA + r.ampB + r.ampC + r.ampD;
   if (sum == 0) {
     ++t.amplitudeZero;
     ++t.pixel;
     return 0;
   }
-  const double position = static_cast<double>(r.ampA + r.ampB) / sum;
-  if (position < 0.0 || position > 1.0) {
-    ++t.pixel; // the ESS EFU's LoKI geometry counts no reason of its own here
+  const LokiQuotients q = lokiQuotients(r.ampA + r.ampB, r.ampB + r.ampD, sum);
+  const int unit = lokiUnit(group, q, t);
+  if (unit < 0) {
     return 0;
   }
-  const double straw = static_cast<double>(r.ampB + r.ampD) / sum;
-  const int unit = calibration_.unit(group, straw);
+  return lokiPixelAt(group, unit, lokiCorrected(group, unit, q.position, t), t);
+}
+
+inline int CaenGeometry::lokiUnit(uint32_t group, LokiQuotients q, CaenTally &t) const noexcept {
+  if (q.position < 0.0 || q.position > 1.0) {
+    ++t.pixel; // the ESS EFU's LoKI geometry counts no reason of its own here
+    return -1;
+  }
+  const int unit = seven_ != nullptr && group < calibration_.groups()
+                       ? CaenCalibration::sevenUnit(seven_[group], q.straw)
+                       : calibration_.unit(group, q.straw);
   if (unit < 0) {
     ++(unit == CaenCalibration::kGroupBeyond ? t.calibrationGroup : t.outsideTube);
     ++t.pixel;
-    return 0;
+    return -1;
   }
-  const double corrected =
-      clamped(calibration_.corrected(group, static_cast<uint32_t>(unit), position), t);
+  return unit;
+}
+
+inline double CaenGeometry::lokiCorrected(uint32_t group, int unit, double position,
+                                          CaenTally &t) const noexcept {
+  const auto u = static_cast<uint32_t>(unit);
+  return clamped(seven_ != nullptr
+                     ? CaenCalibration::corrected(seven_[group].polynomial[u], position)
+                     : calibration_.corrected(group, u, position),
+                 t);
+}
+
+inline uint32_t CaenGeometry::lokiPixelAt(uint32_t group, int unit, double corrected,
+                                          CaenTally &t) const noexcept {
   // std::round (halves away from zero) for a value in [0, Resolution - 1], without the libm
   // call: the fraction of a non-negative double below 2^52 is exact.
-  const double scaled = corrected * (config_.resolution - 1);
+  const double scaled = corrected * lokiScale_;
   const auto whole = static_cast<uint32_t>(scaled);
   const uint32_t x = whole + (scaled - whole >= 0.5 ? 1U : 0U);
-  const uint32_t row = g.row(ring, r.fen, r.group, static_cast<uint32_t>(unit));
+  // LokiGeometry::row(): YOffset is a multiple of 7, so the row is 7 x group + unit.
+  const uint32_t row = group * LokiGeometry::kUnitsPerGroup + static_cast<uint32_t>(unit);
   const uint32_t pixel = config_.pixel(x, row);
   if (pixel == 0) {
     ++t.rowInvalid;

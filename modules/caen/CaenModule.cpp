@@ -149,43 +149,70 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
     return;
   }
   CaenTally t;
-  geometry_.visit([&]<Instrument I>() { readouts<I>(h, t); });
+  readout::TofTally tof;
+  geometry_.visit([&]<Instrument I>() {
+    if constexpr (I == Instrument::Loki) {
+      lokiReadouts(h, t, tof);
+    } else {
+      readouts<I>(h, t, tof);
+    }
+  });
+  tof_.add(tof);
   t.addTo(counters_);
 }
 
-template <Instrument I>
-void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t) noexcept {
-  const uint8_t *p = h.payload;
-  size_t left = h.payloadBytes;
-  // A readout header that cannot be trusted ends the datagram, as in the ESS EFU's parser.
-  while (left > 0) {
+namespace {
+/// The next readout of a datagram with the ESS EFU's readout header checks, counted in `t`:
+/// true with `r` filled and the readout consumed, false when the datagram ends here (nothing
+/// left, or a readout header that cannot be trusted ends it, as in the ESS EFU's parser).
+inline bool nextReadout(const uint8_t *&p, size_t &left, CaenReadout &r, CaenTally &t) noexcept {
+  if (left == 0) {
+    return false;
+  }
+  if (left >= sizeof(r)) {
+    std::memcpy(&r, p, sizeof(r));
+  } else {
     if (left < sizeof(readout::DataBlockHeader)) {
       ++t.headerSize;
-      break;
+      return false;
     }
-    CaenReadout r{};
-    std::memcpy(&r, p, std::min(left, sizeof(r)));
-    if (r.length > left) {
-      ++t.lengthMismatch;
-      break;
-    }
-    if (r.fiber > readout::kMaxFiber || r.fen > readout::kMaxFen) {
-      ++t.ringFen;
-      break;
-    }
+    r = CaenReadout{};
+    std::memcpy(&r, p, left);
+  }
+  if (r.length > left) {
+    ++t.lengthMismatch;
+    return false;
+  }
+  if (r.fiber > readout::kMaxFiber || r.fen > readout::kMaxFen) {
+    ++t.ringFen;
+    return false;
+  }
+  if (r.length != sizeof(CaenReadout)) {
     ++t.dataHeaders;
-    if (r.length != sizeof(CaenReadout)) {
-      ++t.lengthInvalid;
-      break;
-    }
-    p += sizeof(r);
-    left -= sizeof(r);
-    ++t.readouts;
+    ++t.lengthInvalid;
+    return false;
+  }
+  p += sizeof(r);
+  left -= sizeof(r);
+  return true; // dataHeaders and readouts: counted by the caller, once per datagram
+}
+} // namespace
+
+template <Instrument I>
+void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t,
+                          readout::TofTally &tofTally) noexcept {
+  const uint8_t *p = h.payload;
+  size_t left = h.payloadBytes;
+  int64_t n = 0;
+  int64_t events = 0;
+  CaenReadout r;
+  while (nextReadout(p, left, r, t)) {
+    ++n;
     if (!geometry_.validAs<I>(r, t)) {
       continue;
     }
     readout::Tof tof;
-    if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof)) {
+    if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof, tofTally)) {
       continue;
     }
     const uint32_t pixel = geometry_.pixelAs<I>(r, t);
@@ -193,8 +220,92 @@ void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t) noexcept {
       continue;
     }
     sinks_[sourceSlot<I>(r)]->add(tof.pulseTimeNs, tof.tofNs, static_cast<int32_t>(pixel));
-    ++t.events;
+    ++events;
   }
+  t.dataHeaders += n;
+  t.readouts += n;
+  t.events += events;
+}
+
+void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
+                              readout::TofTally &tofTally) noexcept {
+  // Blocks of up to kBlock readouts that pass the ring, TOF and zero-sum checks, taken through
+  // the geometry's steps in three loops: gather, locate (the two divisions, the straw), finish
+  // (the polynomial, the rounding, the event). Events leave in the datagram's order.
+  constexpr size_t kBlock = 64;
+  struct Block {
+    uint32_t group[kBlock];
+    int32_t ab[kBlock], bd[kBlock], sum[kBlock];
+    int32_t tof[kBlock];
+    uint8_t ring[kBlock];
+    bool previous[kBlock]; ///< TOF measured from the previous pulse
+    double position[kBlock];
+    int unit[kBlock]; ///< -1: no pixel
+  } b;
+  const uint8_t *p = h.payload;
+  size_t left = h.payloadBytes;
+  int64_t n = 0;
+  int64_t events = 0;
+  int64_t zeroSums = 0;
+  readout::TofTally tofs; // in registers, not through the reference
+  bool more = true;
+  while (more) {
+    size_t k = 0;
+    CaenReadout r;
+    while (k < kBlock && (more = nextReadout(p, left, r, t))) {
+      ++n;
+      uint32_t group = 0;
+      if (!geometry_.lokiValid(r, t, group)) {
+        continue;
+      }
+      readout::Tof tof;
+      if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, tof, tofs)) {
+        continue;
+      }
+      const int32_t sum = r.ampA + r.ampB + r.ampC + r.ampD;
+      if (sum == 0) {
+        ++zeroSums;
+        continue;
+      }
+      b.group[k] = group;
+      b.ab[k] = r.ampA + r.ampB;
+      b.bd[k] = r.ampB + r.ampD;
+      b.sum[k] = sum;
+      b.tof[k] = tof.tofNs;
+      b.ring[k] = static_cast<uint8_t>(r.fiber / 2U);
+      b.previous[k] = tof.pulseTimeNs != h.pulseTimeNs;
+      ++k;
+    }
+    for (size_t i = 0; i < k; ++i) {
+      const CaenGeometry::LokiQuotients q = CaenGeometry::lokiQuotients(b.ab[i], b.bd[i], b.sum[i]);
+      b.position[i] = q.position;
+      b.unit[i] = geometry_.lokiUnit(b.group[i], q, t);
+    }
+    for (size_t i = 0; i < k; ++i) {
+      if (b.unit[i] < 0) {
+        continue;
+      }
+      const double corrected = geometry_.lokiCorrected(b.group[i], b.unit[i], b.position[i], t);
+      const uint32_t pixel = geometry_.lokiPixelAt(b.group[i], b.unit[i], corrected, t);
+      if (pixel == 0) {
+        continue;
+      }
+      sinks_[b.ring[i]]->add(b.previous[i] ? h.prevPulseTimeNs : h.pulseTimeNs, b.tof[i],
+                             static_cast<int32_t>(pixel));
+      ++events;
+    }
+  }
+  t.dataHeaders += n;
+  t.readouts += n;
+  t.events += events;
+  t.amplitudeZero += zeroSums;
+  t.pixel += zeroSums;
+  tofTally.ok += tofs.ok;
+  tofTally.negative += tofs.negative;
+  tofTally.tooLarge += tofs.tooLarge;
+  tofTally.prevOk += tofs.prevOk;
+  tofTally.prevNegative += tofs.prevNegative;
+  tofTally.prevTooLarge += tofs.prevTooLarge;
 }
 
 } // namespace efu::caen

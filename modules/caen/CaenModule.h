@@ -72,7 +72,10 @@ private:
   /// per triplet, TBL3HE per bank; one slot otherwise.
   std::vector<sdk::EventSink *> sinks_;
   template <Instrument I> [[nodiscard]] size_t sourceSlot(const CaenReadout &r) const noexcept;
-  template <Instrument I> void readouts(const readout::EssHeader &h, CaenTally &t) noexcept;
+  template <Instrument I>
+  void readouts(const readout::EssHeader &h, CaenTally &t, readout::TofTally &tof) noexcept;
+  /// readouts<Instrument::Loki>, in blocks (the hot path of LoKI).
+  void lokiReadouts(const readout::EssHeader &h, CaenTally &t, readout::TofTally &tof) noexcept;
   readout::HeaderCounters headerCounters_;
   readout::TofCounters tofCounters_;
   CaenCounters counters_;
