@@ -4,10 +4,13 @@
 #pragma once
 
 #include "common/readout/EssHeader.h"
+#include "common/sdk/Module.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace efu::vmm3 {
 
@@ -113,6 +116,73 @@ constexpr ReadoutError checkReadout(const Vmm3Readout &r) noexcept {
 /// The ADC value (bits 0-9) of a validated readout.
 constexpr uint16_t adcOf(const Vmm3Readout &r) noexcept {
   return r.otadc & kMaxAdc;
+}
+
+/// The counters of the ESS VMM3 readout parser, under the ESS EFU's names (docs/counters.md),
+/// registered by every VMM3 family's module in its constructor:
+///   readouts.count          readouts of payloads that are a whole number of readouts
+///   readouts.error_size     payloads that are not (datagrams; the whole datagram is dropped)
+///   readouts.error_<kind>   one per ReadoutError (readoutErrorName())
+///   readouts.data           valid readouts with GEO bit 7 clear
+///   readouts.bccalib        valid readouts with GEO bit 7 set
+///   readouts.over_threshold valid readouts with OTADC bit 15 set
+struct ParserCounters {
+  explicit ParserCounters(sdk::ModuleContext &ctx)
+      : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
+        data(ctx.counter("readouts.data")), calib(ctx.counter("readouts.bccalib")),
+        overThreshold(ctx.counter("readouts.over_threshold")) {
+    for (size_t i = 1; i < errors.size(); ++i) {
+      errors[i] = &ctx.counter(std::string("readouts.error_") +
+                               readoutErrorName(static_cast<ReadoutError>(i)));
+    }
+  }
+  Counter &readouts;
+  Counter &sizeErrors;
+  Counter &data;
+  Counter &calib;
+  Counter &overThreshold;
+  std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> errors{}; ///< [Ok] unused
+};
+
+/// Walks a datagram's payload as the ESS VMM3 parser does and calls `onValid(const
+/// Vmm3Readout &)` for each readout that passes checkReadout(), in order. A payload that is not
+/// a whole number of readouts counts readouts.error_size and nothing else: returns false. The
+/// counts are kept in registers and added once. Hot path; `onValid` is inlined.
+template <class OnValid>
+bool forEachReadout(const uint8_t *payload, size_t bytes, ParserCounters &counters,
+                    OnValid &&onValid) noexcept {
+  if (bytes % kReadoutBytes != 0) {
+    counters.sizeErrors.add();
+    return false;
+  }
+  const size_t count = bytes / kReadoutBytes;
+  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> errors{};
+  int64_t calib = 0;
+  int64_t over = 0;
+  for (size_t i = 0; i < count; ++i) {
+    Vmm3Readout r;
+    std::memcpy(&r, payload + i * kReadoutBytes, kReadoutBytes);
+    const ReadoutError e = checkReadout(r);
+    if (e != ReadoutError::Ok) {
+      ++errors[static_cast<size_t>(e)];
+      continue;
+    }
+    over += (r.otadc & kOverThresholdBit) != 0 ? 1 : 0;
+    calib += (r.geo & 0x80) != 0 ? 1 : 0;
+    onValid(r);
+  }
+  int64_t bad = 0;
+  for (size_t i = 1; i < errors.size(); ++i) {
+    if (errors[i] != 0) {
+      counters.errors[i]->add(errors[i]);
+      bad += errors[i];
+    }
+  }
+  counters.readouts.add(static_cast<int64_t>(count));
+  counters.data.add(static_cast<int64_t>(count) - bad - calib);
+  counters.calib.add(calib);
+  counters.overThreshold.add(over);
+  return true;
 }
 
 } // namespace efu::vmm3

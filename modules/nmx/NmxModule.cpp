@@ -45,10 +45,7 @@ const NmxConfig &checked(const NmxConfig &c, sdk::ModuleContext &ctx) {
 } // namespace
 
 NmxCounters::NmxCounters(sdk::ModuleContext &ctx)
-    : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
-      calibReadouts(ctx.counter("readouts.bccalib")), dataReadouts(ctx.counter("readouts.data")),
-      overThreshold(ctx.counter("readouts.over_threshold")),
-      validation(ctx.counter("geometry.validation_errors")),
+    : validation(ctx.counter("geometry.validation_errors")),
       noCoincidence(ctx.counter("cluster.no_coincidence")),
       xOnly(ctx.counter("cluster.matched_x_only")), yOnly(ctx.counter("cluster.matched_y_only")),
       matched(ctx.counter("cluster.matched_clusters")),
@@ -57,10 +54,6 @@ NmxCounters::NmxCounters(sdk::ModuleContext &ctx)
       split(ctx.counter("cluster.matcherstats.split_span_too_large")),
       matchAttempts(ctx.counter("cluster.matcherstats.match_attempt_count")),
       events(ctx.counter("events.count")) {
-  for (size_t i = 1; i < readoutErrors.size(); ++i) {
-    readoutErrors[i] = &ctx.counter(std::string("readouts.error_") +
-                                    vmm3::readoutErrorName(static_cast<ReadoutError>(i)));
-  }
   for (size_t i = 0; i < hitErrors.size(); ++i) {
     hitErrors[i] = &ctx.counter(kHitErrorNames[i]);
   }
@@ -72,7 +65,7 @@ NmxCounters::NmxCounters(sdk::ModuleContext &ctx)
 NmxModule::NmxModule(sdk::ModuleContext &ctx)
     : ctx_(ctx), config_(checked(parseNmxConfig(ctx.config(), ctx.configSource()), ctx)),
       headerCounters_(ctx), parser_(headerCounters_, {readout::kTypeNmx}, config_.maxPulseTimeNs),
-      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), counters_(ctx),
+      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
       builders_(config_.builders(), reduction::EventBuilder2D(paramsOf(config_))) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   events_.reserve(1024);
@@ -95,47 +88,34 @@ void NmxModule::process(const sdk::Packet &packet) noexcept {
   }
   // The ESS EFU runs every panel's matcher once per datagram with a valid header.
   counters_.matchAttempts.add(config_.numPanels);
-  if (h.payloadBytes % vmm3::kReadoutBytes != 0) {
-    counters_.sizeErrors.add();
-    return;
-  }
-  const size_t count = h.payloadBytes / vmm3::kReadoutBytes;
-  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{};
   std::array<int64_t, static_cast<size_t>(HitError::Count_)> hitErrors{};
-  int64_t calib = 0;
-  int64_t over = 0;
-  for (size_t i = 0; i < count; ++i) {
-    vmm3::Vmm3Readout r;
-    std::memcpy(&r, h.payload + i * vmm3::kReadoutBytes, vmm3::kReadoutBytes);
-    const ReadoutError e = vmm3::checkReadout(r);
-    if (e != ReadoutError::Ok) {
-      ++readoutErrors[static_cast<size_t>(e)];
-      continue;
-    }
-    over += (r.otadc & vmm3::kOverThresholdBit) != 0 ? 1 : 0;
-    calib += (r.geo & 0x80) != 0 ? 1 : 0;
-    const auto ring = static_cast<uint8_t>(r.fiber / 2);
-    const uint16_t adc = vmm3::adcOf(r);
-    int16_t slot = -1;
-    HitError fault = HitError::Count_;
-    if (ring > kMaxRing) {
-      fault = HitError::Ring;
-    } else if (r.fen > kMaxFen) {
-      fault = HitError::Fen;
-    } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
-      fault = HitError::Hybrid;
-    } else if (adc < config_.minAdc) {
-      fault = HitError::Adc;
-    }
-    if (fault != HitError::Count_) {
-      ++hitErrors[static_cast<size_t>(fault)];
-      continue;
-    }
-    const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
-    const auto timeNs = static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow));
-    builders_[hybrid.panel].insert(
-        reduction::Hit{timeNs, coordinateOf(hybrid, static_cast<uint8_t>(r.vmm & 1), r.channel),
-                       adc, hybrid.plane});
+  const bool whole = vmm3::forEachReadout(
+      h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
+        const auto ring = static_cast<uint8_t>(r.fiber / 2);
+        const uint16_t adc = vmm3::adcOf(r);
+        int16_t slot = -1;
+        HitError fault = HitError::Count_;
+        if (ring > kMaxRing) {
+          fault = HitError::Ring;
+        } else if (r.fen > kMaxFen) {
+          fault = HitError::Fen;
+        } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
+          fault = HitError::Hybrid;
+        } else if (adc < config_.minAdc) {
+          fault = HitError::Adc;
+        }
+        if (fault != HitError::Count_) {
+          ++hitErrors[static_cast<size_t>(fault)];
+          return;
+        }
+        const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
+        const auto timeNs = static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow));
+        builders_[hybrid.panel].insert(
+            reduction::Hit{timeNs, coordinateOf(hybrid, static_cast<uint8_t>(r.vmm & 1), r.channel),
+                           adc, hybrid.plane});
+      });
+  if (!whole) {
+    return;
   }
   int64_t geometryErrors = 0;
   for (size_t i = 0; i < hitErrors.size(); ++i) {
@@ -144,18 +124,7 @@ void NmxModule::process(const sdk::Packet &packet) noexcept {
       geometryErrors += hitErrors[i];
     }
   }
-  int64_t bad = 0;
-  for (size_t i = 1; i < readoutErrors.size(); ++i) {
-    if (readoutErrors[i] != 0) {
-      counters_.readoutErrors[i]->add(readoutErrors[i]);
-      bad += readoutErrors[i];
-    }
-  }
-  counters_.readouts.add(static_cast<int64_t>(count));
   counters_.validation.add(geometryErrors);
-  counters_.calibReadouts.add(calib);
-  counters_.dataReadouts.add(static_cast<int64_t>(count) - bad - calib);
-  counters_.overThreshold.add(over);
   formEvents(h);
 }
 

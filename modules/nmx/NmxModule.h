@@ -40,12 +40,6 @@ enum class EventError : uint8_t {
 /// ESS EFU's names; the header's and the TOF's are readout::HeaderCounters and TofCounters.
 struct NmxCounters {
   explicit NmxCounters(sdk::ModuleContext &ctx);
-  Counter &readouts;   ///< readouts.count
-  Counter &sizeErrors; ///< readouts.error_size
-  std::array<Counter *, static_cast<size_t>(vmm3::ReadoutError::Count_)> readoutErrors{};
-  Counter &calibReadouts; ///< readouts.bccalib
-  Counter &dataReadouts;  ///< readouts.data
-  Counter &overThreshold; ///< readouts.over_threshold
   std::array<Counter *, static_cast<size_t>(HitError::Count_)> hitErrors{};
   Counter &validation;    ///< geometry.validation_errors
   Counter &noCoincidence; ///< cluster.no_coincidence
@@ -88,6 +82,7 @@ private:
   readout::EssReadoutParser parser_;
   readout::TofCounters tofCounters_;
   readout::TofCalculator tof_;
+  vmm3::ParserCounters parserCounters_;
   NmxCounters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per panel
   std::vector<reduction::Event2D> events_;          ///< reused per builder

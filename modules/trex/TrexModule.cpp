@@ -14,10 +14,7 @@ constexpr int64_t kMaxTofNs = 1'000'000'000; // the ESS EFU's MaxTOFNS default (
 } // namespace
 
 TrexCounters::TrexCounters(sdk::ModuleContext &ctx)
-    : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
-      calibReadouts(ctx.counter("readouts.bccalib")), dataReadouts(ctx.counter("readouts.data")),
-      overThreshold(ctx.counter("readouts.over_threshold")),
-      adcMax(ctx.counter("readouts.adc_max")), mapping(ctx.counter("readouts.error_mapping")),
+    : adcMax(ctx.counter("readouts.adc_max")), mapping(ctx.counter("readouts.error_mapping")),
       belowMin(ctx.counter("readouts.adc_below_min")),
       coordinate(ctx.counter("readouts.error_coordinate")),
       matched(ctx.counter("cluster.matched_clusters")),
@@ -26,17 +23,12 @@ TrexCounters::TrexCounters(sdk::ModuleContext &ctx)
       gridOnly(ctx.counter("cluster.matched_grid_only")),
       gridSpan(ctx.counter("cluster.too_large_grid_span")),
       pixelErrors(ctx.counter("events.pixel_errors")),
-      flushed(ctx.counter("events.formed_at_shutdown")), events(ctx.counter("events.count")) {
-  for (size_t i = 1; i < readoutErrors.size(); ++i) {
-    readoutErrors[i] = &ctx.counter(std::string("readouts.error_") +
-                                    vmm3::readoutErrorName(static_cast<ReadoutError>(i)));
-  }
-}
+      flushed(ctx.counter("events.formed_at_shutdown")), events(ctx.counter("events.count")) {}
 
 TrexModule::TrexModule(sdk::ModuleContext &ctx)
     : ctx_(ctx), config_(parseTrexConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
       parser_(headerCounters_, {readout::kTypeTrex}, config_.maxPulseTimeNs), tofCounters_(ctx),
-      tof_(tofCounters_, kMaxTofNs), counters_(ctx) {
+      tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   builderOf_.fill(-1);
   for (const TrexHybrid &h : config_.hybrids) {
@@ -69,70 +61,48 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) {
     return;
   }
-  if (h.payloadBytes % vmm3::kReadoutBytes != 0) {
-    counters_.sizeErrors.add();
+  int64_t mapping = 0, belowMin = 0, coordinate = 0;
+  bool any = false;
+  const bool whole = vmm3::forEachReadout(
+      h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
+        const auto ring = static_cast<uint8_t>(r.fiber / 2);
+        const auto hybridId = static_cast<uint8_t>(r.vmm >> 1);
+        // Rings above 10 and FENs above 13 index past the ESS EFU's tables: refused here as
+        // unmapped (README, deviations).
+        const int16_t slot =
+            ring > kMaxRing || r.fen > kMaxFen ? -1 : config_.slot(ring, r.fen, hybridId);
+        if (slot < 0) {
+          ++mapping;
+          return;
+        }
+        const TrexHybrid &hy = config_.hybrids[static_cast<size_t>(slot)];
+        const auto adc = static_cast<uint16_t>(r.otadc & vmm3::kMaxAdc);
+        if (adc < hy.minAdc) {
+          ++belowMin;
+          return;
+        }
+        const auto asic = static_cast<uint8_t>(r.vmm & 1);
+        const bool wire = isWire(config_.instrument, hybridId);
+        const uint16_t coord = wire ? wireCoord(config_.instrument, ring, r.fen, hybridId, asic,
+                                                r.channel, hy.xOffset, hy.rotated)
+                                    : gridCoord(config_.instrument, hybridId, asic, r.channel,
+                                                hy.yOffset, hy.rotated, hy.isShort);
+        if (coord == kInvalidCoord) {
+          ++coordinate;
+          return;
+        }
+        const auto b = static_cast<size_t>(builderOf_[builderKey(ring, r.fen)]);
+        builders_[b].insert(
+            reduction::Hit{static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow)), coord,
+                           adc, static_cast<uint8_t>(wire ? 0 : 1)});
+        touched_[b] = 1;
+        any = true;
+      });
+  if (!whole) {
     return;
   }
   last_ = h;
   seen_ = true;
-  const size_t count = h.payloadBytes / vmm3::kReadoutBytes;
-  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{};
-  int64_t calib = 0, over = 0, mapping = 0, belowMin = 0, coordinate = 0;
-  bool any = false;
-  for (size_t i = 0; i < count; ++i) {
-    vmm3::Vmm3Readout r;
-    std::memcpy(&r, h.payload + i * vmm3::kReadoutBytes, vmm3::kReadoutBytes);
-    const ReadoutError e = vmm3::checkReadout(r);
-    if (e != ReadoutError::Ok) {
-      ++readoutErrors[static_cast<size_t>(e)];
-      continue;
-    }
-    over += (r.otadc & vmm3::kOverThresholdBit) != 0 ? 1 : 0;
-    calib += (r.geo & 0x80) != 0 ? 1 : 0;
-    const auto ring = static_cast<uint8_t>(r.fiber / 2);
-    const auto hybridId = static_cast<uint8_t>(r.vmm >> 1);
-    // Rings above 10 and FENs above 13 index past the ESS EFU's tables: refused here as
-    // unmapped (README, deviations).
-    const int16_t slot =
-        ring > kMaxRing || r.fen > kMaxFen ? -1 : config_.slot(ring, r.fen, hybridId);
-    if (slot < 0) {
-      ++mapping;
-      continue;
-    }
-    const TrexHybrid &hy = config_.hybrids[static_cast<size_t>(slot)];
-    const auto adc = static_cast<uint16_t>(r.otadc & vmm3::kMaxAdc);
-    if (adc < hy.minAdc) {
-      ++belowMin;
-      continue;
-    }
-    const auto asic = static_cast<uint8_t>(r.vmm & 1);
-    const bool wire = isWire(config_.instrument, hybridId);
-    const uint16_t coord = wire ? wireCoord(config_.instrument, ring, r.fen, hybridId, asic,
-                                            r.channel, hy.xOffset, hy.rotated)
-                                : gridCoord(config_.instrument, hybridId, asic, r.channel,
-                                            hy.yOffset, hy.rotated, hy.isShort);
-    if (coord == kInvalidCoord) {
-      ++coordinate;
-      continue;
-    }
-    const auto b = static_cast<size_t>(builderOf_[builderKey(ring, r.fen)]);
-    builders_[b].insert(
-        reduction::Hit{static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow)), coord, adc,
-                       static_cast<uint8_t>(wire ? 0 : 1)});
-    touched_[b] = 1;
-    any = true;
-  }
-  int64_t bad = 0;
-  for (size_t i = 1; i < readoutErrors.size(); ++i) {
-    if (readoutErrors[i] != 0) {
-      counters_.readoutErrors[i]->add(readoutErrors[i]);
-      bad += readoutErrors[i];
-    }
-  }
-  counters_.readouts.add(static_cast<int64_t>(count));
-  counters_.calibReadouts.add(calib);
-  counters_.dataReadouts.add(static_cast<int64_t>(count) - bad - calib);
-  counters_.overThreshold.add(over);
   counters_.mapping.add(mapping);
   counters_.belowMin.add(belowMin);
   counters_.coordinate.add(coordinate);

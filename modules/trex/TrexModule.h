@@ -22,12 +22,6 @@ using vmm3::ReadoutError;
 /// TofCounters.
 struct TrexCounters {
   explicit TrexCounters(sdk::ModuleContext &ctx);
-  Counter &readouts;   ///< readouts.count: every readout of a whole-readout payload
-  Counter &sizeErrors; ///< readouts.error_size: payload not a multiple of 20 bytes
-  std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{}; ///< [Ok] unused
-  Counter &calibReadouts; ///< readouts.bccalib: GEO bit 7 set
-  Counter &dataReadouts;  ///< readouts.data
-  Counter &overThreshold; ///< readouts.over_threshold: OTADC bit 15 set
   Counter &adcMax;        ///< readouts.adc_max: registered by the ESS EFU, never counted
   Counter &mapping;       ///< readouts.error_mapping: (ring, FEN, vmm / 2) not configured
   Counter &belowMin;      ///< readouts.adc_below_min: ADC below the vessel's MinADC
@@ -73,6 +67,7 @@ private:
   readout::EssReadoutParser parser_;
   readout::TofCounters tofCounters_;
   readout::TofCalculator tof_;
+  vmm3::ParserCounters parserCounters_;
   TrexCounters counters_;
   std::array<int16_t, kBuilderKeys> builderOf_{};       ///< builder key -> builders_ index, or -1
   std::vector<reduction::StreamingBuilder2D> builders_; ///< in key order, as the ESS loops them

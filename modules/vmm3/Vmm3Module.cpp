@@ -39,10 +39,7 @@ reduction::BuilderParams paramsOf(const Vmm3Config &c) {
 } // namespace
 
 Vmm3Counters::Vmm3Counters(sdk::ModuleContext &ctx)
-    : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
-      calibReadouts(ctx.counter("readouts.bccalib")), dataReadouts(ctx.counter("readouts.data")),
-      overThreshold(ctx.counter("readouts.over_threshold")),
-      adcMax(ctx.counter("readouts.adc_max")),
+    : adcMax(ctx.counter("readouts.adc_max")),
       validation(ctx.counter("geometry.validation_errors")),
       invalidCoord{&ctx.counter("geometry.invalid_xcoord_error"),
                    &ctx.counter("geometry.invalid_ycoord_error")},
@@ -50,10 +47,6 @@ Vmm3Counters::Vmm3Counters(sdk::ModuleContext &ctx)
       stripOnly(ctx.counter("cluster.strip_only")),
       spanTooLarge(ctx.counter("cluster.span_too_large")), split(ctx.counter("cluster.split")),
       splitDiscarded(ctx.counter("cluster.split_discarded")), events(ctx.counter("events.count")) {
-  for (size_t i = 1; i < readoutErrors.size(); ++i) {
-    readoutErrors[i] = &ctx.counter(std::string("readouts.error_") +
-                                    readoutErrorName(static_cast<ReadoutError>(i)));
-  }
   for (size_t i = 0; i < hitErrors.size(); ++i) {
     hitErrors[i] = &ctx.counter(kHitErrorNames[i]);
   }
@@ -70,7 +63,7 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
                                          ctx.configSource())),
       headerCounters_(ctx),
       parser_(headerCounters_, config_.detectorTypes(), config_.maxPulseTimeNs), tofCounters_(ctx),
-      tof_(tofCounters_, kMaxTofNs), counters_(ctx),
+      tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
       builders_(config_.hybrids.size(), reduction::EventBuilder2D(paramsOf(config_))) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   events_.reserve(1024);
@@ -94,61 +87,48 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
   if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) {
     return;
   }
-  if (h.payloadBytes % kReadoutBytes != 0) {
-    counters_.sizeErrors.add();
-    return;
-  }
-  const size_t count = h.payloadBytes / kReadoutBytes;
-  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{};
   std::array<int64_t, static_cast<size_t>(HitError::Count_)> hitErrors{};
   std::array<int64_t, 2> invalidCoord{};
-  int64_t calib = 0;
-  int64_t over = 0;
   int64_t adcMax = 0;
-  for (size_t i = 0; i < count; ++i) {
-    Vmm3Readout r;
-    std::memcpy(&r, h.payload + i * kReadoutBytes, kReadoutBytes);
-    const ReadoutError e = checkReadout(r);
-    if (e != ReadoutError::Ok) {
-      ++readoutErrors[static_cast<size_t>(e)];
-      continue;
-    }
-    over += (r.otadc & kOverThresholdBit) != 0 ? 1 : 0;
-    calib += (r.geo & 0x80) != 0 ? 1 : 0;
-    const auto ring = static_cast<uint8_t>(r.fiber / 2);
-    const bool x = config_.isX(r.vmm);
-    const bool wire = config_.isWire(r.vmm);
-    int16_t slot = -1;
-    HitError fault = HitError::Count_;
-    if (ring > kGeometryMaxRing) {
-      fault = HitError::Ring;
-    } else if (r.fen > kGeometryMaxFen) {
-      fault = HitError::Fen;
-    } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
-      fault = HitError::Hybrid;
-    } else if (!validChannel(wire, r.channel)) {
-      fault = wire ? HitError::WireChannel : HitError::StripChannel;
-      ++invalidCoord[x ? 0 : 1];
-    }
-    if (fault != HitError::Count_) {
-      ++hitErrors[static_cast<size_t>(fault)];
-      continue;
-    }
-    const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
-    if (r.otadc < hybrid.threshold[r.vmm & 1]) {
-      ++hitErrors[static_cast<size_t>(HitError::Threshold)];
-      continue;
-    }
-    const Vmm3Calibration::Channel &c =
-        calibration_.channel(static_cast<size_t>(slot), r.vmm, r.channel);
-    const uint64_t timeNs = Vmm3Calibration::timeNs(
-        c, static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow)), r.tdc);
-    const uint16_t adc = Vmm3Calibration::adc(c, r.otadc & kMaxAdc);
-    adcMax += adc >= kMaxAdc ? 1 : 0;
-    const uint32_t coord =
-        coordinateOf(config_.layout, wire, x ? hybrid.xOffset : hybrid.yOffset, r.channel);
-    builders_[static_cast<size_t>(slot)].insert(
-        reduction::Hit{timeNs, static_cast<uint16_t>(coord), adc, static_cast<uint8_t>(x ? 0 : 1)});
+  const bool whole =
+      forEachReadout(h.payload, h.payloadBytes, parserCounters_, [&](const Vmm3Readout &r) {
+        const auto ring = static_cast<uint8_t>(r.fiber / 2);
+        const bool x = config_.isX(r.vmm);
+        const bool wire = config_.isWire(r.vmm);
+        int16_t slot = -1;
+        HitError fault = HitError::Count_;
+        if (ring > kGeometryMaxRing) {
+          fault = HitError::Ring;
+        } else if (r.fen > kGeometryMaxFen) {
+          fault = HitError::Fen;
+        } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
+          fault = HitError::Hybrid;
+        } else if (!validChannel(wire, r.channel)) {
+          fault = wire ? HitError::WireChannel : HitError::StripChannel;
+          ++invalidCoord[x ? 0 : 1];
+        }
+        if (fault != HitError::Count_) {
+          ++hitErrors[static_cast<size_t>(fault)];
+          return;
+        }
+        const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
+        if (r.otadc < hybrid.threshold[r.vmm & 1]) {
+          ++hitErrors[static_cast<size_t>(HitError::Threshold)];
+          return;
+        }
+        const Vmm3Calibration::Channel &c =
+            calibration_.channel(static_cast<size_t>(slot), r.vmm, r.channel);
+        const uint64_t timeNs = Vmm3Calibration::timeNs(
+            c, static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow)), r.tdc);
+        const uint16_t adc = Vmm3Calibration::adc(c, r.otadc & kMaxAdc);
+        adcMax += adc >= kMaxAdc ? 1 : 0;
+        const uint32_t coord =
+            coordinateOf(config_.layout, wire, x ? hybrid.xOffset : hybrid.yOffset, r.channel);
+        builders_[static_cast<size_t>(slot)].insert(reduction::Hit{
+            timeNs, static_cast<uint16_t>(coord), adc, static_cast<uint8_t>(x ? 0 : 1)});
+      });
+  if (!whole) {
+    return;
   }
   int64_t geometryErrors = 0;
   for (size_t i = 0; i < hitErrors.size(); ++i) {
@@ -157,22 +137,9 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
       geometryErrors += i == static_cast<size_t>(HitError::Threshold) ? 0 : hitErrors[i];
     }
   }
-  for (size_t i = 1; i < readoutErrors.size(); ++i) {
-    if (readoutErrors[i] != 0) {
-      counters_.readoutErrors[i]->add(readoutErrors[i]);
-    }
-  }
-  int64_t bad = 0;
-  for (const int64_t n : readoutErrors) {
-    bad += n;
-  }
-  counters_.readouts.add(static_cast<int64_t>(count));
   counters_.validation.add(geometryErrors);
   counters_.invalidCoord[0]->add(invalidCoord[0]);
   counters_.invalidCoord[1]->add(invalidCoord[1]);
-  counters_.calibReadouts.add(calib);
-  counters_.dataReadouts.add(static_cast<int64_t>(count) - bad - calib);
-  counters_.overThreshold.add(over);
   counters_.adcMax.add(adcMax);
   formEvents(h);
 }

@@ -4,11 +4,11 @@
 #pragma once
 
 #include "common/readout/EssReadout.h"
+#include "common/readout/Vmm3Readout.h"
 #include "common/reduction/EventBuilder2D.h"
 #include "common/sdk/Module.h"
 #include "modules/vmm3/Vmm3Calibration.h"
 #include "modules/vmm3/Vmm3Config.h"
-#include "common/readout/Vmm3Readout.h"
 #include "modules/vmm3/Vmm3Source.h"
 
 #include <array>
@@ -38,16 +38,11 @@ enum class EventError : uint8_t {
 };
 
 /// The module's counters (docs/counters.md, section vmm3), registered once, here, under the
-/// ESS EFU's names; the header's and the TOF's are readout::HeaderCounters and TofCounters.
+/// ESS EFU's names; the header's, the TOF's and the readout parser's are readout::HeaderCounters,
+/// TofCounters and vmm3::ParserCounters.
 struct Vmm3Counters {
   explicit Vmm3Counters(sdk::ModuleContext &ctx);
-  Counter &readouts;   ///< readouts.count: every readout of a whole-readout payload
-  Counter &sizeErrors; ///< readouts.error_size: payload not a multiple of 20 bytes
-  std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{}; ///< [Ok] unused
-  Counter &calibReadouts; ///< readouts.bccalib: GEO bit 7 set
-  Counter &dataReadouts;  ///< readouts.data
-  Counter &overThreshold; ///< readouts.over_threshold: OTADC bit 15 set
-  Counter &adcMax;        ///< readouts.adc_max: corrected ADC at 1023
+  Counter &adcMax; ///< readouts.adc_max: corrected ADC at 1023
   std::array<Counter *, static_cast<size_t>(HitError::Count_)> hitErrors{};
   Counter &validation;                     ///< geometry.validation_errors
   std::array<Counter *, 2> invalidCoord{}; ///< geometry.invalid_xcoord_error, _ycoord_error
@@ -90,6 +85,7 @@ private:
   readout::EssReadoutParser parser_;
   readout::TofCounters tofCounters_;
   readout::TofCalculator tof_;
+  ParserCounters parserCounters_;
   Vmm3Counters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per Config entry
   std::vector<reduction::Event2D> events_;          ///< reused per builder
