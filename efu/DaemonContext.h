@@ -39,6 +39,17 @@ public:
   void setEventSources(std::function<sdk::EventSink &(const std::string &)> sources) {
     sources_ = std::move(sources);
   }
+  sdk::DataArraySink &dataArrays(std::string_view sourceName) override {
+    if (sourceName.empty()) {
+      throw std::invalid_argument("a data array source needs a name");
+    }
+    return arrays_ ? arrays_(std::string(sourceName)) : noArrays_;
+  }
+  /// Where dataArrays(name) goes: the Kafka output's da00 sink of that source (unset: arrays
+  /// are discarded, as with --no-kafka).
+  void setDataArraySources(std::function<sdk::DataArraySink &(const std::string &)> sources) {
+    arrays_ = std::move(sources);
+  }
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
   [[nodiscard]] const std::string &configSource() const override { return configSource_; }
   [[nodiscard]] uint32_t statsIntervalMs() const override { return statsIntervalMs_; }
@@ -71,6 +82,12 @@ public:
   [[nodiscard]] const Counter *expectedCounter() const noexcept { return expected_; }
 
 private:
+  /// With --no-kafka: data arrays go nowhere (the module's own counters still count them).
+  class NoDataArrays final : public sdk::DataArraySink {
+  public:
+    void publish(int64_t, std::span<const sdk::DataVariable>) noexcept override {}
+  };
+
   Stats &stats_;
   spdlog::logger &log_;
   sdk::EventSink &events_;
@@ -78,6 +95,8 @@ private:
   std::string configSource_;
   uint32_t statsIntervalMs_;
   std::function<sdk::EventSink &(const std::string &)> sources_;
+  std::function<sdk::DataArraySink &(const std::string &)> arrays_;
+  NoDataArrays noArrays_;
   nlohmann::json calibration_;
   std::string calibrationSource_;
   const Counter *lost_ = nullptr;

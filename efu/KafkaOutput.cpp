@@ -26,6 +26,7 @@ KafkaOutput::KafkaOutput(const kafka::KafkaOptions &options, const std::string &
       sink_(producer_, options.eventsTopicFor(serviceId), options.sourceNameFor(serviceId),
             options.maxEventsPerMessage, options.flushIntervalMs, stats,
             options.pulsesPerMessage),
+      da00Messages_(stats.add("kafka.da00.messages")), da00Invalid_(stats.add("kafka.da00.invalid")),
       publisher_(producer_, stats, serviceId, options.statsTopicFor(serviceId),
                  options.statusTopicFor(serviceId),
                  serialize::StatusInfo{"efu", EFU_VERSION, serviceId, hostName(),
@@ -47,6 +48,15 @@ sdk::EventSink &KafkaOutput::events(const std::string &sourceName) {
     }
   }
   return sources_.emplace_back(sink_, sourceName);
+}
+
+sdk::DataArraySink &KafkaOutput::dataArrays(const std::string &sourceName) {
+  for (kafka::Da00Sink &source : arrays_) {
+    if (source.sourceName() == sourceName) {
+      return source;
+    }
+  }
+  return arrays_.emplace_back(producer_, sink_.topic(), sourceName, da00Messages_, da00Invalid_);
 }
 
 void KafkaOutput::requestPublish(std::string statusJson) {

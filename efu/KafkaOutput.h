@@ -2,6 +2,7 @@
 // Kafka output of the daemon: ev44 events, f144 counters and x5f2 status, all on one thread.
 #pragma once
 
+#include "common/kafka/Da00Sink.h"
 #include "common/kafka/Ev44Sink.h"
 #include "common/kafka/KafkaOptions.h"
 #include "common/kafka/KafkaProducer.h"
@@ -29,6 +30,9 @@ public:
   /// The sink of another ev44 source on the events topic (ModuleContext::events(name)):
   /// created on the first call for a name, before the processing thread starts.
   [[nodiscard]] sdk::EventSink &events(const std::string &sourceName);
+  /// The da00 sink of a source on the events topic (ModuleContext::dataArrays(name)): created
+  /// on the first call for a name, before the processing thread starts.
+  [[nodiscard]] sdk::DataArraySink &dataArrays(const std::string &sourceName);
   [[nodiscard]] std::string describe() const;
 
   /// Main thread: publish all counters and this status on the next tick.
@@ -60,6 +64,9 @@ private:
   kafka::KafkaProducer producer_;
   kafka::Ev44Sink sink_;
   std::deque<kafka::Ev44Sink> sources_; ///< further sources, in the order asked for
+  Counter &da00Messages_;
+  Counter &da00Invalid_;
+  std::deque<kafka::Da00Sink> arrays_; ///< data array sources, in the order asked for
   kafka::StatsPublisher publisher_;
   kafka::RawSampler sampler_;
   std::mutex statusMutex_;

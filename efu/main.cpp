@@ -111,6 +111,9 @@ int run(const efu::DaemonOptions &options) {
     context.setEventSources([&kafka](const std::string &name) -> efu::sdk::EventSink & {
       return kafka->events(name);
     });
+    context.setDataArraySources([&kafka](const std::string &name) -> efu::sdk::DataArraySink & {
+      return kafka->dataArrays(name);
+    });
   }
   auto module = efu::createModule(library, context);
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,8 +20,9 @@
 /// (descriptor, Packet, the classes and their virtual functions). The loader accepts only a
 /// module with efu's number, descriptor size and toolchain tag: modules are rebuilt per efu
 /// release, never loaded across an ABI change (docs/modules.md, Compatibility).
-/// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number; 3 added reports, calibrations and event sources.
-#define EFU_MODULE_ABI_VERSION 3
+/// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number; 3 added reports,
+/// calibrations and event sources; 4 added data arrays (da00) and named truth sources.
+#define EFU_MODULE_ABI_VERSION 4
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
@@ -61,6 +63,45 @@ public:
   virtual ~EventSink() = default;
   /// pulseTimeNs: reference (pulse) time, ns since the Unix epoch; tofNs: ns after the pulse.
   virtual void add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept = 0;
+};
+
+/// Element type of a data array variable: the numbering of the ESS streaming-data-types da00
+/// schema's da00_dtype (written to the wire as is).
+enum class DataType : int8_t {
+  None = 0,
+  Int8 = 1,
+  UInt8 = 2,
+  Int16 = 3,
+  UInt16 = 4,
+  Int32 = 5,
+  UInt32 = 6,
+  Int64 = 7,
+  UInt64 = 8,
+  Float32 = 9,
+  Float64 = 10,
+  CString = 11,
+};
+
+/// One variable of a data array (da00_Variable): a named, typed array with its unit, the names
+/// of its axes and its shape. Every view must stay valid during the publish() call only.
+struct DataVariable {
+  std::string_view name;                  ///< e.g. "signal", "frame_time"
+  std::string_view unit;                  ///< "" = none written
+  std::span<const std::string_view> axes; ///< one name per dimension
+  std::span<const int64_t> shape;         ///< elements per dimension (C order)
+  DataType type = DataType::None;
+  std::span<const uint8_t> data; ///< the elements' bytes, little-endian, C order
+};
+
+/// Where a module puts data arrays (ABI 4): histograms and other arrays that are not events,
+/// published as da00 messages on the events topic with the sink's source name. Called on the
+/// processing thread only.
+class DataArraySink {
+public:
+  virtual ~DataArraySink() = default;
+  /// One message: the array's time (ns since the Unix epoch) and its variables, copied before
+  /// it returns. May block on Kafka back-pressure as events do; never throws.
+  virtual void publish(int64_t timestampNs, std::span<const DataVariable> variables) noexcept = 0;
 };
 
 /// Thrown by a module's constructor for a configuration it cannot use; say key and value.
@@ -132,6 +173,11 @@ public:
   /// default source. Call from the constructor only; the same name gives the same sink.
   /// Throws std::invalid_argument for an empty name.
   virtual EventSink &events(std::string_view sourceName) = 0;
+  // Appended with ABI 4:
+  /// Data arrays of a source (da00 messages on the events topic whose source_name is
+  /// `sourceName`, e.g. a beam monitor's histogram per pulse). Call from the constructor only;
+  /// the same name gives the same sink. Throws std::invalid_argument for an empty name.
+  virtual DataArraySink &dataArrays(std::string_view sourceName) = 0;
 };
 
 /// A detector module instance. The framework owns the threads; a module never starts any.

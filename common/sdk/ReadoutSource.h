@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,16 @@ public:
   /// pulseTimeNs: the pulse the event belongs to (ns since epoch, ticksToNs of the header's
   /// pulse time); tofNs: ticksToNs(event time) - pulseTimeNs; pixelId: 1-based, as in ev44.
   virtual void add(int64_t pulseTimeNs, int64_t tofNs, int32_t pixelId) = 0;
+  // Appended with module ABI 4:
+  /// The same for a source whose events go to several named outputs (ev44 source names, or
+  /// da00 histograms whose entries are values rather than pixels): `source` names the output
+  /// (a view that stays valid for the source's life) and `pixelId` is the pixel, or the value a
+  /// histogram adds. Sources that use it say so with ReadoutSource::namesSources().
+  virtual void addFrom(std::string_view source, int64_t pulseTimeNs, int64_t tofNs,
+                       int32_t pixelId) {
+    (void)source;
+    add(pulseTimeNs, tofNs, pixelId);
+  }
 };
 
 /// One neutron chosen by the framework. The source decides how it looks on the wire.
@@ -61,6 +72,10 @@ public:
                              TruthSink &truth) = 0;
   /// Readouts written so far (for progress and the summary).
   [[nodiscard]] virtual uint64_t readouts() const = 0;
+  // Appended with module ABI 4:
+  /// True when the source reports its truth with TruthSink::addFrom() (readoutgen then writes a
+  /// source column in --truth).
+  [[nodiscard]] virtual bool namesSources() const { return false; }
 };
 
 } // namespace efu::sdk

@@ -263,6 +263,10 @@ public:
   void add(int64_t pulseTimeNs, int64_t tofNs, int32_t pixelId) override {
     out_.push_back({pulseTimeNs, tofNs, pixelId});
   }
+  void addFrom(std::string_view source, int64_t pulseTimeNs, int64_t tofNs,
+               int32_t pixelId) override {
+    out_.push_back({pulseTimeNs, tofNs, pixelId, source});
+  }
 
 private:
   std::vector<TruthEvent> &out_;

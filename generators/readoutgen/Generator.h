@@ -15,6 +15,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace efu::readoutgen {
@@ -127,7 +128,8 @@ private:
 struct TruthEvent {
   int64_t pulseTimeNs;
   int64_t tofNs;
-  int32_t pixelId;
+  int32_t pixelId;          ///< or the value a histogram adds (a source's named output)
+  std::string_view source{}; ///< the output's name (TruthSink::addFrom), "" for add()
   friend bool operator==(const TruthEvent &, const TruthEvent &) = default;
   friend auto operator<=>(const TruthEvent &, const TruthEvent &) = default;
 };

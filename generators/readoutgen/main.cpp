@@ -173,10 +173,19 @@ int main(int argc, char **argv) {
       if (truth == nullptr) {
         throw std::runtime_error("cannot write --truth file '" + o.truthPath + "'");
       }
-      std::fputs("pulse_time_ns,tof_ns,pixel_id\n", truth);
-      gen.onTruth([truth](const TruthEvent &e) {
-        std::fprintf(truth, "%lld,%lld,%d\n", static_cast<long long>(e.pulseTimeNs),
-                     static_cast<long long>(e.tofNs), e.pixelId);
+      // A source with named outputs (cbm: one per monitor) adds their names as a fourth column.
+      const bool named = gen.source().namesSources();
+      std::fputs(named ? "pulse_time_ns,tof_ns,pixel_id,source\n" : "pulse_time_ns,tof_ns,pixel_id\n",
+                 truth);
+      gen.onTruth([truth, named](const TruthEvent &e) {
+        if (named) {
+          std::fprintf(truth, "%lld,%lld,%d,%.*s\n", static_cast<long long>(e.pulseTimeNs),
+                       static_cast<long long>(e.tofNs), e.pixelId,
+                       static_cast<int>(e.source.size()), e.source.data());
+        } else {
+          std::fprintf(truth, "%lld,%lld,%d\n", static_cast<long long>(e.pulseTimeNs),
+                       static_cast<long long>(e.tofNs), e.pixelId);
+        }
       });
     }
     spdlog::info("{} ({}) to {}:{}: image {} x {}, pattern {}, {} events/pulse at {} Hz, tof {}, "

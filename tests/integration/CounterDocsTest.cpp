@@ -34,6 +34,9 @@ std::string patternOf(const std::string &name) {
     } else if (name.compare(i, 4, "<NN>") == 0) {
       out += "[0-9][0-9]";
       i += 3;
+    } else if (name.compare(i, 3, "<s>") == 0) {
+      out += "[a-z0-9_]+";
+      i += 2;
     } else if (name.compare(i, 3, "<t>") == 0) {
       out += "(rx|rx[0-9]+|proc)";
       i += 2;
@@ -183,6 +186,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Module{"vmm3", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/vmm3/configs/freia.json"}},
                       Module{"trex", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/trex/configs/trex.json"}},
                       Module{"nmx", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/nmx/configs/nmx.json"}},
+                      Module{"cbm", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/cbmtest.json"}},
                       Module{"example", {}}),
     [](const ::testing::TestParamInfo<Module> &p) { return p.param.name; });
 

@@ -6,6 +6,7 @@
 
 #include <spdlog/sinks/null_sink.h>
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -34,6 +35,66 @@ public:
     }
   }
   std::vector<RecordedEvent> events;
+  uint64_t count = 0;
+  bool keep = true;
+};
+
+/// One data array as a module published it (copied).
+struct RecordedArray {
+  int64_t timestampNs = 0;
+  struct Variable {
+    std::string name;
+    std::string unit;
+    std::vector<std::string> axes;
+    std::vector<int64_t> shape;
+    sdk::DataType type = sdk::DataType::None;
+    std::vector<uint8_t> data;
+    /// The data as elements of T (T must match `type`).
+    template <class T> [[nodiscard]] std::vector<T> as() const {
+      std::vector<T> out(data.size() / sizeof(T));
+      std::memcpy(out.data(), data.data(), out.size() * sizeof(T));
+      return out;
+    }
+  };
+  std::vector<Variable> variables;
+  /// The variable called `name`; throws when there is none.
+  [[nodiscard]] const Variable &at(const std::string &name) const {
+    for (const Variable &v : variables) {
+      if (v.name == name) {
+        return v;
+      }
+    }
+    throw std::out_of_range("no variable " + name);
+  }
+};
+
+/// Records data arrays in a vector (set `keep` false to only count them). Not for production:
+/// it allocates.
+class RecordingDataArraySink final : public sdk::DataArraySink {
+public:
+  void publish(int64_t timestampNs,
+               std::span<const sdk::DataVariable> variables) noexcept override {
+    ++count;
+    if (!keep) {
+      return;
+    }
+    RecordedArray a;
+    a.timestampNs = timestampNs;
+    for (const sdk::DataVariable &v : variables) {
+      RecordedArray::Variable r;
+      r.name = v.name;
+      r.unit = v.unit;
+      for (const std::string_view axis : v.axes) {
+        r.axes.emplace_back(axis);
+      }
+      r.shape.assign(v.shape.begin(), v.shape.end());
+      r.type = v.type;
+      r.data.assign(v.data.begin(), v.data.end());
+      a.variables.push_back(std::move(r));
+    }
+    arrays.push_back(std::move(a));
+  }
+  std::vector<RecordedArray> arrays;
   uint64_t count = 0;
   bool keep = true;
 };
@@ -68,6 +129,14 @@ public:
   }
   /// The sinks of events(name), by name.
   std::map<std::string, RecordingEventSink> sources;
+  sdk::DataArraySink &dataArrays(std::string_view sourceName) override {
+    if (sourceName.empty()) {
+      throw std::invalid_argument("a data array source needs a name");
+    }
+    return arrays[std::string(sourceName)];
+  }
+  /// The sinks of dataArrays(name), by name.
+  std::map<std::string, RecordingDataArraySink> arrays;
   sdk::EventSink &events() override { return sink; }
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
   [[nodiscard]] const std::string &configSource() const override { return source_; }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Decodes ev44, f144 and x5f2 flatbuffers into JSON, dispatching on the file identifier.
+// Decodes ev44, f144, x5f2, ar51 and da00 flatbuffers into JSON, dispatching on the file identifier.
 #include "efu/tools/dump/Decode.h"
 
 #include "common/system/BoundedJson.h"
 
 #include "schemas/ar51_generated.h"
+#include "schemas/da00_generated.h"
 #include "schemas/ev44_generated.h"
 #include "schemas/f144_generated.h"
 #include "schemas/x5f2_generated.h"
@@ -229,6 +230,101 @@ Json decodeAr51(const uint8_t *data, size_t size, std::string &error) {
   return out;
 }
 
+/// The elements of a da00 variable's data bytes as JSON numbers of its type (a string for
+/// c_string); `warning` is set when the bytes are not a whole number of elements.
+template <typename T> Json elements(const flatbuffers::Vector<uint8_t> *bytes, std::string &warning) {
+  Json out = Json::array();
+  const size_t n = bytes == nullptr ? 0 : bytes->size();
+  if (n % sizeof(T) != 0) {
+    warning = std::to_string(n) + " data bytes are not a whole number of " +
+              std::to_string(sizeof(T)) + "-byte elements";
+  }
+  for (size_t i = 0; i + sizeof(T) <= n; i += sizeof(T)) {
+    T value;
+    std::memcpy(&value, bytes->Data() + i, sizeof(T));
+    out.push_back(value);
+  }
+  return out;
+}
+
+Json decodeDa00(const uint8_t *data, size_t size, std::string &error) {
+  flatbuffers::Verifier verifier(data, size);
+  if (!fb::Verifyda00_DataArrayBuffer(verifier)) {
+    error = "da00 buffer of " + std::to_string(size) + " bytes fails flatbuffers verification";
+    return nullptr;
+  }
+  const auto *msg = fb::Getda00_DataArray(data);
+  Json out;
+  out["kind"] = "da00";
+  out["source_name"] = optionalString(msg->source_name());
+  out["timestamp"] = msg->timestamp();
+  Json variables = Json::array();
+  Json warnings = Json::array();
+  if (msg->data() != nullptr) {
+    for (const fb::da00_Variable *v : *msg->data()) {
+      Json var;
+      var["name"] = optionalString(v->name());
+      var["unit"] = optionalString(v->unit());
+      var["label"] = optionalString(v->label());
+      var["source"] = optionalString(v->source());
+      const auto type = v->data_type();
+      const char *typeName = fb::EnumNameda00_dtype(type);
+      var["data_type"] = typeName[0] != '\0' ? Json(typeName) : Json(static_cast<int>(type));
+      Json axes = Json::array();
+      if (v->axes() != nullptr) {
+        for (const flatbuffers::String *a : *v->axes()) {
+          axes.push_back(a->str());
+        }
+      }
+      var["axes"] = std::move(axes);
+      var["shape"] = vectorJson(v->shape());
+      std::string warning;
+      const auto *bytes = v->data();
+      switch (type) {
+      case fb::da00_dtype::int8: var["data"] = elements<int8_t>(bytes, warning); break;
+      case fb::da00_dtype::uint8: var["data"] = elements<uint8_t>(bytes, warning); break;
+      case fb::da00_dtype::int16: var["data"] = elements<int16_t>(bytes, warning); break;
+      case fb::da00_dtype::uint16: var["data"] = elements<uint16_t>(bytes, warning); break;
+      case fb::da00_dtype::int32: var["data"] = elements<int32_t>(bytes, warning); break;
+      case fb::da00_dtype::uint32: var["data"] = elements<uint32_t>(bytes, warning); break;
+      case fb::da00_dtype::int64: var["data"] = elements<int64_t>(bytes, warning); break;
+      case fb::da00_dtype::uint64: var["data"] = elements<uint64_t>(bytes, warning); break;
+      case fb::da00_dtype::float32: var["data"] = elements<float>(bytes, warning); break;
+      case fb::da00_dtype::float64: var["data"] = elements<double>(bytes, warning); break;
+      case fb::da00_dtype::c_string:
+        var["data"] = bytes == nullptr ? std::string()
+                                       : std::string(reinterpret_cast<const char *>(bytes->Data()),
+                                                     bytes->size());
+        break;
+      default:
+        var["data"] = elements<uint8_t>(bytes, warning);
+        warning = "unknown data_type: data shown as bytes";
+        break;
+      }
+      if (type != fb::da00_dtype::c_string && warning.empty() && var["data"].is_array()) {
+        int64_t expected = 1;
+        for (const auto &n : var["shape"]) {
+          expected *= n.get<int64_t>();
+        }
+        if (expected != static_cast<int64_t>(var["data"].size())) {
+          warning = "shape holds " + std::to_string(expected) + " elements, data " +
+                    std::to_string(var["data"].size());
+        }
+      }
+      if (!warning.empty()) {
+        warnings.push_back(var["name"].is_string() ? var["name"].get<std::string>() + ": " + warning
+                                                   : warning);
+      }
+      variables.push_back(std::move(var));
+    }
+  }
+  out["data"] = std::move(variables);
+  if (!warnings.empty()) {
+    out["warnings"] = std::move(warnings);
+  }
+  return out;
+}
+
 } // namespace
 
 std::vector<uint8_t> ar51Datagram(const nlohmann::json &decoded) {
@@ -272,7 +368,8 @@ std::string fileIdentifier(std::span<const uint8_t> buffer) {
 bool isKnownIdentifier(std::string_view identifier) {
   return identifier == fb::Event44MessageIdentifier() ||
          identifier == fb::f144_LogDataIdentifier() || identifier == fb::StatusIdentifier() ||
-         identifier == fb::RawReadoutMessageIdentifier();
+         identifier == fb::RawReadoutMessageIdentifier() ||
+         identifier == fb::da00_DataArrayIdentifier();
 }
 
 std::optional<nlohmann::json> decodeMessage(std::span<const uint8_t> buffer, std::string &error) {
@@ -306,6 +403,8 @@ std::optional<nlohmann::json> decodeMessage(std::span<const uint8_t> buffer, std
       out = decodeF144(data, buffer.size(), error);
     } else if (identifier == fb::RawReadoutMessageIdentifier()) {
       out = decodeAr51(data, buffer.size(), error);
+    } else if (identifier == fb::da00_DataArrayIdentifier()) {
+      out = decodeDa00(data, buffer.size(), error);
     } else {
       out = decodeX5f2(data, buffer.size(), error);
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Decodes ev44, f144, x5f2 and ar51 flatbuffers into JSON, dispatching on the file identifier.
+// Decodes ev44, f144, x5f2, ar51 and da00 flatbuffers into JSON, dispatching on the file identifier.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -17,7 +17,7 @@ namespace efu::tools {
 /// empty string when the buffer is shorter than 8 bytes.
 std::string fileIdentifier(std::span<const uint8_t> buffer);
 
-/// True for the identifiers decodeMessage() understands: "ev44", "f144", "x5f2", "ar51".
+/// True for the identifiers decodeMessage() understands: "ev44", "f144", "x5f2", "ar51", "da00".
 bool isKnownIdentifier(std::string_view identifier);
 
 /// Verifies `buffer` with the flatbuffers Verifier and decodes it into one JSON object whose
@@ -27,7 +27,10 @@ bool isKnownIdentifier(std::string_view identifier);
 ///  - f144: source_name, timestamp (ns), value_type (union member name), value (number or array);
 ///  - x5f2: software_name, software_version, service_id, host_name, process_id,
 ///    update_interval (ms), status_json (embedded JSON when it parses, else the raw string);
-///  - ar51: source_name, message_id, size (bytes), raw_data (lower-case hex of the datagram).
+///  - ar51: source_name, message_id, size (bytes), raw_data (lower-case hex of the datagram);
+///  - da00: source_name, timestamp (ns), data: one object per variable with name, unit, label,
+///    source (null when absent), data_type (da00_dtype name), axes, shape and data (the elements
+///    as numbers of that type; a string for c_string), and "warnings" when data and shape differ.
 /// Absent strings are null. Returns std::nullopt and sets `error` to a one-line reason for
 /// short, unknown, truncated or otherwise invalid buffers; never throws on bad input.
 /// The buffer need not be aligned. Thread-safe (no shared state).

@@ -180,6 +180,23 @@ std::string textAr51(const Json &message) {
          " bytes=" + dumpCompact(message.at("size")) + " data=" + shown;
 }
 
+std::string textDa00(const Json &message) {
+  std::string out = "da00 ";
+  out.append(stringOrDash(message, "source_name"));
+  out.append(" t=").append(dumpCompact(message.at("timestamp")));
+  for (const Json &v : message.at("data")) {
+    out.append(" ").append(stringOrDash(v, "name")).append(dumpCompact(v.at("shape")));
+    if (v.contains("unit") && v.at("unit").is_string()) {
+      out.append(" ").append(v.at("unit").get_ref<const std::string &>());
+    }
+    out.append(" ").append(abbreviated(v.at("data")));
+  }
+  if (message.contains("warnings")) {
+    out.append(" warnings=").append(dumpCompact(message.at("warnings")));
+  }
+  return out;
+}
+
 std::string rate(double count, double spanSeconds) {
   char text[64];
   std::snprintf(text, sizeof(text), "%.1f", count / spanSeconds);
@@ -206,6 +223,9 @@ std::string formatText(const nlohmann::json &message) {
     }
     if (kind == "ar51") {
       return prefix(message) + textAr51(message);
+    }
+    if (kind == "da00") {
+      return prefix(message) + textDa00(message);
     }
   } catch (const Json::exception &) {
     // A hand-made object missing a member: fall through to the JSON form.

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The cbm module: beam monitor readouts → ev44 events and da00 histograms.
+#include "modules/cbm/CbmModule.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string>
+
+namespace efu::cbm {
+
+CbmCounters::CbmCounters(sdk::ModuleContext &ctx)
+    : readouts(ctx.counter("parser.readout.count")), byType{&ctx.counter("parser.readout.0d"),
+                                                            &ctx.counter("parser.readout.2d"),
+                                                            &ctx.counter("parser.readout.ibm")},
+      sizeErrors(ctx.counter("parser.readout.errors.size")),
+      noData(ctx.counter("parser.readout.errors.no_data")),
+      validation(ctx.counter("geometry.validation_errors")),
+      pixelErrors(ctx.counter("geometry.pixel_errors")),
+      processed(ctx.counter("readouts.processed")), ibm(ctx.counter("events.ibm")),
+      event0d(ctx.counter("events.event0d")), event2d(ctx.counter("events.event2d")),
+      nposSum(ctx.counter("events.ibm_npos_sum")), events(ctx.counter("events.count")) {
+  for (size_t i = 1; i < readoutErrors.size(); ++i) {
+    readoutErrors[i] = &ctx.counter(std::string("parser.readout.errors.") +
+                                    readoutErrorName(static_cast<ReadoutError>(i)));
+  }
+  for (size_t i = 0; i < geometryErrors.size(); ++i) {
+    geometryErrors[i] = &ctx.counter(geometryErrorCounter(static_cast<GeometryError>(i)));
+  }
+}
+
+CbmModule::CbmModule(sdk::ModuleContext &ctx)
+    : config_(parseCbmConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
+      parser_(headerCounters_, {readout::kTypeCbm}, config_.maxPulseTimeDiffNs), tofCounters_(ctx),
+      tof_(tofCounters_, config_.maxTofNs), counters_(ctx), outputs_(config_.monitors.size()) {
+  ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
+  for (size_t i = 0; i < config_.monitors.size(); ++i) {
+    const Monitor &m = config_.monitors[i];
+    Output &out = outputs_[i];
+    if (m.schema == Schema::Ev44) {
+      out.events = &ctx.events(m.source);
+    } else {
+      out.arrays = &ctx.dataArrays(m.source);
+      out.histogram = std::make_unique<TofHistogram>(m);
+      const std::string prefix = "serialize." + counterSegment(m.source) + ".";
+      out.produceCalled = &ctx.counter(prefix + "produce_called");
+      out.producePulse = &ctx.counter(prefix + "produce_triggered_reftime");
+      out.beforeOffset = &ctx.counter(prefix + "tof_before_offset_dropped");
+      out.overMax = &ctx.counter(prefix + "tof_over_max_dropped");
+      out.histograms = &ctx.counter(prefix + "histograms");
+      histogramOutputs_.push_back(i);
+    }
+    ctx.log().info("cbm: Topology[{}] FEN {} Channel {}: {} '{}' to {}{}", i, m.fen, m.channel,
+                   typeName(m.type), m.source, m.schema == Schema::Ev44 ? "ev44" : "da00",
+                   m.type == MonitorType::Ibm && m.schema == Schema::Da00
+                       ? fmt::format(" ({} bins of {} ns, {} pulse(s) per message, {})", m.binCount,
+                                     m.binWidth(), m.aggregatedFrames,
+                                     m.aggregation == Aggregation::Sum ? "sum" : "average")
+                       : std::string());
+  }
+  if (config_.maxTofWrapped) {
+    ctx.log().warn("cbm: {}: MaxTOFNS is beyond 32 bits; read modulo 2^32 as the ESS EFU reads "
+                   "it: {} ns",
+                   ctx.configSource(), config_.maxTofNs);
+  }
+  if (config_.maxPulseWrapped) {
+    ctx.log().warn("cbm: {}: MaxPulseTimeDiffNS is beyond 32 bits; read modulo 2^32 as the ESS "
+                   "EFU reads it: {} ns",
+                   ctx.configSource(), config_.maxPulseTimeDiffNs);
+  }
+}
+
+void CbmModule::publish(Output &out) noexcept {
+  out.produceCalled->add(1);
+  if (out.histogram->take()) {
+    const auto variables = out.histogram->variables();
+    out.arrays->publish(out.histogram->timestampNs(), variables);
+    out.histograms->add(1);
+  }
+}
+
+void CbmModule::process(const sdk::Packet &packet) noexcept {
+  readout::EssHeader h;
+  if (!parser_.parse(packet.data, packet.size, h)) {
+    return;
+  }
+  // Every valid header moves the histograms to its pulse, readouts or not (as the ESS EFU).
+  for (const size_t i : histogramOutputs_) {
+    Output &out = outputs_[i];
+    if (out.histogram->completes(h.pulseTimeNs)) {
+      publish(out);
+      out.producePulse->add(1);
+    }
+    out.histogram->advance(h.pulseTimeNs);
+  }
+  if (h.payloadBytes == 0) {
+    counters_.noData.add(1);
+    return;
+  }
+  if (h.payloadBytes % kReadoutBytes != 0) {
+    counters_.sizeErrors.add(1);
+    return;
+  }
+  const size_t count = h.payloadBytes / kReadoutBytes;
+  std::array<int64_t, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{};
+  std::array<int64_t, static_cast<size_t>(GeometryError::Count_)> geometryErrors{};
+  std::array<int64_t, 3> byType{};
+  int64_t pixelErrors = 0;
+  int64_t processed = 0;
+  int64_t ibm = 0;
+  int64_t event0d = 0;
+  int64_t event2d = 0;
+  int64_t npos = 0;
+  for (size_t i = 0; i < count; ++i) {
+    CbmReadout r;
+    std::memcpy(&r, h.payload + i * kReadoutBytes, kReadoutBytes);
+    const ReadoutError e = checkReadout(r);
+    if (e != ReadoutError::Ok) {
+      ++readoutErrors[static_cast<size_t>(e)];
+      continue;
+    }
+    ++byType[r.type - 1];
+    int16_t slot = -1;
+    const GeometryError g = checkGeometry(config_, r, slot);
+    if (g != GeometryError::Count_) {
+      ++geometryErrors[static_cast<size_t>(g)];
+      continue;
+    }
+    readout::Tof t;
+    if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, t)) {
+      continue;
+    }
+    const Monitor &m = config_.monitors[static_cast<size_t>(slot)];
+    Output &out = outputs_[static_cast<size_t>(slot)];
+    int32_t value = 0; // the ev44 pixel, or what the histogram adds
+    switch (m.type) {
+    case MonitorType::Ibm: {
+      const uint32_t v = ibmValue(r, config_.normalizeIbm);
+      value = static_cast<int32_t>(v);
+      ++ibm;
+      npos += v;
+      break;
+    }
+    case MonitorType::Event0D:
+      // The ESS EFU counts a pixel of 0 as a pixel error and still publishes the event.
+      pixelErrors += m.pixelOffset == 0 ? 1 : 0;
+      value = m.pixelOffset;
+      ++event0d;
+      break;
+    case MonitorType::Event2D:
+      value = static_cast<int32_t>(pixel2D(m, r.x(), r.y()));
+      ++event2d;
+      break;
+    }
+    if (out.histogram) {
+      switch (out.histogram->add(t.tofNs, value)) {
+      case TofHistogram::Added::Binned:
+        break;
+      case TofHistogram::Added::BeforeOffset:
+        out.beforeOffset->add(1);
+        break;
+      case TofHistogram::Added::OverMax:
+        out.overMax->add(1);
+        break;
+      }
+    } else {
+      out.events->add(t.pulseTimeNs, t.tofNs, value);
+    }
+    ++processed;
+  }
+  counters_.readouts.add(static_cast<int64_t>(count));
+  for (size_t i = 1; i < readoutErrors.size(); ++i) {
+    if (readoutErrors[i] != 0) {
+      counters_.readoutErrors[i]->add(readoutErrors[i]);
+    }
+  }
+  int64_t invalid = 0;
+  for (size_t i = 0; i < geometryErrors.size(); ++i) {
+    if (geometryErrors[i] != 0) {
+      counters_.geometryErrors[i]->add(geometryErrors[i]);
+      invalid += geometryErrors[i];
+    }
+  }
+  for (size_t i = 0; i < byType.size(); ++i) {
+    if (byType[i] != 0) {
+      counters_.byType[i]->add(byType[i]);
+    }
+  }
+  counters_.validation.add(invalid);
+  counters_.pixelErrors.add(pixelErrors);
+  counters_.processed.add(processed);
+  counters_.ibm.add(ibm);
+  counters_.event0d.add(event0d);
+  counters_.event2d.add(event2d);
+  counters_.nposSum.add(npos);
+  counters_.events.add(ibm + event0d + event2d);
+}
+
+void CbmModule::flush() noexcept {
+  for (const size_t i : histogramOutputs_) {
+    Output &out = outputs_[i];
+    if (out.histogram->lastFrame()) {
+      publish(out);
+    }
+  }
+}
+
+} // namespace efu::cbm

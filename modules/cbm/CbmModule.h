@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The cbm module: ESS common beam monitor readouts → events per monitor (ev44) and
+// time-of-flight histograms per pulse (da00), as the ESS EFU's cbm module forms them.
+#pragma once
+
+#include "common/readout/EssReadout.h"
+#include "common/sdk/Module.h"
+#include "modules/cbm/CbmConfig.h"
+#include "modules/cbm/CbmHistogram.h"
+#include "modules/cbm/CbmReadout.h"
+#include "modules/cbm/CbmSource.h"
+
+#include <array>
+#include <memory>
+#include <vector>
+
+namespace efu::cbm {
+
+/// The module's counters (docs/counters.md, section cbm) under the ESS EFU's names; the
+/// header's and the TOF's are readout::HeaderCounters and TofCounters.
+struct CbmCounters {
+  explicit CbmCounters(sdk::ModuleContext &ctx);
+  Counter &readouts;                 ///< parser.readout.count: readouts of whole-readout payloads
+  std::array<Counter *, 3> byType{}; ///< parser.readout.0d, .2d, .ibm: parsed, by type
+  Counter &sizeErrors; ///< parser.readout.errors.size: payload not a multiple of 20 bytes
+  Counter &noData;     ///< parser.readout.errors.no_data: a header with no readouts
+  std::array<Counter *, static_cast<size_t>(ReadoutError::Count_)> readoutErrors{}; ///< [Ok] unused
+  std::array<Counter *, static_cast<size_t>(GeometryError::Count_)> geometryErrors{};
+  Counter &validation;  ///< geometry.validation_errors: any geometry error
+  Counter &pixelErrors; ///< geometry.pixel_errors: a 0D monitor's pixel (PixelOffset) is 0
+  Counter &processed;   ///< readouts.processed: valid, with a time of flight
+  Counter &ibm;         ///< events.ibm
+  Counter &event0d;     ///< events.event0d
+  Counter &event2d;     ///< events.event2d
+  Counter &nposSum;     ///< events.ibm_npos_sum: the IBM values, summed
+  Counter &events;      ///< events.count: events.ibm + event0d + event2d
+};
+
+/// One instance per daemon; process() runs on the processing thread.
+class CbmModule final : public sdk::Module {
+public:
+  /// Throws sdk::ConfigError for a configuration it cannot use.
+  explicit CbmModule(sdk::ModuleContext &ctx);
+
+  void process(const sdk::Packet &packet) noexcept override;
+  /// Publishes the histograms whose aggregation the current pulse completes (the ESS EFU sends
+  /// them only when the next pulse comes).
+  void flush() noexcept override;
+
+  [[nodiscard]] const CbmConfig &config() const noexcept { return config_; }
+  using Source = CbmSource;
+
+private:
+  /// What one Topology entry publishes to.
+  struct Output {
+    sdk::EventSink *events = nullptr;     ///< Schema ev44
+    sdk::DataArraySink *arrays = nullptr; ///< Schema da00
+    std::unique_ptr<TofHistogram> histogram;
+    Counter *produceCalled = nullptr; ///< serialize.<source>.produce_called
+    Counter *producePulse = nullptr;  ///< serialize.<source>.produce_triggered_reftime
+    Counter *beforeOffset = nullptr;  ///< serialize.<source>.tof_before_offset_dropped
+    Counter *overMax = nullptr;       ///< serialize.<source>.tof_over_max_dropped
+    Counter *histograms = nullptr;    ///< serialize.<source>.histograms: published
+  };
+  void publish(Output &out) noexcept;
+
+  const CbmConfig config_;
+  readout::HeaderCounters headerCounters_;
+  readout::EssReadoutParser parser_;
+  readout::TofCounters tofCounters_;
+  readout::TofCalculator tof_;
+  CbmCounters counters_;
+  std::vector<Output> outputs_;          ///< one per Topology entry
+  std::vector<size_t> histogramOutputs_; ///< indices of outputs_ with a histogram
+};
+
+} // namespace efu::cbm

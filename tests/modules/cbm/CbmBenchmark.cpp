@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// cbm throughput per core: full 8972-byte datagrams of readoutgen's readouts (CbmSource on
+// cbmtest.json: 0D, 2D and IBM monitors; times within 10 us of the pulse so that the IBM
+// histograms bin them) through CbmModule::process() with counting sinks. Items = readouts.
+// BM_CbmProcess/P: P datagrams per pulse, so 1/P of the datagrams close and publish the three
+// 100-bin histograms of cbmtest.json (P = 1: every datagram a new pulse).
+#include "common/sdk/ModuleConfig.h"
+#include "modules/cbm/CbmModule.h"
+#include "modules/cbm/CbmSource.h"
+#include "tests/support/FakeModuleContext.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace efu;
+
+struct NoTruth final : sdk::TruthSink {
+  void add(int64_t, int64_t, int32_t) override {}
+  void addFrom(std::string_view, int64_t, int64_t, int32_t) override {}
+};
+
+void BM_CbmProcess(benchmark::State &state) {
+  const std::string path = std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/cbmtest.json";
+  const nlohmann::json config = validateModuleConfig(
+      "cbm", cbm::kCbmConfigKeys, cbm::kCbmConfigKeyCount, readConfigFile(path), path);
+  cbm::CbmSource source(config, path, 1);
+  const auto perPulse = static_cast<int>(state.range(0));
+  std::mt19937_64 rng(42);
+  NoTruth truth;
+  std::vector<std::vector<uint8_t>> datagrams;
+  int64_t readouts = 0;
+  for (int k = 0; k < 64; ++k) {
+    const int p = k / perPulse;
+    const readout::EssTime pulse = readout::nsToTicks(1'700'000'000'000'000'000 + p * 71'428'571LL);
+    const readout::EssTime prev =
+        readout::nsToTicks(1'700'000'000'000'000'000 + (p - 1) * 71'428'571LL);
+    const int64_t pulseNs = readout::ticksToNs(pulse.high, pulse.low);
+    std::vector<uint8_t> d(readout::headerBytes(0));
+    while (d.size() + cbm::kReadoutBytes <= readout::kMaxDatagramBytes) {
+      sdk::Neutron n;
+      n.x = static_cast<uint32_t>(rng() % source.imageWidth());
+      n.y = static_cast<uint32_t>(rng() % source.imageHeight());
+      n.pulse = pulse;
+      n.pulseTimeNs = pulseNs;
+      n.eventTime = readout::nsToTicks(pulseNs + static_cast<int64_t>(rng() % 10'000));
+      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
+      n.index = static_cast<uint64_t>(readouts);
+      std::vector<uint8_t> r(cbm::kReadoutBytes);
+      const size_t bytes = source.encodeEvent(n, r, truth);
+      d.insert(d.end(), r.begin(), r.begin() + static_cast<std::ptrdiff_t>(bytes));
+      readouts += bytes != 0 ? 1 : 0;
+    }
+    readout::HeaderFields f;
+    f.detectorType = readout::kTypeCbm;
+    f.pulse = pulse;
+    f.prevPulse = prev;
+    f.totalLength = static_cast<uint16_t>(d.size());
+    f.seqNum = static_cast<uint32_t>(k);
+    readout::writeHeader(d, f);
+    datagrams.push_back(std::move(d));
+  }
+  readout::FakeModuleContext ctx(config, path);
+  cbm::CbmModule module(ctx);
+  for (auto &[name, sink] : ctx.sources) {
+    sink.keep = false;
+  }
+  for (auto &[name, sink] : ctx.arrays) {
+    sink.keep = false;
+  }
+  int64_t processed = 0;
+  uint32_t seq = 0;
+  for (auto _ : state) {
+    for (auto &d : datagrams) {
+      std::memcpy(d.data() + 26, &seq, 4);
+      ++seq;
+      module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
+    }
+    processed += readouts;
+  }
+  state.SetItemsProcessed(processed);
+  state.counters["histograms"] = static_cast<double>(ctx.value("serialize.cbm4.histograms")) /
+                                 static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_CbmProcess)->Arg(1)->Arg(8)->Unit(benchmark::kMicrosecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The cbm module: the 20-byte readout field by field (the ESS EFU's ParserTest.cpp data), every
+// refusal of the parser, the geometry and the configuration, the histogram arithmetic (hand
+// computed, and the ESS DA00HistogramSerializerTest.cpp cases under CBM's rules), the module
+// in-process, and readoutgen's source against the module.
+#include "common/readout/EssHeader.h"
+#include "common/sdk/ModuleConfig.h"
+#include "modules/cbm/CbmConfig.h"
+#include "modules/cbm/CbmHistogram.h"
+#include "modules/cbm/CbmModule.h"
+#include "modules/cbm/CbmReadout.h"
+#include "modules/cbm/CbmSource.h"
+#include "tests/support/FakeModuleContext.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace efu::cbm {
+namespace {
+
+using readout::FakeModuleContext;
+using readout::RecordedEvent;
+
+const std::string kConfigs = std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/";
+const std::string kEss = std::string(EFU_SOURCE_DIR) + "/tests/modules/cbm/ess/";
+
+nlohmann::json validated(const nlohmann::json &config, const std::string &source = "t.json") {
+  return validateModuleConfig("cbm", kCbmConfigKeys, kCbmConfigKeyCount, config, source);
+}
+
+nlohmann::json fileConfig(const std::string &path) {
+  return validated(readConfigFile(path), path);
+}
+
+CbmReadout fromBytes(const std::vector<uint8_t> &bytes, size_t index = 0) {
+  CbmReadout r;
+  std::memcpy(&r, bytes.data() + index * kReadoutBytes, kReadoutBytes);
+  return r;
+}
+
+// ---- the readout, field by field (ESS ParserTest.cpp data) ----------------------------------
+
+// SADCTestData of the ESS ParserTest.cpp: the IBM payload's ADC and count.
+const std::vector<uint8_t> kSadc{
+    0x16, 0x00, 0x14, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00,
+    0x00, 0x00, 0x02, 0x00, 0x01, 0x00, 0xFF, 0xFF, 0xFF, 0x00, // ADC 16777215, count 0
+    0x16, 0x00, 0x14, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00,
+    0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x10, 0x01, 0xA3, 0x4A}; // ADC 10682640, count 74
+
+TEST(CbmReadout, FieldsAsTheEssParserTestReadsThem) {
+  const CbmReadout a = fromBytes(kSadc, 0);
+  EXPECT_EQ(a.fiber, 22);
+  EXPECT_EQ(a.fen, 0);
+  EXPECT_EQ(a.length, 20);
+  EXPECT_EQ(a.timeHigh, 1U);
+  EXPECT_EQ(a.timeLow, 1U);
+  EXPECT_EQ(a.type, 2);
+  EXPECT_EQ(a.channel, 0);
+  EXPECT_EQ(a.adc, 0x0001);
+  EXPECT_EQ(a.nadc(), 16777215U);
+  EXPECT_EQ(a.mcaSum(), 0);
+  const CbmReadout b = fromBytes(kSadc, 1);
+  EXPECT_EQ(b.nadc(), 10682640U);
+  EXPECT_EQ(b.mcaSum(), 74);
+  // Good2DData: x = 0x00FF, y = 0x01FF.
+  const CbmReadout c = fromBytes({0x16, 0x00, 0x14, 0x00, 1,    0,    0,    0,    1,    0,
+                                  0,    0,    0x02, 0x00, 0x01, 0x00, 0xFF, 0x00, 0xFF, 0x01});
+  EXPECT_EQ(c.x(), 255);
+  EXPECT_EQ(c.y(), 511);
+  // setNadc saturates at 24 bits (the ESS generator's setNADC).
+  CbmReadout d{};
+  d.setNadc(16777500, 3);
+  EXPECT_EQ(d.nadc(), 0xFFFFFFU);
+  d.setNadc(16776500, 3);
+  EXPECT_EQ(d.nadc(), 16776500U);
+  EXPECT_EQ(d.mcaSum(), 3);
+}
+
+TEST(CbmReadout, EveryParserRefusalInTheEssOrder) {
+  CbmReadout ok{};
+  ok.fiber = 22;
+  ok.length = 20;
+  ok.timeLow = readout::kMaxTicksLow; // DataBadFracTime's first readout: the largest legal
+  ok.type = 1;
+  EXPECT_EQ(checkReadout(ok), ReadoutError::Ok);
+  struct Case {
+    const char *what;
+    void (*mutate)(CbmReadout &);
+    ReadoutError expected;
+  };
+  const Case cases[] = {
+      {"fiber 24", [](CbmReadout &r) { r.fiber = 24; }, ReadoutError::Fiber},
+      {"FEN 34 (BadFENData)", [](CbmReadout &r) { r.fen = 34; }, ReadoutError::Fen},
+      {"FEN 24", [](CbmReadout &r) { r.fen = 24; }, ReadoutError::Fen},
+      {"length 21 (DataBadSize)", [](CbmReadout &r) { r.length = 21; }, ReadoutError::DataLength},
+      {"length 19 (DataBadSize)", [](CbmReadout &r) { r.length = 19; }, ReadoutError::DataLength},
+      {"time low 88052500 (DataBadFracTime)",
+       [](CbmReadout &r) { r.timeLow = readout::kMaxTicksLow + 1; }, ReadoutError::TimeFrac},
+      {"type 0 (DataBadType)", [](CbmReadout &r) { r.type = 0; }, ReadoutError::Type},
+      {"type 4 (DataBadType)", [](CbmReadout &r) { r.type = 4; }, ReadoutError::Type},
+      {"fiber and FEN: fiber first",
+       [](CbmReadout &r) {
+         r.fiber = 30;
+         r.fen = 30;
+       },
+       ReadoutError::Fiber},
+      {"length and type: length first",
+       [](CbmReadout &r) {
+         r.length = 0;
+         r.type = 9;
+       },
+       ReadoutError::DataLength},
+  };
+  for (const Case &c : cases) {
+    CbmReadout r = ok;
+    c.mutate(r);
+    EXPECT_EQ(checkReadout(r), c.expected) << c.what;
+  }
+}
+
+// ---- configuration ---------------------------------------------------------------------------
+
+TEST(CbmConfig, TheEssFilesLoadUnchanged) {
+  const CbmConfig c = loadCbmConfig(kConfigs + "cbmtest.json");
+  ASSERT_EQ(c.monitors.size(), 8U);
+  EXPECT_EQ(c.maxTofNs, 1410065408); // 10000000000 read into 32 bits, as the ESS EFU does
+  EXPECT_TRUE(c.maxTofWrapped);
+  EXPECT_EQ(c.maxPulseTimeDiffNs, 1000000000);
+  EXPECT_EQ(c.monitorRing, 11);
+  EXPECT_EQ(c.maxRing, 11);
+  EXPECT_EQ(c.maxFenId, 2);
+  EXPECT_TRUE(c.normalizeIbm);
+  // (FEN, Channel, Type, Source, Schema, PixelOffset, Width, Height, MaxTofBin, BinCount)
+  using Row = std::tuple<int, int, MonitorType, std::string, Schema, int, int, int, int, int>;
+  const Row rows[] = {
+      {0, 0, MonitorType::Event0D, "cbm1", Schema::Ev44, 0, 0, 0, 0, 0},
+      {0, 1, MonitorType::Event0D, "cbm2", Schema::Ev44, 1, 0, 0, 0, 0},
+      {1, 0, MonitorType::Event0D, "cbm3", Schema::Ev44, 3, 0, 0, 0, 0},
+      {1, 1, MonitorType::Ibm, "cbm4", Schema::Da00, 0, 0, 0, 10000, 100},
+      {1, 2, MonitorType::Ibm, "cbm5", Schema::Da00, 0, 0, 0, 10000, 100},
+      {2, 1, MonitorType::Ibm, "cbm6", Schema::Da00, 0, 0, 0, 10000, 100},
+      {2, 0, MonitorType::Event2D, "cbm7", Schema::Ev44, 1024, 512, 512, 0, 0},
+      {2, 2, MonitorType::Event2D, "cbm8", Schema::Ev44, 0, 512, 512, 0, 0},
+  };
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    const Monitor &m = c.monitors[i];
+    const auto &[fen, ch, type, source, schema, offset, w, h, maxTof, bins] = rows[i];
+    EXPECT_EQ(m.fen, fen) << i;
+    EXPECT_EQ(m.channel, ch) << i;
+    EXPECT_EQ(m.type, type) << i;
+    EXPECT_EQ(m.source, source) << i;
+    EXPECT_EQ(m.schema, schema) << i;
+    EXPECT_EQ(m.pixelOffset, offset) << i;
+    EXPECT_EQ(m.width, w) << i;
+    EXPECT_EQ(m.height, h) << i;
+    EXPECT_EQ(m.maxTofBin, maxTof) << i;
+    EXPECT_EQ(m.binCount, bins) << i;
+    EXPECT_EQ(m.aggregatedFrames, 1) << i;
+    EXPECT_EQ(m.aggregation, Aggregation::Sum) << i;
+    EXPECT_EQ(c.slot(m.fen, m.channel), static_cast<int16_t>(i));
+  }
+  EXPECT_EQ(c.slot(0, 2), -1);
+  // The other shipped files, and the ESS test files (CbmBaseTest's and ConfigTest's).
+  EXPECT_EQ(loadCbmConfig(kConfigs + "cbm2Dtest.json").monitors.at(0).width, 512);
+  const CbmConfig ibm = loadCbmConfig(kConfigs + "ibmtest.json");
+  EXPECT_EQ(ibm.monitors.at(0).binWidth(), 139508); // 71428572 / 512, integer ns
+  const CbmConfig utgaard = loadCbmConfig(kConfigs + "utgaard_ibm_test.json");
+  EXPECT_EQ(utgaard.monitors.at(0).schema, Schema::Ev44); // an IBM as events
+  EXPECT_EQ(utgaard.monitorRing, 0);
+  EXPECT_EQ(loadCbmConfig(kEss + "cbm_base_test.json").monitors.size(), 9U);
+  const CbmConfig t = loadCbmConfig(kEss + "cbm_config_test.json");
+  EXPECT_EQ(t.monitors.size(), 3U);
+  EXPECT_EQ(t.maxTofNs, 1000000000);
+  EXPECT_EQ(t.monitorRing, 11); // the default
+}
+
+void expectRefused(const nlohmann::json &config, const std::string &message) {
+  try {
+    (void)parseCbmConfig(validated(config), "t.json");
+    ADD_FAILURE() << "accepted: " << config.dump() << " (expected: " << message << ")";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos)
+        << e.what() << "\nexpected: " << message;
+  }
+}
+
+nlohmann::json baseConfig(nlohmann::json entry) {
+  return {{"Detector", "CBM"}, {"MaxFENId", 2}, {"Topology", nlohmann::json::array({entry})}};
+}
+
+TEST(CbmConfig, EveryRefusalNamesFileKeyAndValue) {
+  const nlohmann::json zeroD = {{"FEN", 0},      {"Channel", 0},     {"Type", "EVENT_0D"},
+                                {"Source", "a"}, {"Schema", "ev44"}, {"PixelOffset", 0}};
+  const nlohmann::json twoD = {{"FEN", 0},      {"Channel", 0},     {"Type", "EVENT_2D"},
+                               {"Source", "a"}, {"Schema", "ev44"}, {"Width", 4},
+                               {"Height", 4}};
+  const nlohmann::json ibm = {{"FEN", 0},      {"Channel", 0},     {"Type", "IBM"},
+                              {"Source", "a"}, {"Schema", "da00"}, {"MaxTofBin", 100},
+                              {"BinCount", 10}};
+  auto with = [](nlohmann::json e, const char *key, nlohmann::json v) {
+    e[key] = std::move(v);
+    return e;
+  };
+  auto without = [](nlohmann::json e, const char *key) {
+    e.erase(key);
+    return e;
+  };
+  nlohmann::json c = baseConfig(zeroD);
+  c["Detector"] = "LOKI";
+  expectRefused(c, "t.json: Detector = \"LOKI\": the ESS beam monitor files say \"CBM\"");
+  c = baseConfig(zeroD);
+  c["Topology"] = nlohmann::json::array();
+  expectRefused(c, "t.json: Topology = []: no monitors");
+  expectRefused(baseConfig(42), "t.json: Topology[0] = 42: expected an object");
+  expectRefused(baseConfig(with(zeroD, "Colour", 1)),
+                "t.json: Topology[0].Colour = 1: unknown key");
+  expectRefused(baseConfig(without(zeroD, "FEN")), "t.json: Topology[0] = ");
+  expectRefused(baseConfig(with(zeroD, "FEN", 3)),
+                "t.json: Topology[0].FEN = 3: expected an integer in [0, 2]");
+  expectRefused(baseConfig(with(zeroD, "Channel", 256)), "t.json: Topology[0].Channel = 256");
+  expectRefused(baseConfig(with(zeroD, "Type", "EVENT_1D")),
+                "t.json: Topology[0].Type = \"EVENT_1D\": expected EVENT_0D, EVENT_2D or IBM");
+  expectRefused(baseConfig(with(zeroD, "Source", "")), "t.json: Topology[0].Source = \"\"");
+  // The ESS EFU needs a Schema on every entry: its amor_onsite_ibm.json is refused (below).
+  expectRefused(baseConfig(without(zeroD, "Schema")),
+                "t.json: Topology[0] = {\"Channel\":0,\"FEN\":0,\"PixelOffset\":0,\"Source\":\"a\","
+                "\"Type\":\"EVENT_0D\"}: missing key 'Schema'");
+  expectRefused(baseConfig(with(zeroD, "Schema", "hs01")),
+                "t.json: Topology[0].Schema = \"hs01\": expected ev44 or da00");
+  expectRefused(baseConfig(with(zeroD, "Schema", "da00")),
+                "t.json: Topology[0].Schema = \"da00\": an EVENT_0D monitor has no histogram bins");
+  expectRefused(baseConfig(without(zeroD, "PixelOffset")),
+                "a EVENT_0D monitor needs 'PixelOffset'");
+  expectRefused(baseConfig(without(twoD, "Width")), "a EVENT_2D monitor needs 'Width'");
+  expectRefused(baseConfig(without(twoD, "Height")), "a EVENT_2D monitor needs 'Height'");
+  expectRefused(baseConfig(with(twoD, "Width", 65536)),
+                "t.json: Topology[0].Width = 65536: expected 0..65535");
+  expectRefused(baseConfig(with(twoD, "Height", -1)),
+                "t.json: Topology[0].Height = -1: expected 0..65535");
+  expectRefused(baseConfig(with(twoD, "Schema", "da00")),
+                "t.json: Topology[0].Schema = \"da00\": an EVENT_2D monitor publishes events");
+  expectRefused(baseConfig(with(twoD, "PixelOffset", -1)),
+                "t.json: Topology[0].PixelOffset = -1: expected 0 or more");
+  expectRefused(baseConfig(without(ibm, "MaxTofBin")), "a IBM monitor needs 'MaxTofBin'");
+  expectRefused(baseConfig(without(ibm, "BinCount")), "a IBM monitor needs 'BinCount'");
+  expectRefused(baseConfig(with(ibm, "BinCount", 0)),
+                "t.json: Topology[0].BinCount = 0: expected 1 or more");
+  expectRefused(baseConfig(with(ibm, "MaxTofBin", 9)),
+                "t.json: Topology[0].MaxTofBin = 9: must be at least BinCount (10)");
+  expectRefused(baseConfig(with(ibm, "AggregationMode", 2)),
+                "t.json: Topology[0].AggregationMode = 2: expected 0 (sum) or 1 (average)");
+  expectRefused(baseConfig(with(ibm, "AggregatedFrames", 0)),
+                "t.json: Topology[0].AggregatedFrames = 0: expected 1..255");
+  expectRefused(baseConfig(with(ibm, "AggregatedFrames", 256)),
+                "t.json: Topology[0].AggregatedFrames = 256: expected 1..255");
+  c = baseConfig(zeroD);
+  c["Topology"].push_back(with(zeroD, "Source", "b"));
+  expectRefused(c, "t.json: Topology[1] = ");
+  expectRefused(c, "FEN 0 Channel 0 is Topology[0] already");
+  c = baseConfig(ibm);
+  c["Topology"].push_back(with(zeroD, "Channel", 1));
+  expectRefused(c, "t.json: Topology[1].Source = \"a\": Topology[0] has this source too");
+  // Two event monitors may share a source (one ev44 stream).
+  c = baseConfig(zeroD);
+  c["Topology"].push_back(with(zeroD, "Channel", 1));
+  EXPECT_EQ(parseCbmConfig(validated(c), "t.json").monitors.size(), 2U);
+}
+
+TEST(CbmConfig, TheFilesTheEssEfuRefusesAreRefused) {
+  try {
+    (void)loadCbmConfig(kEss + "amor_onsite_ibm.json");
+    ADD_FAILURE() << "amor_onsite_ibm.json accepted";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("amor_onsite_ibm.json: Topology[0] = "), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing key 'Schema'"), std::string::npos) << e.what();
+  }
+  try {
+    (void)loadCbmConfig(kEss + "utgaard_ttl_test.json");
+    ADD_FAILURE() << "utgaard_ttl_test.json accepted";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("utgaard_ttl_test.json: Topology[1].Schema = \"da00\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// ---- the histogram ---------------------------------------------------------------------------
+
+Monitor ibmMonitor(int32_t maxTofBin, int32_t bins, uint8_t frames = 1,
+                   Aggregation a = Aggregation::Sum) {
+  Monitor m;
+  m.type = MonitorType::Ibm;
+  m.schema = Schema::Da00;
+  m.source = "h";
+  m.maxTofBin = maxTofBin;
+  m.binCount = bins;
+  m.aggregatedFrames = frames;
+  m.aggregation = a;
+  return m;
+}
+
+template <class T> std::vector<T> dataOf(const sdk::DataVariable &v) {
+  std::vector<T> out(v.data.size() / sizeof(T));
+  std::memcpy(out.data(), v.data.data(), v.data.size());
+  return out;
+}
+
+TEST(CbmHistogram, EdgesBinsAndDropsByHand) {
+  // 71428572 / 512 = 139508.93: edges every 139508 ns, the last at 71428096 (ibmtest.json).
+  TofHistogram wide(ibmMonitor(71428572, 512));
+  EXPECT_EQ(wide.edges().size(), 513U);
+  EXPECT_EQ(wide.edges()[1], 139508);
+  EXPECT_EQ(wide.edges()[512], 71428096);
+  EXPECT_EQ(wide.add(71428095, 1), TofHistogram::Added::Binned);  // bin 511
+  EXPECT_EQ(wide.add(71428096, 1), TofHistogram::Added::OverMax); // bin 512: dropped
+  EXPECT_EQ(wide.add(-1, 1), TofHistogram::Added::BeforeOffset);
+
+  TofHistogram h(ibmMonitor(10000, 100)); // cbmtest.json's: 100 bins of 100 ns
+  h.advance(1000);
+  EXPECT_EQ(h.add(0, 5), TofHistogram::Added::Binned);     // bin 0
+  EXPECT_EQ(h.add(99, 7), TofHistogram::Added::Binned);    // bin 0
+  EXPECT_EQ(h.add(100, 11), TofHistogram::Added::Binned);  // bin 1
+  EXPECT_EQ(h.add(9999, 13), TofHistogram::Added::Binned); // bin 99
+  EXPECT_EQ(h.add(10000, 17), TofHistogram::Added::OverMax);
+  EXPECT_FALSE(h.completes(1000)); // the same pulse
+  EXPECT_TRUE(h.completes(2000));
+  ASSERT_TRUE(h.take());
+  const auto v = h.variables();
+  EXPECT_EQ(v[0].name, "frame_time");
+  EXPECT_EQ(v[0].unit, "ns");
+  EXPECT_EQ(v[0].shape[0], 101);
+  EXPECT_EQ(v[0].type, sdk::DataType::Int32);
+  EXPECT_EQ(dataOf<int32_t>(v[0])[100], 10000);
+  EXPECT_EQ(v[1].name, "signal");
+  EXPECT_EQ(v[1].unit, "A");
+  EXPECT_EQ(v[1].axes[0], "frame_time");
+  const auto signal = dataOf<int32_t>(v[1]);
+  ASSERT_EQ(signal.size(), 100U);
+  EXPECT_EQ(signal[0], 12);
+  EXPECT_EQ(signal[1], 11);
+  EXPECT_EQ(signal[99], 13);
+  EXPECT_EQ(std::count(signal.begin(), signal.end(), 0), 97);
+  EXPECT_EQ(v[2].name, "reference_time");
+  EXPECT_EQ(v[2].axes[0], "reference_time");
+  EXPECT_EQ(dataOf<int32_t>(v[2]), std::vector<int32_t>{0});
+  EXPECT_EQ(v[3].name, "frame_total");
+  EXPECT_EQ(v[3].unit, "counts");
+  EXPECT_EQ(v[3].type, sdk::DataType::UInt64);
+  EXPECT_EQ(dataOf<uint64_t>(v[3]), std::vector<uint64_t>{36}); // binned values only
+  EXPECT_EQ(h.timestampNs(), 1000);
+  h.advance(2000);
+  EXPECT_FALSE(h.take()) << "emptied by the previous take(): nothing to publish";
+}
+
+TEST(CbmHistogram, EssIntegerBinning) {
+  // DA00HistogramSerializerTest.cpp TestIntegerBinning: period 20, 2 bins, entries
+  // (3, 0), (8, 1), (12, 1) → signal {1, 1}, reference_time {0}, frame_total {2}.
+  TofHistogram h(ibmMonitor(20, 2));
+  h.advance(10'000'000'000);
+  for (const auto &[t, v] : std::map<int, int>{{3, 0}, {8, 1}, {12, 1}}) {
+    h.add(t, v);
+  }
+  ASSERT_TRUE(h.take());
+  const auto v = h.variables();
+  EXPECT_EQ(dataOf<int32_t>(v[1]), (std::vector<int32_t>{1, 1}));
+  EXPECT_EQ(dataOf<int32_t>(v[2]), std::vector<int32_t>{0});
+  EXPECT_EQ(dataOf<uint64_t>(v[3]), std::vector<uint64_t>{2});
+}
+
+/// DA00HistogramSerializerTest.cpp TestBufferAggregatedPulsesCalls / TestBufferAveraged...:
+/// 10 bins of 100 ns, 10 frames per message; per pulse (300, 10), (800, 9), (1200, 8), pulses
+/// 9994 ns apart (the ESS test's ESSTime steps). Under CBM's Drop strategy 1200 is dropped
+/// (the ESS test uses LastBin, which the CBM module never does).
+struct AggregationCase {
+  Aggregation mode;
+  std::vector<int32_t> signal;
+};
+class CbmHistogramAggregation : public ::testing::TestWithParam<AggregationCase> {};
+
+TEST_P(CbmHistogramAggregation, TenFramesPerMessage) {
+  TofHistogram h(ibmMonitor(1000, 10, 10, GetParam().mode));
+  int64_t pulse = 0;
+  h.advance(pulse);
+  int published = 0;
+  for (int i = 0; i < 10; ++i) {
+    for (const auto &[t, v] : std::map<int, int>{{300, 10}, {800, 9}, {1200, 8}}) {
+      h.add(t, v);
+    }
+    pulse += 9994;
+    if (h.completes(pulse)) {
+      ASSERT_TRUE(h.take());
+      ++published;
+      const auto v = h.variables();
+      EXPECT_EQ(dataOf<int32_t>(v[1]), GetParam().signal);
+      EXPECT_EQ(dataOf<int32_t>(v[2]), (std::vector<int32_t>{0, 9994, 19988, 29982, 39976, 49970,
+                                                             59964, 69958, 79952, 89946}));
+      EXPECT_EQ(dataOf<uint64_t>(v[3]), std::vector<uint64_t>(10, 19));
+      EXPECT_EQ(h.timestampNs(), 9 * 9994);
+    }
+    h.advance(pulse);
+    EXPECT_EQ(published, i == 9 ? 1 : 0) << i;
+  }
+  // The next message starts afresh; its first frame's offset continues from the run's start.
+  h.add(700, 10);
+  for (int i = 0; i < 10; ++i) {
+    pulse += 9994;
+    if (h.completes(pulse)) {
+      ASSERT_TRUE(h.take());
+      const auto v = h.variables();
+      std::vector<int32_t> signal(10, 0);
+      signal[7] = 10;
+      EXPECT_EQ(dataOf<int32_t>(v[1]), signal);
+      EXPECT_EQ(dataOf<int32_t>(v[2])[0], 10 * 9994);
+      EXPECT_EQ(dataOf<uint64_t>(v[3])[0], 10U);
+      ++published;
+    }
+    h.advance(pulse);
+  }
+  EXPECT_EQ(published, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ess, CbmHistogramAggregation,
+    ::testing::Values(AggregationCase{Aggregation::Sum, {0, 0, 0, 100, 0, 0, 0, 0, 90, 0}},
+                      AggregationCase{Aggregation::Average, {0, 0, 0, 10, 0, 0, 0, 0, 9, 0}}));
+
+TEST(CbmHistogram, AverageIsTheIntegerMeanAndReferenceTimeWrapsAsInt32) {
+  TofHistogram h(ibmMonitor(100, 1, 1, Aggregation::Average));
+  h.advance(0);
+  h.add(5, 10);
+  h.add(6, 11);
+  h.add(7, 11);
+  ASSERT_TRUE(h.take());
+  EXPECT_EQ(dataOf<int32_t>(h.variables()[1]), std::vector<int32_t>{10}); // 32 / 3
+  // reference_time accumulates pulse gaps as int32: 3 s after the first pulse it has wrapped.
+  h.advance(1'500'000'000);
+  h.advance(3'000'000'000);
+  h.add(1, 1);
+  ASSERT_TRUE(h.take());
+  EXPECT_EQ(dataOf<int32_t>(h.variables()[2]),
+            std::vector<int32_t>{static_cast<int32_t>(3'000'000'000LL - 4'294'967'296LL)});
+}
+
+// ---- the module ------------------------------------------------------------------------------
+
+/// Datagrams of CBM readouts for one pulse.
+struct Datagram {
+  std::vector<uint8_t> bytes;
+  Datagram(readout::EssTime pulse, readout::EssTime prev, uint32_t seq = 0) {
+    bytes.resize(30);
+    readout::HeaderFields f;
+    f.detectorType = readout::kTypeCbm;
+    f.pulse = pulse;
+    f.prevPulse = prev;
+    f.seqNum = seq;
+    readout::writeHeader(bytes, f);
+  }
+  Datagram &add(const CbmReadout &r) {
+    const size_t at = bytes.size();
+    bytes.resize(at + kReadoutBytes);
+    std::memcpy(bytes.data() + at, &r, kReadoutBytes);
+    return *this;
+  }
+  sdk::Packet packet() {
+    const auto size = static_cast<uint16_t>(bytes.size());
+    std::memcpy(bytes.data() + 6, &size, 2);
+    return sdk::Packet{bytes.data(), static_cast<uint32_t>(bytes.size()), 0, 0};
+  }
+};
+
+CbmReadout readoutOf(uint8_t fen, uint8_t channel, uint8_t type, readout::EssTime t,
+                     uint8_t fiber = 22) {
+  CbmReadout r{};
+  r.fiber = fiber;
+  r.fen = fen;
+  r.length = 20;
+  r.timeHigh = t.high;
+  r.timeLow = t.low;
+  r.type = type;
+  r.channel = channel;
+  return r;
+}
+
+class CbmModuleTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ctx_ =
+        std::make_unique<FakeModuleContext>(fileConfig(kConfigs + "cbmtest.json"), "cbmtest.json");
+    module_ = std::make_unique<CbmModule>(*ctx_);
+  }
+  std::unique_ptr<FakeModuleContext> ctx_;
+  std::unique_ptr<CbmModule> module_;
+  const readout::EssTime pulse_{1000, 0};
+  const readout::EssTime prev_{999, 80'000'000};
+  const int64_t pulseNs_ = 1000LL * 1'000'000'000;
+  readout::EssTime at(uint32_t ticks) const { return {pulse_.high, pulse_.low + ticks}; }
+};
+
+TEST_F(CbmModuleTest, EventsPerSourceWithTheEssPixels) {
+  Datagram d(pulse_, prev_);
+  d.add(readoutOf(0, 0, 1, at(100))); // cbm1: pixel 0 (PixelOffset 0: a pixel error)
+  d.add(readoutOf(0, 1, 1, at(200))); // cbm2: pixel 1
+  d.add(readoutOf(1, 0, 1, at(300))); // cbm3: pixel 3
+  CbmReadout r7 = readoutOf(2, 0, 2, at(400));
+  r7.setPosition(5, 2); // cbm7: 2 * 512 + 5 + 1 + 1024
+  d.add(r7);
+  CbmReadout r8 = readoutOf(2, 2, 2, at(500), 23); // fiber 23: ring 11 too
+  r8.setPosition(511, 511);                        // cbm8: 511 * 512 + 511 + 1
+  d.add(r8);
+  module_->process(d.packet());
+  const auto ev = [&](uint32_t ticks, int32_t pixel) {
+    return RecordedEvent{pulseNs_, static_cast<int32_t>(readout::ticksToNs(1000, ticks) - pulseNs_),
+                         pixel};
+  };
+  EXPECT_EQ(ctx_->sources["cbm1"].events, std::vector<RecordedEvent>{ev(100, 0)});
+  EXPECT_EQ(ctx_->sources["cbm2"].events, std::vector<RecordedEvent>{ev(200, 1)});
+  EXPECT_EQ(ctx_->sources["cbm3"].events, std::vector<RecordedEvent>{ev(300, 3)});
+  EXPECT_EQ(ctx_->sources["cbm7"].events,
+            std::vector<RecordedEvent>{ev(400, 2 * 512 + 5 + 1 + 1024)});
+  EXPECT_EQ(ctx_->sources["cbm8"].events, std::vector<RecordedEvent>{ev(500, 511 * 512 + 512)});
+  EXPECT_TRUE(ctx_->sink.events.empty());
+  EXPECT_EQ(ctx_->value("parser.readout.count"), 5);
+  EXPECT_EQ(ctx_->value("parser.readout.0d"), 3);
+  EXPECT_EQ(ctx_->value("parser.readout.2d"), 2);
+  EXPECT_EQ(ctx_->value("parser.readout.ibm"), 0);
+  EXPECT_EQ(ctx_->value("readouts.processed"), 5);
+  EXPECT_EQ(ctx_->value("events.event0d"), 3);
+  EXPECT_EQ(ctx_->value("events.event2d"), 2);
+  EXPECT_EQ(ctx_->value("events.count"), 5);
+  EXPECT_EQ(ctx_->value("geometry.pixel_errors"), 1);
+  EXPECT_EQ(ctx_->value("geometry.validation_errors"), 0);
+  EXPECT_EQ(ctx_->value("events.timestamp.tof.count"), 5);
+}
+
+TEST_F(CbmModuleTest, IbmReadoutsBecomeOneHistogramPerPulse) {
+  Datagram d(pulse_, prev_);
+  CbmReadout a = readoutOf(1, 1, 3, at(1));    // cbm4; tof 11 ns: bin 0
+  a.setNadc(1000, 4);                          // normalised: 250
+  CbmReadout b = readoutOf(1, 1, 3, at(10));   // tof 113 ns: bin 1
+  b.setNadc(77, 0);                            // count 0: not divided
+  CbmReadout c = readoutOf(1, 1, 3, at(1000)); // tof 11356 ns: beyond 100 bins of 100 ns
+  c.setNadc(5, 1);
+  CbmReadout e = readoutOf(2, 1, 3, at(2)); // cbm6; tof 22 ns: bin 0
+  e.setNadc(9, 2);                          // 4
+  d.add(a).add(b).add(c).add(e);
+  module_->process(d.packet());
+  EXPECT_TRUE(ctx_->arrays["cbm4"].arrays.empty()) << "published when the next pulse comes";
+  EXPECT_EQ(ctx_->value("events.ibm"), 4);
+  EXPECT_EQ(ctx_->value("events.ibm_npos_sum"), 250 + 77 + 5 + 4);
+  EXPECT_EQ(ctx_->value("serialize.cbm4.tof_over_max_dropped"), 1);
+  // A heartbeat of the next pulse closes the frame of every histogram with entries.
+  Datagram next({1000, 6'289'464}, pulse_, 1);
+  module_->process(next.packet());
+  EXPECT_EQ(ctx_->value("parser.readout.errors.no_data"), 1);
+  ASSERT_EQ(ctx_->arrays["cbm4"].arrays.size(), 1U);
+  const auto &h = ctx_->arrays["cbm4"].arrays[0];
+  EXPECT_EQ(h.timestampNs, pulseNs_);
+  ASSERT_EQ(h.variables.size(), 4U);
+  EXPECT_EQ(h.variables[0].name, "frame_time");
+  EXPECT_EQ(h.variables[1].name, "signal");
+  EXPECT_EQ(h.variables[2].name, "reference_time");
+  EXPECT_EQ(h.variables[3].name, "frame_total");
+  const auto signal = h.at("signal").as<int32_t>();
+  EXPECT_EQ(signal[0], 250);
+  EXPECT_EQ(signal[1], 77);
+  EXPECT_EQ(h.at("frame_total").as<uint64_t>(), std::vector<uint64_t>{327});
+  EXPECT_EQ(h.at("reference_time").as<int32_t>(), std::vector<int32_t>{0});
+  ASSERT_EQ(ctx_->arrays["cbm6"].arrays.size(), 1U);
+  EXPECT_EQ(ctx_->arrays["cbm6"].arrays[0].at("signal").as<int32_t>()[0], 4);
+  EXPECT_TRUE(ctx_->arrays["cbm5"].arrays.empty()) << "an empty histogram is not published";
+  EXPECT_EQ(ctx_->value("serialize.cbm5.produce_called"), 1);
+  EXPECT_EQ(ctx_->value("serialize.cbm5.produce_triggered_reftime"), 1);
+  EXPECT_EQ(ctx_->value("serialize.cbm5.histograms"), 0);
+  EXPECT_EQ(ctx_->value("serialize.cbm4.histograms"), 1);
+  // At shutdown the current pulse's histogram is published as the next pulse would.
+  Datagram third({1000, 6'289'464}, pulse_, 2);
+  CbmReadout f = readoutOf(1, 1, 3, {1000, 6'289'465});
+  f.setNadc(3, 1);
+  third.add(f);
+  module_->process(third.packet());
+  module_->flush();
+  ASSERT_EQ(ctx_->arrays["cbm4"].arrays.size(), 2U);
+  EXPECT_EQ(ctx_->arrays["cbm4"].arrays[1].timestampNs, readout::ticksToNs(1000, 6'289'464));
+  EXPECT_EQ(
+      ctx_->arrays["cbm4"].arrays[1].at("reference_time").as<int32_t>(),
+      std::vector<int32_t>{static_cast<int32_t>(readout::ticksToNs(1000, 6'289'464) - pulseNs_)});
+}
+
+TEST_F(CbmModuleTest, EveryRefusalIsCountedOnce) {
+  Datagram d(pulse_, prev_);
+  d.add(readoutOf(0, 0, 1, at(1), 24)); // parser: fiber
+  d.add(readoutOf(24, 0, 1, at(1)));    // parser: FEN
+  CbmReadout len = readoutOf(0, 0, 1, at(1));
+  len.length = 21;
+  d.add(len);                                                   // parser: datalen
+  d.add(readoutOf(0, 0, 1, {1000, readout::kMaxTicksLow + 1})); // parser: timefrac
+  d.add(readoutOf(0, 0, 4, at(1)));                             // parser: type
+  d.add(readoutOf(0, 0, 1, at(1), 20));                         // ring 10: monitor ring mismatch
+  d.add(readoutOf(3, 0, 1, at(1)));                             // FEN 3 > MaxFENId 2
+  d.add(readoutOf(0, 2, 1, at(1)));                             // (0, 2): no topology
+  d.add(readoutOf(0, 0, 3, at(1))); // IBM on a 0D channel: type mismatch
+  CbmReadout x = readoutOf(2, 0, 2, at(1));
+  x.setPosition(512, 0);
+  d.add(x); // xpos
+  CbmReadout y = readoutOf(2, 0, 2, at(1));
+  y.setPosition(0, 512);
+  d.add(y);                                     // ypos
+  d.add(readoutOf(0, 1, 1, {999, 0}));          // before the previous pulse: prevtof.negative
+  d.add(readoutOf(0, 1, 1, {1002, 0}));         // 2 s after the pulse > MaxTOFNS 1.41 s: tof.high
+  d.add(readoutOf(0, 1, 1, {999, 80'000'001})); // before the pulse: from the previous one
+  module_->process(d.packet());
+  for (const char *name :
+       {"parser.readout.errors.fiber", "parser.readout.errors.fen", "parser.readout.errors.datalen",
+        "parser.readout.errors.timefrac", "parser.readout.errors.type",
+        "geometry.monitor_ring_mismatch_errors", "geometry.fen_errors", "geometry.topology_errors",
+        "geometry.type_mismatch_errors", "geometry.xpos_errors", "geometry.ypos_errors",
+        "events.timestamp.prevtof.negative", "events.timestamp.tof.high",
+        "events.timestamp.prevtof.count"}) {
+    EXPECT_EQ(ctx_->value(name), 1) << name;
+  }
+  EXPECT_EQ(ctx_->value("geometry.ring_errors"), 0);
+  EXPECT_EQ(ctx_->value("geometry.validation_errors"), 6);
+  EXPECT_EQ(ctx_->value("parser.readout.count"), 14);
+  EXPECT_EQ(ctx_->value("readouts.processed"), 1);
+  // The previous-pulse event is published with the previous pulse as its reference.
+  ASSERT_EQ(ctx_->sources["cbm2"].events.size(), 1U);
+  EXPECT_EQ(ctx_->sources["cbm2"].events[0].pulseTimeNs, readout::ticksToNs(999, 80'000'000));
+  // Whole-payload refusals and the header's.
+  Datagram odd(pulse_, prev_, 1);
+  odd.bytes.resize(odd.bytes.size() + 19);
+  module_->process(odd.packet());
+  EXPECT_EQ(ctx_->value("parser.readout.errors.size"), 1);
+  Datagram wrongType(pulse_, prev_, 2);
+  wrongType.bytes[5] = readout::kTypeLoki;
+  module_->process(wrongType.packet());
+  EXPECT_EQ(ctx_->value("parser.essheader.errors.type"), 1);
+  Datagram gap({1002, 0}, {1000, 0}, 3); // 2 s > MaxPulseTimeDiffNS 1 s
+  module_->process(gap.packet());
+  EXPECT_EQ(ctx_->value("parser.essheader.errors.timehigh"), 1);
+}
+
+TEST(CbmModule, RingAboveMaxRingAndIbmAsEvents) {
+  nlohmann::json c = {{"Detector", "CBM"},
+                      {"MaxFENId", 0},
+                      {"MonitorRing", 1},
+                      {"MaxRing", 1},
+                      {"NormalizeIBMReadouts", false},
+                      {"Topology",
+                       {{{"FEN", 0},
+                         {"Channel", 0},
+                         {"Type", "IBM"},
+                         {"Source", "i"},
+                         {"Schema", "ev44"},
+                         {"MaxTofBin", 10},
+                         {"BinCount", 1}},
+                        {{"FEN", 0},
+                         {"Channel", 1},
+                         {"Type", "EVENT_0D"},
+                         {"Source", "z"},
+                         {"Schema", "ev44"},
+                         {"PixelOffset", 7}}}}};
+  FakeModuleContext ctx(validated(c), "t.json");
+  CbmModule m(ctx);
+  Datagram d({10, 0}, {9, 80'000'000});
+  d.add(readoutOf(0, 0, 3, {10, 0}, 4)); // ring 2 > MaxRing 1
+  CbmReadout ibm = readoutOf(0, 0, 3, {10, 1}, 2);
+  ibm.setNadc(1000, 4); // not normalised: 1000
+  d.add(ibm);
+  d.add(readoutOf(0, 1, 1, {10, 2}, 3));
+  d.add(readoutOf(0, 1, 1, {10, 3}, 3));
+  m.process(d.packet());
+  EXPECT_EQ(ctx.value("geometry.ring_errors"), 1);
+  ASSERT_EQ(ctx.sources["i"].events.size(), 1U);
+  EXPECT_EQ(ctx.sources["i"].events[0].pixelId, 1000) << "an IBM as ev44: the value as pixel";
+  EXPECT_EQ(ctx.sources["z"].events.size(), 2U);
+  EXPECT_EQ(ctx.value("geometry.pixel_errors"), 0);
+}
+
+// ---- readoutgen's source against the module --------------------------------------------------
+
+struct TruthList final : sdk::TruthSink {
+  void add(int64_t, int64_t, int32_t) override { ADD_FAILURE() << "cbm names its outputs"; }
+  void addFrom(std::string_view source, int64_t pulse, int64_t tof, int32_t v) override {
+    events.emplace_back(std::string(source), pulse, tof, v);
+  }
+  std::vector<std::tuple<std::string, int64_t, int64_t, int32_t>> events;
+};
+
+TEST(CbmSource, EveryImagePositionBecomesItsMonitorsTruth) {
+  const nlohmann::json config = fileConfig(kConfigs + "cbmtest.json");
+  CbmSource source(config, "cbmtest.json", 1);
+  ASSERT_EQ(source.imageWidth(), 512U);
+  ASSERT_EQ(source.imageHeight(), 8U * 512);
+  FakeModuleContext ctx(config, "cbmtest.json");
+  CbmModule module(ctx);
+  TruthList truth;
+  const readout::EssTime pulse{2000, 0};
+  const int64_t pulseNs = readout::ticksToNs(2000, 0);
+  std::vector<uint8_t> buffer(30 + 400 * kReadoutBytes);
+  // Sample positions over the whole image; each datagram one pulse.
+  uint64_t index = 0;
+  size_t len = 30;
+  for (uint32_t y = 0; y < source.imageHeight(); y += 37) {
+    for (uint32_t x = 0; x < 512; x += 101) {
+      sdk::Neutron n;
+      n.x = x;
+      n.y = y;
+      n.pulse = pulse;
+      n.pulseTimeNs = pulseNs;
+      n.eventTime = {2000, static_cast<uint32_t>(index % 800)};
+      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
+      n.index = index++;
+      len += source.encodeEvent(n, std::span<uint8_t>(buffer).subspan(len), truth);
+      if (len + kReadoutBytes > buffer.size()) {
+        readout::HeaderFields f;
+        f.detectorType = readout::kTypeCbm;
+        f.pulse = pulse;
+        f.prevPulse = {1999, 0};
+        f.totalLength = static_cast<uint16_t>(len);
+        f.seqNum = static_cast<uint32_t>(index);
+        readout::writeHeader(buffer, f);
+        module.process(sdk::Packet{buffer.data(), static_cast<uint32_t>(len), 0, 0});
+        len = 30;
+      }
+    }
+  }
+  readout::HeaderFields f;
+  f.detectorType = readout::kTypeCbm;
+  f.pulse = pulse;
+  f.prevPulse = {1999, 0};
+  f.totalLength = static_cast<uint16_t>(len);
+  readout::writeHeader(buffer, f);
+  module.process(sdk::Packet{buffer.data(), static_cast<uint32_t>(len), 0, 0});
+  module.flush();
+  // Events: exactly the truth of each event source.
+  std::map<std::string, std::multiset<std::tuple<int64_t, int64_t, int32_t>>> want, got;
+  std::map<std::string, std::vector<int64_t>> histogramTruth;
+  const CbmConfig c = parseCbmConfig(config, "cbmtest.json");
+  for (const auto &[src, p, t, v] : truth.events) {
+    bool histogram = false;
+    for (const Monitor &m : c.monitors) {
+      if (m.source == src && m.schema == Schema::Da00) {
+        histogram = true;
+        auto &bins = histogramTruth[src];
+        bins.resize(static_cast<size_t>(m.binCount));
+        const int64_t bin = t / m.binWidth();
+        if (bin < m.binCount) {
+          bins[static_cast<size_t>(bin)] += v;
+        }
+      }
+    }
+    if (!histogram) {
+      want[src].insert({p, t, v});
+    }
+  }
+  for (const auto &[src, sink] : ctx.sources) {
+    for (const RecordedEvent &e : sink.events) {
+      got[src].insert({e.pulseTimeNs, e.tofNs, e.pixelId});
+    }
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(want.size(), 5U);
+  ASSERT_EQ(histogramTruth.size(), 3U);
+  for (const auto &[src, bins] : histogramTruth) {
+    ASSERT_EQ(ctx.arrays[src].arrays.size(), 1U) << src;
+    const auto signal = ctx.arrays[src].arrays[0].at("signal").as<int32_t>();
+    EXPECT_EQ(std::vector<int64_t>(signal.begin(), signal.end()), bins) << src;
+  }
+  EXPECT_EQ(ctx.value("geometry.validation_errors"), 0);
+  EXPECT_EQ(ctx.value("parser.readout.count"), static_cast<int64_t>(source.readouts()));
+}
+
+} // namespace
+} // namespace efu::cbm
