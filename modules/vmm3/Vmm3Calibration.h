@@ -61,7 +61,10 @@ public:
   /// The hit time: `ns` (ticksToNs of the readout's time) plus the TDC correction.
   [[nodiscard]] static uint64_t timeNs(const Channel &c, uint64_t ns, uint8_t tdc) noexcept {
     const double correction = (kTdcModelNs[tdc] - c.tdcOffset) * c.tdcSlope;
-    return static_cast<uint64_t>(static_cast<double>(ns) + correction);
+    const double t = static_cast<double>(ns) + correction;
+    // A time before the epoch (a readout at time 0 moved back by the correction) converts as the
+    // ESS EFU's uint64_t conversion does on x86-64: through int64_t, wrapping (no UB here).
+    return t < 0 ? static_cast<uint64_t>(static_cast<int64_t>(t)) : static_cast<uint64_t>(t);
   }
   /// The time the ESS EFU measures an event's time of flight from: the event's (earliest hit's)
   /// ns converted to an ESS time (the nearest tick) and back (readout::ticksToNs).

@@ -130,6 +130,16 @@ TEST(Vmm3Calibration, EssArithmetic) {
   }
 }
 
+// A readout at time 0 whose TDC correction is negative (the model gives 34.08 - 60 x 255 / 255
+// = -25.92 ns at TDC 255) lies before the epoch: the ESS EFU's uint64_t conversion wraps on
+// x86-64, and efu gives the same value without undefined behaviour (found by fuzz_vmm3).
+TEST(Vmm3Calibration, ATimeBeforeTheEpochWrapsAsTheEssConversionDoes) {
+  const Vmm3Calibration::Channel identity;
+  EXPECT_EQ(Vmm3Calibration::timeNs(identity, 0, 255), uint64_t{0} - 25);
+  EXPECT_EQ(Vmm3Calibration::timeNs(identity, 25, 255), uint64_t{0});   // -0.92 truncates to 0
+  EXPECT_EQ(Vmm3Calibration::timeNs(identity, 100, 255), uint64_t{74}); // 74.08
+}
+
 TEST(Vmm3Calibration, TheShippedFilesAreIdentityForTheirConfigs) {
   const Vmm3Config freia = freiaConfig();
   const Vmm3Calibration cal(shippedCalibration("calib.json"), "calib.json", freia, "freia.json");
