@@ -136,6 +136,8 @@ constexpr InstrumentAlias kInstruments[] = {
     {"tblmb", "vmm3", "InstrumentGeometry", "amor"}, // the ESS TBLMB files use AMOR's geometry
     {"estia", "vmm3", "InstrumentGeometry", "estia"},
     {"let", "trex", "InstrumentGeometry", "let"}, // TREX is the module's own name
+    {"magic", "dream", "Detector", "magic"},      // DREAM is the module's own name
+    {"heimdal", "dream", "Detector", "heimdal"},
 };
 } // namespace
 
