@@ -37,10 +37,7 @@ DreamCounters::DreamCounters(sdk::ModuleContext &ctx, const DreamConfig &config)
       errBuffer(ctx.counter("readouts.error_buffer")),
       errDatalen(ctx.counter("readouts.error_datalen")),
       errFiber(ctx.counter("readouts.error_fiber")), errFen(ctx.counter("readouts.error_fen")),
-      ringErrors(ctx.counter("geometry.ring_errors")),
       fenErrors(ctx.counter("geometry.fen_errors")),
-      ringMapping(ctx.counter("geometry.ring_mapping_errors")),
-      topology(ctx.counter("geometry.topology_errors")),
       configErrors(ctx.counter("geometry.config_errors")),
       validation(ctx.counter("geometry.validation_errors")),
       pixelErrors(ctx.counter("geometry.pixel_errors")), events(ctx.counter("events.count")) {
@@ -62,22 +59,14 @@ DreamCounters::DreamCounters(sdk::ModuleContext &ctx, const DreamConfig &config)
       slots[static_cast<size_t>(Reject::Sector)] = &ctx.counter(p + "max_sector_errors");
       slots[static_cast<size_t>(Reject::Sumo)] = &ctx.counter(p + "sumo_id_errors");
       slots[static_cast<size_t>(Reject::Cassette)] = &ctx.counter(p + "cassette_id_errors");
-      // Registered by the ESS EFU, never moved: the readout's fields cannot exceed them.
-      (void)ctx.counter(p + "counter_errors");
-      (void)ctx.counter(p + "max_wire_errors");
-      (void)ctx.counter(p + "max_strip_errors");
       break;
     case PartType::HR:
     case PartType::SANS:
       slots[static_cast<size_t>(Reject::Index)] = &ctx.counter(p + "index_errors");
-      (void)ctx.counter(p + "type_errors");
       break;
     case PartType::PADetector:
       slots[static_cast<size_t>(Reject::Sector)] = &ctx.counter(p + "max_sector_errors");
       slots[static_cast<size_t>(Reject::Cassette)] = &ctx.counter(p + "cassette_id_errors");
-      (void)ctx.counter(p + "counter_errors");
-      (void)ctx.counter(p + "wire_errors");
-      (void)ctx.counter(p + "strip_errors");
       break;
     default:
       break;

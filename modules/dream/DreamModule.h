@@ -14,7 +14,8 @@
 namespace efu::dream {
 
 /// The module's counters (docs/counters.md, section dream) under the ESS EFU's names; the
-/// header's and the TOF's are readout::HeaderCounters and TofCounters.
+/// header's and the TOF's are readout::HeaderCounters and TofCounters. The ESS EFU's counters
+/// that no readout can move are not registered (docs/counters.md lists them).
 struct DreamCounters {
   explicit DreamCounters(sdk::ModuleContext &ctx, const DreamConfig &config);
   Counter &readouts;     ///< readouts.count: readouts the parser took
@@ -23,10 +24,7 @@ struct DreamCounters {
   Counter &errDatalen;   ///< readouts.error_datalen: a length field that is not 16
   Counter &errFiber;     ///< readouts.error_fiber: fiber > 23
   Counter &errFen;       ///< readouts.error_fen: FEN > 12
-  Counter &ringErrors;   ///< geometry.ring_errors (registered by the ESS EFU; stays 0)
   Counter &fenErrors;    ///< geometry.fen_errors: FEN 12
-  Counter &ringMapping;  ///< geometry.ring_mapping_errors (registered by the ESS EFU; stays 0)
-  Counter &topology;     ///< geometry.topology_errors (registered by the ESS EFU; stays 0)
   Counter &configErrors; ///< geometry.config_errors: ring or FEN 11, or no Config entry
   Counter &validation;   ///< geometry.validation_errors: fen_errors + config_errors
   Counter &pixelErrors;  ///< geometry.pixel_errors: a readout of a part that gives no pixel
