@@ -289,17 +289,19 @@ constexpr uint32_t pixelOf(const Part &part, const CdtReadout &r, Reject &why) n
   return p.offset + pixel;
 }
 
-/// The image efu-dump draws: as wide as the instrument's largest part in the file (each file
-/// with one kind of part is drawn in its own shape; the others of a mixed file are wrapped),
-/// as high as the last pixel needs.
+/// The image efu-dump draws: from the first pixel of the file's parts, as wide as its largest
+/// part (a file of one kind of part is drawn exactly in its part's shape; in a mixed file the
+/// largest part, and the others as their widths allow), as high as the last pixel needs.
 struct ImageShape {
   uint32_t width = 1;
   uint32_t height = 1;
+  uint32_t firstPixel = 1;
 };
 inline ImageShape imageShape(const DreamConfig &c) noexcept {
   uint64_t largest = 0;
   uint32_t width = 1;
-  uint64_t last = 1;
+  uint64_t first = UINT32_MAX;
+  uint64_t end = 0; // one past the last pixel id
   for (size_t t = 0; t < kPartTypes; ++t) {
     if (!c.hasType[t]) {
       continue;
@@ -310,9 +312,14 @@ inline ImageShape imageShape(const DreamConfig &c) noexcept {
       largest = size;
       width = p.nx;
     }
-    last = std::max<uint64_t>(last, p.offset + size);
+    first = std::min<uint64_t>(first, p.offset + 1);
+    end = std::max<uint64_t>(end, p.offset + 1 + size);
   }
-  return {width, static_cast<uint32_t>((last + width - 1) / width)};
+  if (largest == 0) {
+    return {};
+  }
+  return {width, static_cast<uint32_t>((end - first + width - 1) / width),
+          static_cast<uint32_t>(first)};
 }
 
 } // namespace efu::dream

@@ -48,7 +48,7 @@ public:
   /// Self-description (docs/modules.md): see imageShape().
   static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
     const ImageShape s = imageShape(parseDreamConfig(config, source));
-    return {s.width, s.height};
+    return {s.width, s.height, s.firstPixel};
   }
   using Source = DreamSource;
 

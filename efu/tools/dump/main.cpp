@@ -242,13 +242,14 @@ public:
       const auto &g = image_->geometry();
       std::fprintf(stderr,
                    "image: %s, %u x %u pixels (%s), %llu events, max %llu per pixel%s, "
-                   "%llu pixel ids outside 1..%llu\n",
+                   "%llu pixel ids outside %llu..%llu\n",
                    imagePath_.c_str(), g.width, g.height, g.kind.c_str(),
                    static_cast<unsigned long long>(image_->inRange()),
                    static_cast<unsigned long long>(image_->maxCount()),
                    style_.logScale ? " (log colour scale)" : "",
                    static_cast<unsigned long long>(image_->outOfRange()),
-                   static_cast<unsigned long long>(g.pixels()));
+                   static_cast<unsigned long long>(g.firstPixel),
+                   static_cast<unsigned long long>(g.lastPixel()));
     }
     if (tof_) {
       const auto bins = tof_->result();

@@ -223,6 +223,23 @@ TEST(ImageGeometry, LocatesCornersAndRejectsOutside) {
   EXPECT_FALSE(g.locate(INT64_MAX));
 }
 
+// A part whose ids start after another part's (module ABI 5): DREAM's backward endcap is
+// 616 x 256 from id 71681.
+TEST(ImageGeometry, APartStartsAtItsFirstPixel) {
+  const ImageGeometry g{"dream", "DREAM", 616, 256, 71681};
+  EXPECT_EQ(g.lastPixel(), 71680u + 616 * 256);
+  EXPECT_FALSE(g.locate(71680));
+  ASSERT_TRUE(g.locate(71681));
+  EXPECT_EQ(g.locate(71681)->x, 0u);
+  EXPECT_EQ(g.locate(71681)->y, 0u);
+  ASSERT_TRUE(g.locate(71681 + 616 + 5));
+  EXPECT_EQ(g.locate(71681 + 616 + 5)->x, 5u);
+  EXPECT_EQ(g.locate(71681 + 616 + 5)->y, 1u);
+  ASSERT_TRUE(g.locate(71680 + 616 * 256));
+  EXPECT_EQ(g.locate(71680 + 616 * 256)->y, 255u);
+  EXPECT_FALSE(g.locate(71681 + 616 * 256));
+}
+
 TEST(PixelCounts, CountsInsideAndOutside) {
   PixelCounts counts(ImageGeometry{"caen", "", 4, 2});
   for (const int64_t pixel : {1, 1, 1, 8, 0, 9, -5, 100}) {

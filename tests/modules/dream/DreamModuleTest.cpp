@@ -411,19 +411,21 @@ TEST_F(DreamModuleTest, EveryImagePositionRoundTripsThroughTheSource) {
 }
 
 TEST(DreamImage, EachPartFileIsDrawnInItsOwnShape) {
-  auto shape = [](const char *file) { return imageShape(parseDreamConfig(shipped(file), file)); };
-  EXPECT_EQ(shape("mantle.json").width, 256u);
-  EXPECT_EQ(shape("mantle.json").height, 720896u / 256);
-  EXPECT_EQ(shape("bwec.json").width, 616u);
-  EXPECT_EQ(shape("fwec.json").width, 280u);
-  EXPECT_EQ(shape("hr.json").width, 112u);
-  EXPECT_EQ(shape("hr.json").height, (1122304u + 112 * 3584 + 111) / 112); // rounded up
-  EXPECT_EQ(shape("HeimdalInst.json").width, 144u);
-  EXPECT_EQ(shape("HeimdalInst.json").height, 2048u);
-  EXPECT_EQ(shape("MagicInst.json").width, 128u);
-  EXPECT_EQ(shape("DreamInst.json").width, 256u);
-  EXPECT_EQ(uint64_t{shape("DreamInst.json").width} * shape("DreamInst.json").height,
-            1122304u + 112 * 3584);
+  struct Row {
+    const char *file;
+    uint32_t width, height, firstPixel;
+  };
+  for (const Row &r : {Row{"fwec.json", 280, 256, 1}, Row{"bwec.json", 616, 256, 71681},
+                       Row{"mantle.json", 256, 1920, 229377}, Row{"sans.json", 112, 3584, 720897},
+                       Row{"hr.json", 112, 3584, 1122305}, Row{"HeimdalInst.json", 144, 2048, 1},
+                       // Mixed: from pixel 1, the largest part's width (FR; the mantle).
+                       Row{"MagicInst.json", 128, (245760 + 256 * 512) / 128, 1},
+                       Row{"DreamInst.json", 256, (1122304 + 112 * 3584) / 256, 1}}) {
+    const ImageShape s = imageShape(parseDreamConfig(shipped(r.file), r.file));
+    EXPECT_EQ(s.width, r.width) << r.file;
+    EXPECT_EQ(s.height, r.height) << r.file;
+    EXPECT_EQ(s.firstPixel, r.firstPixel) << r.file;
+  }
 }
 
 } // namespace
