@@ -136,6 +136,7 @@ constexpr InstrumentAlias kInstruments[] = {
     {"tblmb", "vmm3", "InstrumentGeometry", "amor"}, // the ESS TBLMB files use AMOR's geometry
     {"estia", "vmm3", "InstrumentGeometry", "estia"},
     {"let", "trex", "InstrumentGeometry", "let"}, // TREX is the module's own name
+    {"beer", "cbm", "Detector", "beer"}, // BEER's EVENT_2D monitors; CBM is the module's own
 };
 } // namespace
 

@@ -2,7 +2,8 @@
 // End to end: readoutgen -d cbm --truth → efu -d cbm (the ESS cbmtest.json, unchanged) →
 // efu-broker → efu-dump. The ev44 events of every 0D and 2D monitor equal the truth of its
 // source exactly; every da00 histogram equals the truth's values of its source and pulse, binned
-// here by the ESS rules (100 bins of 100 ns, entries beyond dropped). Real binaries on loopback.
+// here by the ESS rules (100 bins of 100 ns, entries beyond dropped). The same for -d beer with
+// the ESS beer_base_test.json (events only). Real binaries on loopback.
 #include "tests/generators/readoutgen/EndToEndKit.h"
 #include "tests/integration/TestKit.h"
 
@@ -48,15 +49,23 @@ std::vector<TruthLine> readSourcedTruth(const fs::path &p) {
   return out;
 }
 
-TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
-  const fs::path dir = fs::temp_directory_path() / ("cbm-e2e-" + std::to_string(getpid()));
+/// One run of readoutgen -d `det` → efu -d `det` (the file `config` of modules/cbm/configs/) →
+/// efu-broker → efu-dump of `<det>_detector` (the default topic of -d NAME); the truth and
+/// efu-dump's JSON lines.
+struct PipelineRun {
+  std::vector<TruthLine> truth;
+  std::string dump;
+};
+
+void runPipeline(const std::string &det, const std::string &configName, PipelineRun &run) {
+  const fs::path dir = fs::temp_directory_path() / (det + "-e2e-" + std::to_string(getpid()));
   fs::create_directories(dir);
-  const std::string config = std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/cbmtest.json";
+  const std::string config = std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/" + configName;
   DevBroker broker(EFU_BROKER, {"--log-level", "warn"});
   const std::string bootstrap = broker.bootstrap();
   const uint16_t udp = freeUdpPort();
   const uint16_t cmd = freeTcpPort();
-  Process efu({EFU_BINARY, "-d", "cbm", "-f", config, "-p", std::to_string(udp), "-m",
+  Process efu({EFU_BINARY, "-d", det, "-f", config, "-p", std::to_string(udp), "-m",
                std::to_string(cmd), "-b", bootstrap, "--stats-interval", "0.2"});
   ASSERT_TRUE(eventually([&] {
     return counter(cmd, "parser.essheader.ok").has_value() || !efu.running();
@@ -66,7 +75,7 @@ TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
   const fs::path truthPath = dir / "truth.csv";
   Process gen({READOUTGEN,
                "-d",
-               "cbm",
+               det,
                "-f",
                config,
                "-p",
@@ -95,14 +104,27 @@ TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
   ASSERT_GT(datagrams, 0) << gen.output();
   ASSERT_TRUE(eventually([&] { return counter(cmd, "parser.essheader.ok") == datagrams; }, 60s))
       << efu.output();
+  // Every readout was the module's: none refused by the parser or the geometry.
+  EXPECT_EQ(counter(cmd, "parser.readout.errors.type"), 0);
+  EXPECT_EQ(counter(cmd, "geometry.validation_errors"), 0);
   // The stop publishes the last pulse's histograms and waits until Kafka has everything.
   efu.signal(SIGTERM);
   ASSERT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
 
-  Process dump({EFU_DUMP, "-b", bootstrap, "-t", "cbm_detector", "--from", "beginning", "--timeout",
-                "3", "--log-level", "warn"});
+  Process dump({EFU_DUMP, "-b", bootstrap, "-t", det + "_detector", "--from", "beginning",
+                "--timeout", "3", "--log-level", "warn"});
   ASSERT_EQ(dump.wait(60s), std::optional<int>(0)) << dump.output();
+  run.truth = readSourcedTruth(truthPath);
+  run.dump = dump.output();
+  fs::remove_all(dir);
+}
 
+TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
+  PipelineRun run;
+  runPipeline("cbm", "cbmtest.json", run);
+  if (HasFatalFailure()) {
+    return;
+  }
   // The truth: events of the ev44 monitors, and (source, pulse) → bins of the da00 ones.
   const std::set<std::string> histogramSources{"cbm4", "cbm5", "cbm6"};
   constexpr int64_t kBins = 100;
@@ -110,7 +132,7 @@ TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
   std::map<std::string, std::map<Event, int64_t>> wantEvents;
   std::map<std::pair<std::string, int64_t>, std::vector<int64_t>> wantBins;
   int64_t firstPulse = INT64_MAX;
-  for (const TruthLine &t : readSourcedTruth(truthPath)) {
+  for (const TruthLine &t : run.truth) {
     firstPulse = std::min(firstPulse, t.pulse);
     if (histogramSources.count(t.source) == 0) {
       ++wantEvents[t.source][{t.pulse, t.tof, t.value}];
@@ -128,7 +150,7 @@ TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
   std::map<std::string, std::map<Event, int64_t>> gotEvents;
   std::map<std::pair<std::string, int64_t>, std::vector<int64_t>> gotBins;
   int64_t histograms = 0;
-  for (const auto &l : lines(dump.output())) {
+  for (const auto &l : lines(run.dump)) {
     if (l.empty() || l[0] != '{') {
       continue;
     }
@@ -173,7 +195,34 @@ TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
   EXPECT_EQ(gotEvents, wantEvents);
   EXPECT_EQ(gotBins, wantBins);
   EXPECT_EQ(histograms, static_cast<int64_t>(wantBins.size()));
-  fs::remove_all(dir);
+}
+
+// BEER: the ESS EFU's beer_base_test.json unchanged, -d beer (the cbm module, detector type
+// 0x50): four EVENT_2D monitors of 512 x 512, each source's ev44 events exactly its truth.
+TEST(CbmEndToEnd, BeerEventsPerSourceMatchTheTruthExactly) {
+  PipelineRun run;
+  runPipeline("beer", "beer_base_test.json", run);
+  if (HasFatalFailure()) {
+    return;
+  }
+  std::map<std::string, std::map<Event, int64_t>> wantEvents;
+  for (const TruthLine &t : run.truth) {
+    ++wantEvents[t.source][{t.pulse, t.tof, t.value}];
+  }
+  ASSERT_EQ(wantEvents.size(), 4U);
+  std::map<std::string, std::map<Event, int64_t>> gotEvents;
+  for (const auto &l : lines(run.dump)) {
+    if (l.empty() || l[0] != '{') {
+      continue;
+    }
+    const auto j = nlohmann::json::parse(l);
+    ASSERT_EQ(j.value("kind", ""), "ev44") << l;
+    int64_t n = 0;
+    for (const auto &[e, count] : dumpedEvents(l, n)) {
+      gotEvents[j.value("source_name", "")][e] += count;
+    }
+  }
+  EXPECT_EQ(gotEvents, wantEvents);
 }
 
 } // namespace
