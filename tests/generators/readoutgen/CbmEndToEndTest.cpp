@@ -3,18 +3,21 @@
 // efu-broker → efu-dump. The ev44 events of every 0D and 2D monitor equal the truth of its
 // source exactly; every da00 histogram equals the truth's values of its source and pulse, binned
 // here by the ESS rules (100 bins of 100 ns, entries beyond dropped). The same for -d beer with
-// the ESS beer_base_test.json (events only). Real binaries on loopback.
+// the ESS beer_base_test.json (events only). efu-dump --da00-png charts the histograms summed per
+// source. Real binaries on loopback.
 #include "tests/generators/readoutgen/EndToEndKit.h"
 #include "tests/integration/TestKit.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <png.h>
 
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -33,6 +36,21 @@ struct TruthLine {
   int64_t value;
   std::string source;
 };
+
+/// Width and height of a PNG, read with libpng; nullopt when it does not decode.
+std::optional<std::pair<uint32_t, uint32_t>> readPngSize(const std::string &path) {
+  png_image png{};
+  png.version = PNG_IMAGE_VERSION;
+  if (png_image_begin_read_from_file(&png, path.c_str()) == 0) {
+    return std::nullopt;
+  }
+  png.format = PNG_FORMAT_RGB;
+  std::vector<uint8_t> rgb(PNG_IMAGE_SIZE(png));
+  const bool ok = png_image_finish_read(&png, nullptr, rgb.data(), 0, nullptr) != 0;
+  const std::pair<uint32_t, uint32_t> size{png.width, png.height};
+  png_image_free(&png);
+  return ok ? std::optional(size) : std::nullopt;
+}
 
 std::vector<TruthLine> readSourcedTruth(const fs::path &p) {
   std::vector<TruthLine> out;
@@ -57,7 +75,8 @@ struct PipelineRun {
   std::string dump;
 };
 
-void runPipeline(const std::string &det, const std::string &configName, PipelineRun &run) {
+void runPipeline(const std::string &det, const std::string &configName, PipelineRun &run,
+                 const std::vector<std::string> &dumpOptions = {}) {
   const fs::path dir = fs::temp_directory_path() / (det + "-e2e-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string config = std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/" + configName;
@@ -111,8 +130,11 @@ void runPipeline(const std::string &det, const std::string &configName, Pipeline
   efu.signal(SIGTERM);
   ASSERT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
 
-  Process dump({EFU_DUMP, "-b", bootstrap, "-t", det + "_detector", "--from", "beginning",
-                "--timeout", "3", "--log-level", "warn"});
+  std::vector<std::string> dumpArgs{EFU_DUMP, "-b",        bootstrap,   "-t", det + "_detector",
+                                    "--from", "beginning", "--timeout", "3",  "--log-level",
+                                    "warn"};
+  dumpArgs.insert(dumpArgs.end(), dumpOptions.begin(), dumpOptions.end());
+  Process dump(dumpArgs);
   ASSERT_EQ(dump.wait(60s), std::optional<int>(0)) << dump.output();
   run.truth = readSourcedTruth(truthPath);
   run.dump = dump.output();
@@ -121,7 +143,10 @@ void runPipeline(const std::string &det, const std::string &configName, Pipeline
 
 TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
   PipelineRun run;
-  runPipeline("cbm", "cbmtest.json", run);
+  const fs::path pictures = fs::temp_directory_path() / ("cbm-e2e-png-" + std::to_string(getpid()));
+  fs::create_directories(pictures);
+  const std::string prefix = (pictures / "m-").string();
+  runPipeline("cbm", "cbmtest.json", run, {"--da00-png", prefix});
   if (HasFatalFailure()) {
     return;
   }
@@ -195,6 +220,34 @@ TEST(CbmEndToEnd, EventsPerSourceAndHistogramsPerPulseMatchTheTruthExactly) {
   EXPECT_EQ(gotEvents, wantEvents);
   EXPECT_EQ(gotBins, wantBins);
   EXPECT_EQ(histograms, static_cast<int64_t>(wantBins.size()));
+
+  // efu-dump --da00-png: per source the signal summed over its messages, which is the truth
+  // summed over the pulses; the chart's extent and its largest bin are reported on stderr.
+  std::map<std::string, std::vector<int64_t>> wantSums;
+  std::map<std::string, int64_t> wantMessages;
+  for (const auto &[key, bins] : wantBins) {
+    auto &sums = wantSums[key.first];
+    sums.resize(bins.size());
+    for (size_t i = 0; i < bins.size(); ++i) {
+      sums[i] += bins[i];
+    }
+    ++wantMessages[key.first];
+  }
+  ASSERT_EQ(wantSums.size(), 3U);
+  for (const auto &[source, sums] : wantSums) {
+    const std::string png = prefix + source + ".png";
+    const std::string line =
+        "da00: " + png + ", source '" + source + "': " + std::to_string(wantMessages[source]) +
+        " messages summed (0 skipped), 100 bins of 'signal' over "
+        "'frame_time' [0, 10000] ns, max " +
+        std::to_string(*std::max_element(sums.begin(), sums.end())) + " per bin";
+    EXPECT_NE(run.dump.find(line), std::string::npos) << line << "\n" << run.dump;
+    const auto picture = readPngSize(png);
+    ASSERT_TRUE(picture.has_value()) << png;
+    EXPECT_GT(picture->first, 800U);
+    EXPECT_GT(picture->second, 300U);
+  }
+  fs::remove_all(pictures);
 }
 
 // BEER: the ESS EFU's beer_base_test.json unchanged, -d beer (the cbm module, detector type
