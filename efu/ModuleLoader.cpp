@@ -138,6 +138,7 @@ constexpr InstrumentAlias kInstruments[] = {
     {"let", "trex", "InstrumentGeometry", "let"}, // TREX is the module's own name
     {"magic", "dream", "Detector", "magic"},      // DREAM is the module's own name
     {"heimdal", "dream", "Detector", "heimdal"},
+    {"beer", "cbm", "Detector", "beer"}, // BEER's EVENT_2D monitors; CBM is the module's own
 };
 } // namespace
 

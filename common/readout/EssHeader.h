@@ -32,6 +32,7 @@ constexpr uint8_t kTypeFreia = 0x48;
 constexpr uint8_t kTypeTblmb = 0x49;
 constexpr uint8_t kTypeEstia = 0x4C;
 constexpr uint8_t kTypeCbm = 0x10;
+constexpr uint8_t kTypeBeer = 0x50; ///< BEER: the CBM readout, EVENT_2D monitors only
 constexpr uint8_t kTypeDream = 0x60;
 constexpr uint8_t kTypeMagic = 0x64;
 constexpr uint8_t kTypeHeimdal = 0x68;
