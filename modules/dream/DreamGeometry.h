@@ -302,30 +302,22 @@ constexpr uint32_t heimdalPixel(const Panel &p, const Part &part, const CdtReado
   return local(p, x, y);
 }
 
-/// The global pixel of a readout of `part` (validate() passed), or 0 with `why` set (Outside
-/// when the part's own checks passed). Offsets are the ESS ICD's.
-constexpr uint32_t pixelOf(const Part &part, const CdtReadout &r, Reject &why) noexcept {
-  const Panel p = panelOf(part.type);
+/// The global pixel of a readout of a part of type T (validate() passed), or 0 with `why` set
+/// (Outside when the part's own checks passed). Offsets are the ESS ICD's.
+template <PartType T>
+constexpr uint32_t pixelOfType(const Part &part, const CdtReadout &r, Reject &why) noexcept {
+  constexpr Panel p = panelOf(T);
   uint32_t pixel = 0;
-  switch (part.type) {
-  case PartType::BwEndCap:
-  case PartType::FwEndCap:
+  if constexpr (T == PartType::BwEndCap || T == PartType::FwEndCap) {
     pixel = sumoPixel(p, part, r, why);
-    break;
-  case PartType::HR:
-  case PartType::SANS:
-    pixel = cuboidPixel(p, part.type, part, r, why);
-    break;
-  case PartType::DreamMantle:
-  case PartType::FRDetector:
+  } else if constexpr (T == PartType::HR || T == PartType::SANS) {
+    pixel = cuboidPixel(p, T, part, r, why);
+  } else if constexpr (T == PartType::DreamMantle || T == PartType::FRDetector) {
     pixel = mantlePixel(p, part, r);
-    break;
-  case PartType::PADetector:
+  } else if constexpr (T == PartType::PADetector) {
     pixel = paPixel(p, part, r, why);
-    break;
-  case PartType::HeimdalMantle:
+  } else {
     pixel = heimdalPixel(p, part, r);
-    break;
   }
   if (pixel == 0) {
     if (why == Reject::None) {
@@ -334,6 +326,34 @@ constexpr uint32_t pixelOf(const Part &part, const CdtReadout &r, Reject &why) n
     return 0;
   }
   return p.offset + pixel;
+}
+
+/// Calls f.template operator()<T>() with the part type `t` as a constant.
+template <class F> constexpr decltype(auto) withPartType(PartType t, F &&f) {
+  switch (t) {
+  case PartType::BwEndCap:
+    return f.template operator()<PartType::BwEndCap>();
+  case PartType::FwEndCap:
+    return f.template operator()<PartType::FwEndCap>();
+  case PartType::DreamMantle:
+    return f.template operator()<PartType::DreamMantle>();
+  case PartType::HR:
+    return f.template operator()<PartType::HR>();
+  case PartType::SANS:
+    return f.template operator()<PartType::SANS>();
+  case PartType::FRDetector:
+    return f.template operator()<PartType::FRDetector>();
+  case PartType::PADetector:
+    return f.template operator()<PartType::PADetector>();
+  case PartType::HeimdalMantle:
+    break;
+  }
+  return f.template operator()<PartType::HeimdalMantle>();
+}
+
+/// pixelOfType() of the part's type.
+constexpr uint32_t pixelOf(const Part &part, const CdtReadout &r, Reject &why) noexcept {
+  return withPartType(part.type, [&]<PartType T>() { return pixelOfType<T>(part, r, why); });
 }
 
 /// The image efu-dump draws: from the first pixel of the file's parts, as wide as its largest
