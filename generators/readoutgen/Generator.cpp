@@ -186,36 +186,12 @@ int64_t TofDistribution::draw(std::mt19937_64 &rng) {
 
 // ---- UDP -------------------------------------------------------------------------------------
 
-UdpDatagramSink::UdpDatagramSink(const std::string &address, uint16_t port) {
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  if (inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1) {
-    throw std::runtime_error("not an IPv4 address: '" + address + "'");
-  }
-  fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) {
-    throw std::runtime_error(std::string("socket(): ") + std::strerror(errno));
-  }
-  const int sndbuf = 4 << 20;
-  (void)setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)); // best effort
-  if (connect(fd_, reinterpret_cast<const sockaddr *>(&to), sizeof(to)) != 0) {
-    const int err = errno;
-    close(fd_);
-    throw std::runtime_error("connect(" + address + ":" + std::to_string(port) +
-                             "): " + std::strerror(err));
-  }
-}
-
-UdpDatagramSink::~UdpDatagramSink() {
-  if (fd_ >= 0) {
-    close(fd_);
-  }
-}
+UdpDatagramSink::UdpDatagramSink(const std::string &address, uint16_t port)
+    : socket_(net::UdpSocket::connectedTo(address, port, 4 << 20)) {}
 
 bool UdpDatagramSink::send(std::span<const uint8_t> datagram) {
   for (;;) {
-    const ssize_t n = ::send(fd_, datagram.data(), datagram.size(), 0);
+    const ssize_t n = ::send(socket_.fd(), datagram.data(), datagram.size(), 0);
     if (n == static_cast<ssize_t>(datagram.size())) {
       return true;
     }
