@@ -136,6 +136,7 @@ constexpr InstrumentAlias kInstruments[] = {
     {"tblmb", "vmm3", "InstrumentGeometry", "amor"}, // the ESS TBLMB files use AMOR's geometry
     {"estia", "vmm3", "InstrumentGeometry", "estia"},
     {"let", "trex", "InstrumentGeometry", "let"}, // TREX is the module's own name
+    {"odin", "timepix3", "Detector", "timepix3"}, // the ESS file names the camera, not ODIN
 };
 } // namespace
 
