@@ -187,6 +187,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Module{"trex", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/trex/configs/trex.json"}},
                       Module{"nmx", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/nmx/configs/nmx.json"}},
                       Module{"cbm", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/cbmtest.json"}},
+                      Module{"timepix3", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/timepix3/configs/timepix3.json"}},
                       Module{"example", {}}),
     [](const ::testing::TestParamInfo<Module> &p) { return p.param.name; });
 
