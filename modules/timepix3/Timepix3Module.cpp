@@ -18,7 +18,7 @@ int64_t distance(int64_t a, int64_t b) noexcept {
 } // namespace
 
 Timepix3Counters::Timepix3Counters(sdk::ModuleContext &ctx)
-    : pixels(ctx.counter("readouts.pixel_readout_count")),
+    : readouts(ctx.counter("readouts.count")), pixels(ctx.counter("readouts.pixel_readout_count")),
       tdc1Rising(ctx.counter("readouts.tdc.tdc1rising_readout_count")),
       tdc1Falling(ctx.counter("readouts.tdc.tdc1falling_readout_count")),
       tdc2Rising(ctx.counter("readouts.tdc.tdc2rising_readout_count")),
@@ -59,6 +59,7 @@ Timepix3Module::Timepix3Module(sdk::ModuleContext &ctx)
 
 void Timepix3Module::process(const sdk::Packet &packet) noexcept {
   if (packet.size == kEvrBytes && packet.data[0] == kEvrType) {
+    counters_.readouts.add();
     onEvr(packet.data, packet.rxTimeNs);
     return;
   }
@@ -84,6 +85,7 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
       break;
     }
   }
+  counters_.readouts.add(static_cast<int64_t>(words));
   counters_.pixels.add(pixels);
   if (!hits_.empty()) {
     formEvents();

@@ -20,6 +20,7 @@ namespace efu::timepix3 {
 struct Timepix3Counters {
   explicit Timepix3Counters(sdk::ModuleContext &ctx);
   // readouts
+  Counter &readouts;    ///< readouts.count (efu): camera words of every type and EVR datagrams
   Counter &pixels;      ///< readouts.pixel_readout_count
   Counter &tdc1Rising;  ///< readouts.tdc.tdc1rising_readout_count
   Counter &tdc1Falling; ///< readouts.tdc.tdc1falling_readout_count

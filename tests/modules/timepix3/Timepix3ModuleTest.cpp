@@ -198,6 +198,7 @@ TEST(Timepix3Module, EssParserCounters) {
   EXPECT_EQ(f.v("readouts.tdc.unknown_tdc_type_count"), 1);
   EXPECT_EQ(f.v("readouts.undefined_readout_count"), 1);
   EXPECT_EQ(f.v("readouts.errors.size"), 1);
+  EXPECT_EQ(f.v("readouts.count"), 6);
   // Too short for a word (the ESS TooShort case): nothing parsed, the size counted.
   f.send({0x00, 0x01});
   EXPECT_EQ(f.v("readouts.errors.size"), 2);
@@ -209,6 +210,8 @@ TEST(Timepix3Module, EssParserCounters) {
   f.send(three.bytes);
   EXPECT_EQ(f.v("readouts.pixel_readout_count"), 3);
   EXPECT_EQ(f.v("readouts.evr.evr_readout_count"), 0);
+  f.send(evr(1, kPulseS, 0));
+  EXPECT_EQ(f.v("readouts.count"), 6 + 3 + 1);
 }
 
 TEST(Timepix3Module, EssTdcCounterRules) {
