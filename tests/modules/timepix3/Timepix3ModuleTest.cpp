@@ -99,9 +99,18 @@ TEST(Timepix3Config, RefusalsNameFileKeyAndValue) {
       EXPECT_TRUE(contains(e, r.value.dump())) << r.key << ": " << e;
     }
   }
-  nlohmann::json noThreads = base;
-  noThreads.erase("ParallelThreads");
-  EXPECT_TRUE(contains(test::configError(noThreads), "ParallelThreads"));
+  // The ESS Timepix3ConfigTest: these four are required, the others optional; timepix4 is not
+  // timepix3.
+  for (const char *key : {"Detector", "XResolution", "YResolution", "ParallelThreads"}) {
+    nlohmann::json c = base;
+    c.erase(key);
+    const std::string e = test::configError(c);
+    EXPECT_TRUE(contains(e, key)) << key << ": " << e;
+  }
+  nlohmann::json timepix4 = base;
+  timepix4["Detector"] = "timepix4";
+  EXPECT_TRUE(contains(test::configError(timepix4), "\"timepix4\"")) << test::configError(timepix4);
+  EXPECT_EQ(test::configError(test::essDefaults()), "");
 }
 
 TEST(Timepix3Module, RegistersEveryCounterOnce) {
