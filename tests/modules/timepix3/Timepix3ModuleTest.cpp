@@ -317,6 +317,21 @@ TEST(Timepix3Module, ScaledUpCentreAndZeroWeight) {
   EXPECT_EQ(f.ctx.sink.events.size(), 1U);
 }
 
+TEST(Timepix3Module, EssUpScaledPixelIds) {
+  // The ESS TestUpScaledGeometry: one pixel at (10, 10) on a 256 x 256 camera scaled up by 2
+  // and 4 is image pixel (10 s, 10 s) of a 256 s wide image.
+  for (const uint32_t scale : {1U, 2U, 4U}) {
+    nlohmann::json c = test::essDefaults();
+    c["ScaleUpFactor"] = scale;
+    Fixture f(test::validated(c));
+    f.pair();
+    f.send(Words().pixel(10, 10, 41504, 0, 0, 20).bytes);
+    ASSERT_EQ(f.ctx.sink.events.size(), 1U) << scale;
+    EXPECT_EQ(f.ctx.sink.events[0].pixelId,
+              static_cast<int32_t>(scale * 10 * 256 * scale + scale * 10 + 1));
+  }
+}
+
 TEST(Timepix3Module, HitsOfOneDatagramOnlyAreClustered) {
   // The ESS EFU clusters each datagram's hits by themselves: one spot split over two
   // datagrams is two clusters.

@@ -67,6 +67,24 @@ TEST(Timepix3Readout, EssEvrDatagram) {
   EXPECT_EQ(evrPulseNs(e.pulseSeconds, e.pulseNanoseconds), 1681891788999999965ULL);
 }
 
+TEST(Timepix3Readout, EssGeometryColumnsAndRows) {
+  // The ESS Timepix3GeometryTest's field values (struct-level: not all are encodable words).
+  struct Row {
+    uint16_t dCol, sPix;
+    uint8_t pix;
+    uint16_t x, y;
+  };
+  for (const Row &r : {Row{0, 0, 0, 0, 0}, Row{200, 10, 11, 202, 13}, Row{10, 10, 0, 10, 10},
+                       Row{255, 254, 1, 255, 255}}) {
+    PixelWord p;
+    p.dCol = r.dCol;
+    p.sPix = r.sPix;
+    p.pix = r.pix;
+    EXPECT_EQ(pixelX(p), r.x) << r.dCol;
+    EXPECT_EQ(pixelY(p), r.y) << r.sPix;
+  }
+}
+
 TEST(Timepix3Readout, PlacePixelInvertsXY) {
   for (uint16_t x : {0, 1, 2, 35, 254, 255}) {
     for (uint16_t y : {0, 1, 2, 3, 115, 255}) {
