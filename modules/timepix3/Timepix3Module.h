@@ -99,7 +99,11 @@ private:
     uint64_t tdcPixelClockNs = 0;
   } global_;
 
-  std::vector<reduction::PixelHit> hits_; ///< this datagram's, reserved for the largest
+  void sortHits() noexcept;
+
+  std::vector<reduction::PixelHit> hits_;   ///< this datagram's, reserved for the largest
+  std::vector<reduction::PixelHit> sorted_; ///< the sort's output (swapped with hits_)
+  std::vector<uint64_t> keys_;              ///< time since the earliest hit << 13 | arrival
 };
 
 } // namespace efu::timepix3

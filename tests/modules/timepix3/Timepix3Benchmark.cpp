@@ -5,7 +5,7 @@
 // to 1121 words (8968 bytes). The stream is made once and replayed (at the wrap-around the
 // counters restart at 1, which the module accepts as a restart).
 // Arguments: neutrons per pulse (1000: sparse; 100000: a neutron every 0.7 us, time groups of
-// several neutrons).
+// several neutrons), and 1 to shuffle each camera datagram's words (the module then sorts).
 #include "modules/timepix3/Timepix3Module.h"
 #include "modules/timepix3/Timepix3Source.h"
 #include "tests/modules/timepix3/Timepix3TestSupport.h"
@@ -14,6 +14,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <random>
 
@@ -30,7 +31,7 @@ struct Stream {
   int64_t neutrons = 0;
 };
 
-Stream makeStream(int pulses, int perPulse) {
+Stream makeStream(int pulses, int perPulse, bool shuffled) {
   const nlohmann::json config = test::shipped();
   Timepix3Source source(config, "timepix3.json", 3);
   Discard truth;
@@ -53,6 +54,12 @@ Stream makeStream(int pulses, int perPulse) {
     std::sort(tofs.begin(), tofs.end());
     size_t len = 0;
     const auto emit = [&]() {
+      if (len > 0 && shuffled) { // the camera's words out of time order (the TDC stays first)
+        std::vector<uint64_t> words(len / 8);
+        std::memcpy(words.data(), buf.data(), len);
+        std::shuffle(words.begin() + 1, words.end(), rng);
+        std::memcpy(buf.data(), words.data(), len);
+      }
       if (len > 0) {
         s.datagrams.emplace_back(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(len));
         s.hits.push_back(static_cast<int64_t>(len / 8));
@@ -79,12 +86,14 @@ Stream makeStream(int pulses, int perPulse) {
 }
 
 void BM_ModuleProcess(benchmark::State &state) {
-  static std::map<int64_t, Stream> streams;
+  static std::map<std::pair<int64_t, int64_t>, Stream> streams;
   const int64_t perPulse = state.range(0);
-  if (!streams.contains(perPulse)) {
-    streams[perPulse] = makeStream(perPulse > 10000 ? 4 : 40, static_cast<int>(perPulse));
+  const auto key = std::make_pair(perPulse, state.range(1));
+  if (!streams.contains(key)) {
+    streams[key] =
+        makeStream(perPulse > 10000 ? 4 : 40, static_cast<int>(perPulse), state.range(1) != 0);
   }
-  const Stream &s = streams[perPulse];
+  const Stream &s = streams[key];
   readout::FakeModuleContext ctx(test::shipped(), "timepix3.json");
   ctx.sink.keep = false;
   Timepix3Module module(ctx);
@@ -101,7 +110,7 @@ void BM_ModuleProcess(benchmark::State &state) {
   state.counters["neutrons_in_stream"] = static_cast<double>(s.neutrons);
 }
 
-BENCHMARK(BM_ModuleProcess)->Arg(1000)->Arg(100000);
+BENCHMARK(BM_ModuleProcess)->Args({1000, 0})->Args({100000, 0})->Args({1000, 1});
 
 } // namespace
 } // namespace efu::timepix3

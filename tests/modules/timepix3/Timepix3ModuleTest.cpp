@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -357,7 +358,7 @@ struct RoundTrip {
 };
 
 void roundTrip(const nlohmann::json &config, int pulses, int perPulse, int perDatagram,
-               int64_t pulseGapNs) {
+               int64_t pulseGapNs, bool shuffle = false) {
   Fixture f(config);
   RoundTrip rt(config);
   std::mt19937_64 rng(7);
@@ -391,7 +392,14 @@ void roundTrip(const nlohmann::json &config, int pulses, int perPulse, int perDa
       len += b;
       if (++inDatagram == perDatagram || i + 1 == perPulse) {
         if (len > 0) {
-          f.send(std::vector<uint8_t>(buf.begin(), buf.begin() + len));
+          std::vector<uint8_t> d(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(len));
+          if (shuffle) { // out of time order, the first word (the pulse's TDC) kept first
+            std::vector<uint64_t> words(len / 8);
+            std::memcpy(words.data(), d.data(), len);
+            std::shuffle(words.begin() + 1, words.end(), rng);
+            std::memcpy(d.data(), words.data(), len);
+          }
+          f.send(d);
         }
         len = 0;
         inDatagram = 0;
@@ -418,6 +426,30 @@ void roundTrip(const nlohmann::json &config, int pulses, int perPulse, int perDa
 TEST(Timepix3Source, RoundTripShippedConfigAcrossPixelClockWraps) {
   // 0.3 s before the first wrap, 10 Hz: pulses 3 and 4 straddle it.
   roundTrip(test::shipped(), 8, 400, 40, 100'000'000);
+}
+
+TEST(Timepix3Source, RoundTripWordsOutOfOrder) {
+  // The module sorts a datagram's hits by time: shuffled words give the same events.
+  roundTrip(test::shipped(), 4, 2000, 100, 100'000'000, true);
+}
+
+TEST(Timepix3Module, SortsHitsFarApartInTime) {
+  // A pulse at the epoch and a pixel clock just below zero put one hit 2^64 - 1023 ns "after"
+  // the others (the ESS EFU's unsigned arithmetic): the datagram is still sorted and clustered.
+  nlohmann::json c = test::essDefaults();
+  c["MinimumToTSum"] = 0;
+  Fixture f(test::validated(c));
+  f.send(evr(1, 0, 0));
+  f.send(Words().tdc(1, 320).bytes); // 1000 ns
+  f.send(Words()
+             .pixel(1, 1, 0, 0, 15, 20)    // -23 ns: a time of flight of -1023 ns
+             .pixel(9, 9, 0, 200, 0, 20)   // 5000 ns: 4000 ns
+             .pixel(20, 20, 0, 120, 0, 20) // 3000 ns: 2000 ns
+             .bytes);
+  EXPECT_EQ(f.v("handlers.pixelevent.tof_neg"), 1);
+  ASSERT_EQ(f.ctx.sink.events.size(), 2U);
+  EXPECT_EQ(f.ctx.sink.events[0].tofNs, 2000); // in time order
+  EXPECT_EQ(f.ctx.sink.events[1].tofNs, 4000);
 }
 
 TEST(Timepix3Source, RoundTripOtherScales) {
