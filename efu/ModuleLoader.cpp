@@ -136,6 +136,9 @@ constexpr InstrumentAlias kInstruments[] = {
     {"tblmb", "vmm3", "InstrumentGeometry", "amor"}, // the ESS TBLMB files use AMOR's geometry
     {"estia", "vmm3", "InstrumentGeometry", "estia"},
     {"let", "trex", "InstrumentGeometry", "let"}, // TREX is the module's own name
+    {"magic", "dream", "Detector", "magic"},      // DREAM is the module's own name
+    {"heimdal", "dream", "Detector", "heimdal"},
+    {"beer", "cbm", "Detector", "beer"}, // BEER's EVENT_2D monitors; CBM is the module's own
     {"odin", "timepix3", "Detector", "timepix3"}, // the ESS file names the camera, not ODIN
 };
 } // namespace

@@ -32,6 +32,10 @@ constexpr uint8_t kTypeFreia = 0x48;
 constexpr uint8_t kTypeTblmb = 0x49;
 constexpr uint8_t kTypeEstia = 0x4C;
 constexpr uint8_t kTypeCbm = 0x10;
+constexpr uint8_t kTypeBeer = 0x50; ///< BEER: the CBM readout, EVENT_2D monitors only
+constexpr uint8_t kTypeDream = 0x60;
+constexpr uint8_t kTypeMagic = 0x64;
+constexpr uint8_t kTypeHeimdal = 0x68;
 
 #pragma pack(push, 1)
 /// Version 0 header (30 bytes). All fields little-endian (host order on x86/arm64).

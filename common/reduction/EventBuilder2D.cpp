@@ -94,7 +94,7 @@ EventBuilder2D::EventBuilder2D(const BuilderParams &p)
   scratch_.reserve(256);
 }
 
-void EventBuilder2D::flush(std::vector<Event2D> &out) {
+BuilderStats EventBuilder2D::flush(std::vector<Event2D> &out) {
   clusterPlane(0);
   clusterPlane(1);
   match(out);
@@ -103,6 +103,12 @@ void EventBuilder2D::flush(std::vector<Event2D> &out) {
     clusters_[plane].clear();
     essOrderReady_[plane] = false;
   }
+  const BuilderStats added{stats_.spanTooLarge - returned_.spanTooLarge,
+                           stats_.splitSpanTooLarge - returned_.splitSpanTooLarge,
+                           stats_.discardedSpanTooLarge - returned_.discardedSpanTooLarge,
+                           stats_.invalidPlane - returned_.invalidPlane};
+  returned_ = stats_;
+  return added;
 }
 
 // Time groups: in time order, a step of more than clusterTimeGapNs starts a new group.

@@ -79,7 +79,7 @@ struct BuilderParams {
   float coefficientHigh = 1.2f;
 };
 
-/// Cumulative counts of one builder (never reset; callers take differences).
+/// Counts of one builder: cumulative in stats(), per flush as flush() returns them.
 struct BuilderStats {
   int64_t spanTooLarge = 0;          ///< events that took the split path
   int64_t splitSpanTooLarge = 0;     ///< ... and were split into two
@@ -109,8 +109,8 @@ public:
     }
   }
   /// Forms the events of every hit inserted since the last flush, appends them to out in
-  /// closing order, then forgets the hits.
-  void flush(std::vector<Event2D> &out);
+  /// closing order, then forgets the hits. Returns what was counted since the last flush.
+  BuilderStats flush(std::vector<Event2D> &out);
   /// Hits waiting for the next flush.
   [[nodiscard]] size_t pending() const noexcept { return hits_[0].size() + hits_[1].size(); }
   [[nodiscard]] const BuilderStats &stats() const noexcept { return stats_; }
@@ -162,6 +162,7 @@ private:
   bool essOrderReady_[2] = {false, false};
   std::vector<Run> runs_;
   BuilderStats stats_;
+  BuilderStats returned_; ///< stats_ at the last flush
 };
 
 } // namespace efu::reduction

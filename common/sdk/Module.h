@@ -21,9 +21,10 @@
 /// module with efu's number, descriptor size and toolchain tag: modules are rebuilt per efu
 /// release, never loaded across an ABI change (docs/modules.md, Compatibility).
 /// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number; 3 added reports,
-/// calibrations and event sources; 4 added data arrays (da00) and named truth sources; 5 readout
-/// sources without ESS headers and with pulse datagrams of their own (Timepix3).
-#define EFU_MODULE_ABI_VERSION 5
+/// calibrations and event sources; 4 added data arrays (da00) and named truth sources; 5 added
+/// ImageGeometry::firstPixel; 6 readout sources without ESS headers and with pulse datagrams of
+/// their own (Timepix3).
+#define EFU_MODULE_ABI_VERSION 6
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
@@ -194,13 +195,15 @@ public:
   virtual void flush() noexcept {}
 };
 
-/// The 2-D picture of a detector's pixels (efu-dump --image): pixel ids are 1-based and
-/// row-major, pixel = y * width + x + 1, with y = 0 the top row. A module that provides it
+/// The 2-D picture of a detector's pixels (efu-dump --image): pixel ids are row-major from
+/// firstPixel, pixel = firstPixel + y * width + x, with y = 0 the top row (a part of a detector
+/// whose ids start after another part's: firstPixel = its first id). A module that provides it
 /// declares `static sdk::ImageGeometry imageGeometry(const nlohmann::json &config,
 /// const std::string &configSource)` (config already validated; throws ConfigError).
 struct ImageGeometry {
   uint32_t width = 0;
   uint32_t height = 0;
+  uint32_t firstPixel = 1; ///< (module ABI 5)
 };
 
 class ReadoutSource; // common/sdk/ReadoutSource.h: the module's encoder for readoutgen

@@ -47,7 +47,7 @@ struct Neutron {
   uint64_t index = 0;            ///< 0, 1, 2 ... over the run (for deterministic choices)
 };
 
-/// A pulse the framework starts (module ABI 5): for sources that announce pulses themselves.
+/// A pulse the framework starts (module ABI 6): for sources that announce pulses themselves.
 struct Pulse {
   int64_t pulseTimeNs = 0;     ///< ticksToNs of the pulse (as Neutron::pulseTimeNs)
   int64_t prevPulseTimeNs = 0; ///< ticksToNs of the previous pulse
@@ -83,7 +83,7 @@ public:
   /// True when the source reports its truth with TruthSink::addFrom() (readoutgen then writes a
   /// source column in --truth).
   [[nodiscard]] virtual bool namesSources() const { return false; }
-  // Appended with module ABI 5:
+  // Appended with module ABI 6:
   /// False for a detector whose datagrams carry no ESS readout header (Timepix3): readoutgen
   /// then sends only what the source writes, and refuses header injections.
   [[nodiscard]] virtual bool essHeader() const { return true; }

@@ -150,6 +150,11 @@ int main(int argc, char **argv) {
         config["MaxPulseTimeNS"].is_number_integer()) {
       // An ESS instrument file's limit on pulse - previous pulse: headers keep to it.
       o.maxPulseGapNs = config["MaxPulseTimeNS"].get<int64_t>();
+    } else if (config.is_object() && config.contains("MaxPulseTimeDiffNS") &&
+               config["MaxPulseTimeDiffNS"].is_number_unsigned()) {
+      // The same limit under its CBM and CDT name, read modulo 2^32 as the ESS EFU reads it.
+      o.maxPulseGapNs =
+          static_cast<int64_t>(config["MaxPulseTimeDiffNS"].get<uint64_t>() & 0xFFFFFFFFU);
     }
     const nlohmann::json calibration =
         o.calibrationPath.empty() ? nlohmann::json() : readJsonFile(o.calibrationPath);

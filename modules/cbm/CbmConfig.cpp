@@ -16,8 +16,10 @@ namespace efu::cbm {
 using sdk::ConfigType;
 
 const EfuConfigKey kCbmConfigKeys[] = {
-    {"Detector", ConfigType::String, nullptr, "Must be \"CBM\" (any case), as the ESS files say", 1,
-     0},
+    {"Detector", ConfigType::String, nullptr,
+     "\"CBM\", or \"BEER\" for BEER's EVENT_2D monitors (readout type 0x50, Type and Schema "
+     "preset), any case, as the ESS files say",
+     1, 0},
     {"MaxPulseTimeDiffNS", ConfigType::Integer, "357142855",
      "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
      "rejected (parser.essheader.errors.timehigh); read modulo 2^32 as the ESS EFU does",
@@ -43,7 +45,8 @@ const EfuConfigKey kCbmConfigKeys[] = {
      1e9},
     {"Topology", ConfigType::Array, nullptr,
      "The monitors: [{\"FEN\", \"Channel\", \"Type\": EVENT_0D | EVENT_2D | IBM, \"Source\", "
-     "\"Schema\": ev44 | da00, EVENT_0D: \"PixelOffset\"; EVENT_2D: \"Width\", \"Height\", "
+     "\"Schema\": ev44 | da00 (BEER: Type and Schema may be left out), EVENT_0D: \"PixelOffset\"; "
+     "EVENT_2D: \"Width\", \"Height\", "
      "[\"PixelOffset\"]; IBM: \"MaxTofBin\", \"BinCount\", [\"AggregatedFrames\", "
      "\"AggregationMode\"]}, ...]",
      1, 0},
@@ -116,8 +119,17 @@ Monitor parseEntry(const nlohmann::json &entry, size_t index, const CbmConfig &c
       check.integer(check.member(entry, path, "FEN"), path + ".FEN", 0, c.maxFenId));
   m.channel = static_cast<uint8_t>(
       check.integer(check.member(entry, path, "Channel"), path + ".Channel", 0, 255));
-  const nlohmann::json &type = check.member(entry, path, "Type");
+  // BEER's entries need only FEN, Channel and Source (and EVENT_2D's Width and Height): Type and
+  // Schema are EVENT_2D and ev44. The ESS EFU ignores them in a BEER file; here a Type or
+  // Schema that says otherwise is refused rather than silently overridden.
+  static const nlohmann::json kBeerType = "EVENT_2D";
+  static const nlohmann::json kBeerSchema = "ev44";
+  const nlohmann::json &type =
+      c.beer && !entry.contains("Type") ? kBeerType : check.member(entry, path, "Type");
   const std::string typeText = upper(check.string(type, path + ".Type"));
+  if (c.beer && typeText != "EVENT_2D") {
+    check.fail(path + ".Type", type, "a BEER monitor is EVENT_2D");
+  }
   if (typeText == "EVENT_0D") {
     m.type = MonitorType::Event0D;
   } else if (typeText == "EVENT_2D") {
@@ -133,7 +145,8 @@ Monitor parseEntry(const nlohmann::json &entry, size_t index, const CbmConfig &c
     check.fail(path + ".Source", source, "a source name is needed");
   }
   // The ESS EFU needs Schema on every entry (its amor_onsite_ibm.json has none and is refused).
-  const nlohmann::json &schema = check.member(entry, path, "Schema");
+  const nlohmann::json &schema =
+      c.beer && !entry.contains("Schema") ? kBeerSchema : check.member(entry, path, "Schema");
   const std::string schemaText = upper(check.string(schema, path + ".Schema"));
   if (schemaText == "EV44") {
     m.schema = Schema::Ev44;
@@ -207,9 +220,12 @@ CbmConfig parseCbmConfig(const nlohmann::json &config, const std::string &source
   const sdk::CalibrationCheck check(source, "");
   CbmConfig c;
   const nlohmann::json &detector = config.at("Detector");
-  if (upper(detector.get<std::string>()) != "CBM") {
-    check.fail("Detector", detector, "the ESS beam monitor files say \"CBM\"");
+  const std::string detectorText = upper(detector.get<std::string>());
+  if (detectorText != "CBM" && detectorText != "BEER") {
+    check.fail("Detector", detector,
+               "the ESS beam monitor files say \"CBM\", BEER's files \"BEER\"");
   }
+  c.beer = detectorText == "BEER";
   c.maxTofNs = modulo32(config.at("MaxTOFNS"), c.maxTofWrapped);
   c.maxPulseTimeDiffNs = modulo32(config.at("MaxPulseTimeDiffNS"), c.maxPulseWrapped);
   c.monitorRing = config.at("MonitorRing").get<uint8_t>();

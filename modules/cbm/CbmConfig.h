@@ -3,6 +3,7 @@
 // Topology of monitors by FEN and channel), read unchanged.
 #pragma once
 
+#include "common/readout/EssHeader.h"
 #include "common/sdk/Module.h"
 
 #include <nlohmann/json.hpp>
@@ -47,6 +48,13 @@ constexpr uint8_t kMaxFen = 23;
 
 /// The parsed and checked file, shared by the module and readoutgen's source.
 struct CbmConfig {
+  /// "Detector": "CBM" (detector type 0x10) or "BEER" (0x50: EVENT_2D monitors only, each
+  /// Topology entry's Type and Schema preset to EVENT_2D and ev44, readouts of other types
+  /// refused as parser.readout.errors.type).
+  bool beer = false;
+  [[nodiscard]] uint8_t detectorType() const noexcept {
+    return beer ? readout::kTypeBeer : readout::kTypeCbm;
+  }
   int64_t maxTofNs = 0;           ///< MaxTOFNS as the ESS EFU reads it (modulo 2^32)
   int64_t maxPulseTimeDiffNs = 0; ///< MaxPulseTimeDiffNS (modulo 2^32)
   bool maxTofWrapped = false;     ///< MaxTOFNS was beyond 32 bits

@@ -31,8 +31,9 @@ CbmCounters::CbmCounters(sdk::ModuleContext &ctx)
 
 CbmModule::CbmModule(sdk::ModuleContext &ctx)
     : config_(parseCbmConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
-      parser_(headerCounters_, {readout::kTypeCbm}, config_.maxPulseTimeDiffNs), tofCounters_(ctx),
-      tof_(tofCounters_, config_.maxTofNs), counters_(ctx), outputs_(config_.monitors.size()) {
+      parser_(headerCounters_, {config_.detectorType()}, config_.maxPulseTimeDiffNs),
+      tofCounters_(ctx), tof_(tofCounters_, config_.maxTofNs), counters_(ctx),
+      outputs_(config_.monitors.size()) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   for (size_t i = 0; i < config_.monitors.size(); ++i) {
     const Monitor &m = config_.monitors[i];
@@ -57,6 +58,9 @@ CbmModule::CbmModule(sdk::ModuleContext &ctx)
                                      m.binWidth(), m.aggregatedFrames,
                                      m.aggregation == Aggregation::Sum ? "sum" : "average")
                        : std::string());
+  }
+  if (config_.beer) {
+    ctx.log().info("cbm: {}: BEER: detector type 0x50, EVENT_2D readouts only", ctx.configSource());
   }
   if (config_.maxTofWrapped) {
     ctx.log().warn("cbm: {}: MaxTOFNS is beyond 32 bits; read modulo 2^32 as the ESS EFU reads "
@@ -114,7 +118,7 @@ void CbmModule::process(const sdk::Packet &packet) noexcept {
   for (size_t i = 0; i < count; ++i) {
     CbmReadout r;
     std::memcpy(&r, h.payload + i * kReadoutBytes, kReadoutBytes);
-    const ReadoutError e = checkReadout(r);
+    const ReadoutError e = checkReadout(r, config_.beer);
     if (e != ReadoutError::Ok) {
       ++readoutErrors[static_cast<size_t>(e)];
       continue;

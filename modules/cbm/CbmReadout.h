@@ -65,7 +65,7 @@ enum class ReadoutError : uint8_t {
   Fen,        ///< parser.readout.errors.fen: FEN > 23
   DataLength, ///< parser.readout.errors.datalen: length field != 20
   TimeFrac,   ///< parser.readout.errors.timefrac: time low > 88 052 499
-  Type,       ///< parser.readout.errors.type: type not 1, 2 or 3
+  Type,       ///< parser.readout.errors.type: type not 1, 2 or 3 (BEER: not 2)
   Count_
 };
 
@@ -90,8 +90,9 @@ constexpr const char *readoutErrorName(ReadoutError e) noexcept {
   return "?";
 }
 
-/// The parser's checks of one readout, first failing one counted.
-constexpr ReadoutError checkReadout(const CbmReadout &r) noexcept {
+/// The parser's checks of one readout, first failing one counted. `event2DOnly` (BEER): a type
+/// other than EVENT_2D is refused as ReadoutError::Type too.
+constexpr ReadoutError checkReadout(const CbmReadout &r, bool event2DOnly = false) noexcept {
   if (r.fiber > kMaxFiber) {
     return ReadoutError::Fiber;
   }
@@ -105,7 +106,8 @@ constexpr ReadoutError checkReadout(const CbmReadout &r) noexcept {
     return ReadoutError::TimeFrac;
   }
   if (r.type < static_cast<uint8_t>(MonitorType::Event0D) ||
-      r.type > static_cast<uint8_t>(MonitorType::Ibm)) {
+      r.type > static_cast<uint8_t>(MonitorType::Ibm) ||
+      (event2DOnly && r.type != static_cast<uint8_t>(MonitorType::Event2D))) {
     return ReadoutError::Type;
   }
   return ReadoutError::Ok;

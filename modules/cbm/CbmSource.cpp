@@ -41,7 +41,7 @@ CbmSource::CbmSource(const nlohmann::json &config, const std::string &configSour
 }
 
 uint8_t CbmSource::detectorType() const {
-  return readout::kTypeCbm;
+  return config_.detectorType();
 }
 
 size_t CbmSource::maxEventBytes() const {

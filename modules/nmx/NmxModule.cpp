@@ -138,7 +138,10 @@ void NmxModule::formEvents(const readout::EssHeader &h) noexcept {
   reduction::BuilderStats stats{};
   for (reduction::EventBuilder2D &builder : builders_) {
     events_.clear();
-    builder.flush(events_);
+    const reduction::BuilderStats s = builder.flush(events_);
+    stats.spanTooLarge += s.spanTooLarge;
+    stats.splitSpanTooLarge += s.splitSpanTooLarge;
+    stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
     for (const reduction::Event2D &e : events_) {
       if (e.empty()) {
         continue;
@@ -184,10 +187,6 @@ void NmxModule::formEvents(const readout::EssHeader &h) noexcept {
       ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
       ++published;
     }
-    const reduction::BuilderStats &s = builder.stats();
-    stats.spanTooLarge += s.spanTooLarge;
-    stats.splitSpanTooLarge += s.splitSpanTooLarge;
-    stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
   }
   for (size_t i = 0; i < errors.size(); ++i) {
     if (errors[i] != 0) {
@@ -199,10 +198,9 @@ void NmxModule::formEvents(const readout::EssHeader &h) noexcept {
   counters_.yOnly.add(yOnly);
   counters_.matched.add(matched);
   counters_.events.add(published);
-  counters_.spanTooLarge.add(stats.spanTooLarge - published_.spanTooLarge);
-  counters_.split.add(stats.splitSpanTooLarge - published_.splitSpanTooLarge);
-  counters_.discarded.add(stats.discardedSpanTooLarge - published_.discardedSpanTooLarge);
-  published_ = stats;
+  counters_.spanTooLarge.add(stats.spanTooLarge);
+  counters_.split.add(stats.splitSpanTooLarge);
+  counters_.discarded.add(stats.discardedSpanTooLarge);
 }
 
 } // namespace efu::nmx

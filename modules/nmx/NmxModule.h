@@ -86,7 +86,6 @@ private:
   NmxCounters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per panel
   std::vector<reduction::Event2D> events_;          ///< reused per builder
-  reduction::BuilderStats published_{};             ///< builder stats already counted
 };
 
 } // namespace efu::nmx

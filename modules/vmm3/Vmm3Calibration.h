@@ -66,11 +66,6 @@ public:
     // ESS EFU's uint64_t conversion does on x86-64: through int64_t, wrapping (no UB here).
     return t < 0 ? static_cast<uint64_t>(static_cast<int64_t>(t)) : static_cast<uint64_t>(t);
   }
-  /// The time the ESS EFU measures an event's time of flight from: the event's (earliest hit's)
-  /// ns converted to an ESS time (the nearest tick) and back (readout::ticksToNs).
-  [[nodiscard]] static int64_t eventTimeNs(uint64_t ns) noexcept {
-    return readout::eventTimeNs(ns);
-  }
   /// The inverse for generators: a raw ADC (0..1023) whose corrected value is `corrected`, or
   /// -1 when there is none.
   [[nodiscard]] static int32_t rawAdc(const Channel &c, uint16_t corrected) noexcept;

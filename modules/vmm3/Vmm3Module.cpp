@@ -153,7 +153,10 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
   reduction::BuilderStats stats{};
   for (reduction::EventBuilder2D &builder : builders_) {
     events_.clear();
-    builder.flush(events_);
+    const reduction::BuilderStats s = builder.flush(events_);
+    stats.spanTooLarge += s.spanTooLarge;
+    stats.splitSpanTooLarge += s.splitSpanTooLarge;
+    stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
     for (const reduction::Event2D &e : events_) {
       const bool hasA = !e.a.empty();
       const bool hasB = !e.b.empty();
@@ -176,7 +179,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
       }
       ++matched;
       readout::Tof t;
-      if (!tof_.compute(Vmm3Calibration::eventTimeNs(e.timeStart()), h, t)) {
+      if (!tof_.compute(readout::eventTimeNs(e.timeStart()), h, t)) {
         continue;
       }
       const uint32_t pixel =
@@ -188,10 +191,6 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
       ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
       ++published;
     }
-    const reduction::BuilderStats &s = builder.stats();
-    stats.spanTooLarge += s.spanTooLarge;
-    stats.splitSpanTooLarge += s.splitSpanTooLarge;
-    stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
   }
   for (size_t i = 0; i < errors.size(); ++i) {
     if (errors[i] != 0) {
@@ -202,10 +201,9 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
   counters_.wireOnly.add(wireOnly);
   counters_.stripOnly.add(stripOnly);
   counters_.events.add(published);
-  counters_.spanTooLarge.add(stats.spanTooLarge - published_.spanTooLarge);
-  counters_.split.add(stats.splitSpanTooLarge - published_.splitSpanTooLarge);
-  counters_.splitDiscarded.add(stats.discardedSpanTooLarge - published_.discardedSpanTooLarge);
-  published_ = stats;
+  counters_.spanTooLarge.add(stats.spanTooLarge);
+  counters_.split.add(stats.splitSpanTooLarge);
+  counters_.splitDiscarded.add(stats.discardedSpanTooLarge);
 }
 
 } // namespace efu::vmm3

@@ -89,7 +89,6 @@ private:
   Vmm3Counters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per Config entry
   std::vector<reduction::Event2D> events_;          ///< reused per builder
-  reduction::BuilderStats published_{};             ///< builder stats already counted
 };
 
 } // namespace efu::vmm3

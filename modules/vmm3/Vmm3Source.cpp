@@ -2,8 +2,8 @@
 // readoutgen source for the ESS Multi-Blade detectors.
 #include "modules/vmm3/Vmm3Source.h"
 
-#include "modules/vmm3/Vmm3Geometry.h"
 #include "common/readout/Vmm3Readout.h"
+#include "modules/vmm3/Vmm3Geometry.h"
 
 #include <algorithm>
 #include <cstring>
@@ -104,7 +104,7 @@ size_t Vmm3Source::encodeEvent(const sdk::Neutron &n, std::span<uint8_t> out,
   const int ny = nx < 0 ? -1 : planPlane(hybrid, false, n.y, hits.data() + nx, tickNs, earliest);
   // The module measures the TOF from the earliest hit time rounded to the nearest tick, as the
   // ESS EFU does.
-  const int64_t tof = Vmm3Calibration::eventTimeNs(earliest) - n.pulseTimeNs;
+  const int64_t tof = readout::eventTimeNs(earliest) - n.pulseTimeNs;
   if (ny < 0 || tof < 0 || tof > kMaxTofNs) {
     return 0;
   }

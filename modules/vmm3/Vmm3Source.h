@@ -20,7 +20,7 @@ namespace efu::vmm3 {
 /// charges, and each raw ADC is at least the hybrid's threshold.
 /// Truth: (pulse, event time - pulse, ESS pixel of (x, y)), where the event time is the
 /// earliest hit time as the module computes it (the ESS TDC correction added in double
-/// precision), converted to the nearest tick and back (Vmm3Calibration::eventTimeNs), as the ESS
+/// precision), converted to the nearest tick and back (readout::eventTimeNs), as the ESS
 /// EFU does. The module clusters each datagram on its own and merges clusters of one cassette
 /// closer than the time gaps, so a neutron within gapNs() of the previous one of its cassette is
 /// left out (no readouts, no truth), as is one before its pulse or more than a second after it, or

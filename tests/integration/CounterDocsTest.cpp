@@ -187,6 +187,9 @@ INSTANTIATE_TEST_SUITE_P(
                       Module{"trex", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/trex/configs/trex.json"}},
                       Module{"nmx", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/nmx/configs/nmx.json"}},
                       Module{"cbm", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/cbmtest.json"}},
+                      Module{"dream", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/dream/configs/DreamInst.json"}},
+                      Module{"magic", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/dream/configs/MagicInst.json"}},
+                      Module{"heimdal", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/dream/configs/HeimdalInst.json"}},
                       Module{"timepix3", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/timepix3/configs/timepix3.json"}},
                       Module{"example", {}}),
     [](const ::testing::TestParamInfo<Module> &p) { return p.param.name; });

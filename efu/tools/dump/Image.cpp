@@ -51,6 +51,7 @@ std::optional<ImageGeometry> askModule(const ModuleLibrary &library, const nlohm
   }
   geometry.width = size.width;
   geometry.height = size.height;
+  geometry.firstPixel = size.firstPixel;
   return geometry;
 }
 
@@ -98,18 +99,17 @@ ImageGeometry geometryFromModule(const std::string &module, const nlohmann::json
         list += (list.empty() ? "" : ", ") + name;
       }
       throw GeometryError(source + ": " +
-                          (takers.empty() ? "no module accepts it; give --det NAME. Their reasons:" +
-                                                refusals
-                                          : "several modules accept it (" + list +
-                                                "); give --det NAME"));
+                          (takers.empty()
+                               ? "no module accepts it; give --det NAME. Their reasons:" + refusals
+                               : "several modules accept it (" + list + "); give --det NAME"));
     }
   }
-  if (geometry->width == 0 || geometry->height == 0 ||
+  if (geometry->width == 0 || geometry->height == 0 || geometry->firstPixel == 0 ||
       geometry->pixels() > kMaxGeometryPixels) {
     throw GeometryError(source + ": " + geometry->kind + " geometry of " +
-                        std::to_string(geometry->width) + " x " +
-                        std::to_string(geometry->height) + " pixels: efu-dump draws 1 to " +
-                        std::to_string(kMaxGeometryPixels) + " pixels");
+                        std::to_string(geometry->width) + " x " + std::to_string(geometry->height) +
+                        " pixels from id " + std::to_string(geometry->firstPixel) +
+                        ": efu-dump draws 1 to " + std::to_string(kMaxGeometryPixels) + " pixels");
   }
   return *geometry;
 }

@@ -31,22 +31,25 @@ struct PixelPosition {
 };
 
 /// The 2-D layout of a detector's pixel ids, as its module describes it (sdk::ImageGeometry):
-/// row-major from 1, pixel = y * width + x + 1, with y = 0 the top row of the picture.
+/// row-major from firstPixel, pixel = firstPixel + y * width + x, with y = 0 the top row.
 struct ImageGeometry {
   std::string kind;       ///< the module that described it ("caen", "vmm3", ...)
   std::string instrument; ///< the config's "instrument", or empty
   uint32_t width = 0;
   uint32_t height = 0;
+  uint32_t firstPixel = 1;
 
   [[nodiscard]] uint64_t pixels() const noexcept { return uint64_t{width} * height; }
+  /// The last pixel id in the picture.
+  [[nodiscard]] uint64_t lastPixel() const noexcept { return firstPixel + pixels() - 1; }
 
-  /// (x, y) of a pixel id, or std::nullopt when it is outside the geometry (0, negative, or
-  /// beyond width * height).
+  /// (x, y) of a pixel id, or std::nullopt when it is outside the geometry (below firstPixel,
+  /// or beyond the last).
   [[nodiscard]] std::optional<PixelPosition> locate(int64_t pixelId) const noexcept {
-    if (pixelId < 1 || static_cast<uint64_t>(pixelId) > pixels()) {
+    if (pixelId < firstPixel || static_cast<uint64_t>(pixelId) > lastPixel()) {
       return std::nullopt;
     }
-    const auto index = static_cast<uint64_t>(pixelId - 1);
+    const auto index = static_cast<uint64_t>(pixelId - firstPixel);
     return PixelPosition{static_cast<uint32_t>(index % width),
                          static_cast<uint32_t>(index / width)};
   }

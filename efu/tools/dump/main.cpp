@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// efu-dump: consumes Kafka topics and prints ev44, f144 and x5f2 messages as JSON lines or text.
+// efu-dump: consumes Kafka topics and prints ev44, f144, x5f2, ar51 and da00 messages as JSON
+// lines or text; draws pictures of them (--image, --tof-histogram, --da00-png).
 #include "common/net/PcapWriter.h"
 #include "common/system/CliAliases.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
 #include "common/time/Time.h"
+#include "efu/tools/dump/Da00Chart.h"
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
 #include "efu/tools/dump/Image.h"
@@ -26,6 +28,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -59,6 +62,7 @@ struct Options {
   std::string tofPath;
   uint32_t tofBins = 200;
   std::optional<int64_t> tofMaxNs;
+  std::string da00Prefix; ///< --da00-png PREFIX
   std::string pcapPath;
   uint16_t pcapPort = 9000;
   std::string report; ///< --report NAME: read from efu's control port instead
@@ -182,14 +186,14 @@ int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &o
   return 0;
 }
 
-/// The --image and --tof-histogram pictures: accumulated from ev44 messages, written on
-/// request (atomically) and at the end of the run.
+/// The --image and --tof-histogram pictures, accumulated from ev44 messages, and the
+/// --da00-png charts, from da00 messages: written on request (atomically) and at the end.
 class Pictures {
 public:
   /// Loads --geometry and checks the histogram options; throws with the option named.
   explicit Pictures(const Options &options)
-      : imagePath_(options.imagePath),
-        tofPath_(options.tofPath), style_{options.imageScale, options.logScale} {
+      : imagePath_(options.imagePath), tofPath_(options.tofPath),
+        da00Prefix_(options.da00Prefix), style_{options.imageScale, options.logScale} {
     if (!imagePath_.empty()) {
       auto geometry =
           efu::tools::loadGeometry(options.geometryPath, options.module, options.moduleDirs);
@@ -203,9 +207,25 @@ public:
     if (!tofPath_.empty()) {
       tof_.emplace(options.tofBins, options.tofMaxNs);
     }
+    if (!da00Prefix_.empty()) {
+      da00_.emplace();
+    }
   }
 
-  [[nodiscard]] bool active() const { return image_ || tof_; }
+  [[nodiscard]] bool active() const { return image_ || tof_ || da00_; }
+  [[nodiscard]] bool wantsEv44() const { return image_ || tof_; }
+  [[nodiscard]] bool wantsDa00() const { return da00_.has_value(); }
+
+  /// A da00 message: its signal is summed into its source's chart, or why not is logged (once
+  /// per source and reason).
+  void addDa00(const nlohmann::json &da00, const std::string &where) {
+    const std::string why = da00_->add(da00);
+    if (why.empty()) {
+      changed_ = true;
+    } else if (da00Warned_.insert(da00.value("source_name", "") + "\n" + why).second) {
+      spdlog::warn("--da00-png: {} not drawn: {} (said once per source and reason)", where, why);
+    }
+  }
 
   void add(const nlohmann::json &ev44) {
     if (image_) {
@@ -233,6 +253,12 @@ public:
     if (tof_) {
       efu::tools::writePng(efu::tools::renderTofChart(tof_->result()), tofPath_);
     }
+    if (da00_) {
+      for (const auto &[source, series] : da00_->series()) {
+        efu::tools::writePng(efu::tools::renderDa00Chart(series),
+                             efu::tools::da00PngPath(da00Prefix_, source));
+      }
+    }
     changed_ = false;
   }
 
@@ -242,13 +268,14 @@ public:
       const auto &g = image_->geometry();
       std::fprintf(stderr,
                    "image: %s, %u x %u pixels (%s), %llu events, max %llu per pixel%s, "
-                   "%llu pixel ids outside 1..%llu\n",
+                   "%llu pixel ids outside %llu..%llu\n",
                    imagePath_.c_str(), g.width, g.height, g.kind.c_str(),
                    static_cast<unsigned long long>(image_->inRange()),
                    static_cast<unsigned long long>(image_->maxCount()),
                    style_.logScale ? " (log colour scale)" : "",
                    static_cast<unsigned long long>(image_->outOfRange()),
-                   static_cast<unsigned long long>(g.pixels()));
+                   static_cast<unsigned long long>(g.firstPixel),
+                   static_cast<unsigned long long>(g.lastPixel()));
     }
     if (tof_) {
       const auto bins = tof_->result();
@@ -265,14 +292,36 @@ public:
           static_cast<unsigned long long>(tof_->negative()),
           static_cast<unsigned long long>(tof_->aboveRange()));
     }
+    if (da00_) {
+      if (da00_->series().empty()) {
+        std::fprintf(stderr, "da00: no histogram drawn (no da00 message with a signal)\n");
+      }
+      for (const auto &[source, series] : da00_->series()) {
+        int64_t maxSum = 0;
+        for (const int64_t sum : series.sums) {
+          maxSum = std::max(maxSum, sum);
+        }
+        std::fprintf(stderr,
+                     "da00: %s, source '%s': %llu messages summed (%llu skipped), %zu bins of "
+                     "'signal' over '%s' [%g, %g] %s, max %lld per bin\n",
+                     efu::tools::da00PngPath(da00Prefix_, source).c_str(), source.c_str(),
+                     static_cast<unsigned long long>(series.messages),
+                     static_cast<unsigned long long>(series.skipped), series.sums.size(),
+                     series.axis.c_str(), series.edges.front(), series.edges.back(),
+                     series.axisUnit.c_str(), static_cast<long long>(maxSum));
+      }
+    }
   }
 
 private:
   std::string imagePath_;
   std::string tofPath_;
+  std::string da00Prefix_;
   efu::tools::ImageStyle style_;
   std::optional<efu::tools::PixelCounts> image_;
   std::optional<efu::tools::TofHistogram> tof_;
+  std::optional<efu::tools::Da00Histograms> da00_;
+  std::set<std::string> da00Warned_;
   bool changed_ = false;
 };
 
@@ -305,8 +354,12 @@ public:
     }
     ++counts_.decoded;
     counts_.events += decoded->value("event_count", uint64_t{0});
-    if (pictures_.active() && decoded->at("kind") == "ev44") {
+    if (pictures_.wantsEv44() && decoded->at("kind") == "ev44") {
       pictures_.add(*decoded);
+    }
+    if (pictures_.wantsDa00() && decoded->at("kind") == "da00") {
+      pictures_.addDa00(*decoded, topic + "[" + std::to_string(msg.partition) + "]@" +
+                                      std::to_string(msg.offset));
     }
     if (pcap_ && decoded->at("kind") == "ar51") {
       // Capture time: the Kafka message timestamp (when efu sampled it).
@@ -426,10 +479,11 @@ int run(const Options &options, Pictures &pictures) {
 
 int main(int argc, char **argv) {
   Options options;
-  CLI::App app{"efu-dump: consume Kafka topics and print ev44, f144 and x5f2 messages.\n"
-               "Output goes to stdout (one message per line); problems, skipped messages and\n"
-               "the --summary go to stderr. Exit status: 0 done, 1 error, 2 --count not\n"
-               "reached before --timeout."};
+  CLI::App app{
+      "efu-dump: consume Kafka topics and print ev44, f144, x5f2, ar51 and da00 messages.\n"
+      "Output goes to stdout (one message per line); problems, skipped messages and\n"
+      "the --summary go to stderr. Exit status: 0 done, 1 error, 2 --count not\n"
+      "reached before --timeout."};
   app.add_option("-b,--broker", options.brokers, "Kafka bootstrap servers (host:port[,...])")
       ->type_name("LIST")
       ->capture_default_str();
@@ -515,9 +569,15 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(int64_t{1}, efu::tools::TofHistogram::kMaxRangeNs))
       ->needs(tof)
       ->group("Pictures");
+  app.add_option("--da00-png", options.da00Prefix,
+                 "Write a PNG bar chart per da00 source (the cbm module's histograms) as "
+                 "PREFIX<source>.png: its 'signal' summed over the messages, against its "
+                 "time-bin axis")
+      ->type_name("PREFIX")
+      ->group("Pictures");
   app.add_option("--image-every", options.imageEveryS,
-                 "Also rewrite --image and --tof-histogram every S seconds when new events "
-                 "arrived (0 = only at the end)")
+                 "Also rewrite --image, --tof-histogram and --da00-png every S seconds when "
+                 "new messages arrived (0 = only at the end)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str()
       ->group("Pictures");

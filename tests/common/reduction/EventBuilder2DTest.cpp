@@ -314,6 +314,26 @@ TEST(Split, SpanOfTenTakesTheSplitPath) {
   EXPECT_EQ(b.stats().splitSpanTooLarge, 0);
 }
 
+// flush() returns the counts of that flush; stats() keeps the sums.
+TEST(Split, FlushReturnsWhatThatFlushCounted) {
+  EventBuilder2D b(params(500, 500, true));
+  std::vector<Event2D> out;
+  for (const Hit &h : std::vector<Hit>{{0, 1, 5, A}, {0, 1, 5, B}, {0, 10, 5, B}}) {
+    b.insert(h);
+  }
+  BuilderStats s = b.flush(out);
+  EXPECT_EQ(s.spanTooLarge, 1);
+  EXPECT_EQ(s.discardedSpanTooLarge, 1);
+  b.insert({0, 1, 5, 7}); // plane 7: dropped
+  s = b.flush(out);
+  EXPECT_EQ(s.spanTooLarge, 0);
+  EXPECT_EQ(s.discardedSpanTooLarge, 0);
+  EXPECT_EQ(s.invalidPlane, 1);
+  EXPECT_EQ(b.stats().spanTooLarge, 1);
+  EXPECT_EQ(b.stats().invalidPlane, 1);
+  EXPECT_EQ(b.flush(out).invalidPlane, 0);
+}
+
 TEST(Split, StraightPairing) {
   // a1 = 2 * 100 = 200, a2 = 100, b1 = 200, b2 = 2 * 50 = 100: a1-b1 and a2-b2.
   EventBuilder2D b(params(500, 500, true));

@@ -2,9 +2,9 @@
 // Module loader: descriptor checks, refusal of mismatched dummy modules, search, create/destroy.
 #include "efu/ModuleLoader.h"
 
+#include "common/sdk/ModuleConfig.h"
 #include "common/stats/Stats.h"
 #include "efu/DaemonContext.h"
-#include "common/sdk/ModuleConfig.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/null_sink.h>
@@ -203,7 +203,7 @@ TEST(Instruments, TheConfigsDetectorMustNameTheInstrument) {
     return nlohmann::json{{"Detector", detector}, {"Resolution", 300}};
   };
   EXPECT_NO_THROW(checkInstrument("bifrost", config("bifrost"), "b.json"));
-  EXPECT_NO_THROW(checkInstrument("loki", config("LoKI"), "l.json")); // as ESS spells it
+  EXPECT_NO_THROW(checkInstrument("loki", config("LoKI"), "l.json"));  // as ESS spells it
   EXPECT_NO_THROW(checkInstrument("caen", config("cspec"), "c.json")); // a module: any
   EXPECT_NO_THROW(checkInstrument("loki", nlohmann::json::object(), "(defaults)"));
   try {
@@ -232,11 +232,29 @@ TEST(Instruments, MultiBladeFilesNameTheInstrumentByItsGeometry) {
     checkInstrument("freia", config("Estia"), "e.json");
     FAIL() << "expected ConfigError";
   } catch (const sdk::ConfigError &e) {
-    EXPECT_TRUE(
-        contains(e.what(), "e.json: InstrumentGeometry = \"Estia\": -d freia serves freia"))
+    EXPECT_TRUE(contains(e.what(), "e.json: InstrumentGeometry = \"Estia\": -d freia serves freia"))
         << e.what();
   }
   EXPECT_THROW(checkInstrument("tblmb", config("TBLMB"), "t.json"), sdk::ConfigError);
+}
+
+TEST(Instruments, BeerIsTheCbmModuleWithABeerFile) {
+  // The ESS beam monitor files say "Detector": "CBM"; BEER's (beer_base_test.json) "BEER".
+  const auto config = [](const char *detector) {
+    return nlohmann::json{{"Detector", detector}, {"MaxFENId", 1}};
+  };
+  EXPECT_EQ(moduleOf("beer"), "cbm");
+  EXPECT_NO_THROW(checkInstrument("beer", config("BEER"), "b.json"));
+  EXPECT_NO_THROW(checkInstrument("cbm", config("BEER"), "b.json")); // the module: either
+  EXPECT_NO_THROW(checkInstrument("cbm", config("CBM"), "c.json"));
+  try {
+    checkInstrument("beer", config("CBM"), "cbmtest.json");
+    FAIL() << "expected ConfigError";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_TRUE(contains(e.what(), "cbmtest.json: Detector = \"CBM\": -d beer serves beer; use "
+                                   "-d cbm"))
+        << e.what();
+  }
 }
 
 TEST(Instruments, TheListNamesEachModulesInstruments) {

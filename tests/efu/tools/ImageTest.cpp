@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // efu-dump pictures: geometry from instrument configs, pixel mapping, PNGs read back with libpng.
 #include "efu/tools/dump/Image.h"
-#include "efu/tools/dump/TofHistogram.h"
 #include "common/sdk/ModuleConfig.h"
+#include "common/serialize/Da00.h"
+#include "efu/tools/dump/Da00Chart.h"
+#include "efu/tools/dump/Decode.h"
+#include "efu/tools/dump/TofHistogram.h"
 #include "modules/caen/CaenConfig.h"
 #include "modules/vmm3/Vmm3Config.h"
 
@@ -127,10 +130,10 @@ TEST(ImageGeometry, Vmm3ConfigsGiveTheEssLogicalImages) {
 TEST(ImageGeometry, AgreesWithTheCaenModuleOnEveryShippedConfig) {
   for (const auto &path : configsOf("caen")) {
     std::ifstream in(path);
-    const efu::caen::CaenConfig module(
-        efu::validateModuleConfig("caen", efu::caen::kCaenKeys, efu::caen::kCaenKeyCount,
-                                  Json::parse(in), path.string()),
-        path.string());
+    const efu::caen::CaenConfig module(efu::validateModuleConfig("caen", efu::caen::kCaenKeys,
+                                                                 efu::caen::kCaenKeyCount,
+                                                                 Json::parse(in), path.string()),
+                                       path.string());
     const auto geometry = efu::tools::loadGeometry(path);
     EXPECT_EQ(geometry.width, module.imageWidth()) << path;
     EXPECT_EQ(geometry.height, module.imageHeight()) << path;
@@ -221,6 +224,23 @@ TEST(ImageGeometry, LocatesCornersAndRejectsOutside) {
   EXPECT_FALSE(g.locate(-1));
   EXPECT_FALSE(g.locate(16));
   EXPECT_FALSE(g.locate(INT64_MAX));
+}
+
+// A part whose ids start after another part's (module ABI 5): DREAM's backward endcap is
+// 616 x 256 from id 71681.
+TEST(ImageGeometry, APartStartsAtItsFirstPixel) {
+  const ImageGeometry g{"dream", "DREAM", 616, 256, 71681};
+  EXPECT_EQ(g.lastPixel(), 71680u + 616 * 256);
+  EXPECT_FALSE(g.locate(71680));
+  ASSERT_TRUE(g.locate(71681));
+  EXPECT_EQ(g.locate(71681)->x, 0u);
+  EXPECT_EQ(g.locate(71681)->y, 0u);
+  ASSERT_TRUE(g.locate(71681 + 616 + 5));
+  EXPECT_EQ(g.locate(71681 + 616 + 5)->x, 5u);
+  EXPECT_EQ(g.locate(71681 + 616 + 5)->y, 1u);
+  ASSERT_TRUE(g.locate(71680 + 616 * 256));
+  EXPECT_EQ(g.locate(71680 + 616 * 256)->y, 255u);
+  EXPECT_FALSE(g.locate(71681 + 616 * 256));
 }
 
 TEST(PixelCounts, CountsInsideAndOutside) {
@@ -380,6 +400,117 @@ TEST(RenderTofChart, BarsFollowTheCounts) {
   EXPECT_EQ(barHeight(2), layout.plotHeight);
   EXPECT_EQ(barHeight(1), layout.plotHeight / 4);
   EXPECT_EQ(barHeight(3), layout.plotHeight / 2);
+}
+
+// ---- --da00-png: the signal of da00 messages per source ------------------------------------
+
+/// A cbm-style histogram message (frame_time edges in ns, signal, frame_total) through the da00
+/// builder and efu-dump's decoder, as efu-dump sees it.
+Json da00Message(const std::string &source, const std::vector<int32_t> &edges,
+                 const std::vector<int32_t> &signal) {
+  using efu::sdk::DataType;
+  using efu::sdk::DataVariable;
+  const auto bytes = [](const auto &v) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(v.data()),
+                                    v.size() * sizeof(v[0]));
+  };
+  const std::vector<uint64_t> total{0};
+  const std::string_view t[] = {"frame_time"};
+  const std::string_view r[] = {"reference_time"};
+  const int64_t edgeShape[] = {static_cast<int64_t>(edges.size())};
+  const int64_t binShape[] = {static_cast<int64_t>(signal.size())};
+  const int64_t one[] = {1};
+  const DataVariable vars[] = {{"frame_time", "ns", t, edgeShape, DataType::Int32, bytes(edges)},
+                               {"signal", "A", t, binShape, DataType::Int32, bytes(signal)},
+                               {"frame_total", "counts", r, one, DataType::UInt64, bytes(total)}};
+  flatbuffers::FlatBufferBuilder fbb;
+  std::string error;
+  auto j = efu::tools::decodeMessage(efu::serialize::buildDa00(fbb, source, 42, vars), error);
+  EXPECT_TRUE(j.has_value()) << error;
+  return j.value_or(Json());
+}
+
+TEST(Da00Histograms, SumsTheSignalPerSourceBinByBin) {
+  efu::tools::Da00Histograms h;
+  const std::vector<int32_t> edges{0, 100, 200, 300, 400};
+  EXPECT_EQ(h.add(da00Message("cbm4", edges, {1, 0, 5, 2})), "");
+  EXPECT_EQ(h.add(da00Message("cbm4", edges, {2, 0, 1, -7})), "");
+  EXPECT_EQ(h.add(da00Message("cbm5", {0, 10, 20}, {9, 3})), "");
+  // Another axis for the same source: not summed, counted.
+  EXPECT_NE(h.add(da00Message("cbm4", {0, 10, 20}, {1, 1})).find("differs"), std::string::npos);
+  ASSERT_EQ(h.series().size(), 2U);
+  const auto &s = h.series().at("cbm4");
+  EXPECT_EQ(s.sums, (std::vector<int64_t>{3, 0, 6, -5}));
+  EXPECT_EQ(s.messages, 2U);
+  EXPECT_EQ(s.skipped, 1U);
+  EXPECT_EQ(s.axis, "frame_time");
+  EXPECT_EQ(s.axisUnit, "ns");
+  EXPECT_EQ(s.signalUnit, "A");
+  EXPECT_EQ(s.edges, (std::vector<double>{0, 100, 200, 300, 400}));
+  EXPECT_EQ(h.series().at("cbm5").sums, (std::vector<int64_t>{9, 3}));
+  // What is not a histogram says why.
+  Json noSignal = da00Message("x", edges, {1, 2, 3, 4});
+  noSignal["data"][1]["name"] = "other";
+  EXPECT_EQ(h.add(noSignal), "no variable 'signal'");
+  Json noAxis = da00Message("x", edges, {1, 2, 3, 4});
+  noAxis["data"][0]["name"] = "elsewhere";
+  EXPECT_NE(h.add(noAxis).find("no variable 'frame_time'"), std::string::npos);
+  Json floats = da00Message("x", edges, {1, 2, 3, 4});
+  floats["data"][1]["data"][0] = 1.5;
+  EXPECT_NE(h.add(floats).find("not integer"), std::string::npos);
+  EXPECT_EQ(h.series().size(), 2U);
+}
+
+TEST(Da00Histograms, FileNamesCannotLeaveThePrefix) {
+  EXPECT_EQ(efu::tools::da00PngPath("/tmp/m-", "cbm4"), "/tmp/m-cbm4.png");
+  EXPECT_EQ(efu::tools::da00PngPath("/tmp/m-", "../../etc/x"), "/tmp/m-.._.._etc_x.png");
+  EXPECT_EQ(efu::tools::da00PngPath("p", ""), "p_.png");
+  EXPECT_EQ(efu::tools::da00PngPath("p", "a b\n"), "p"
+                                                   "a_b_.png");
+}
+
+TEST(RenderDa00Chart, BarsFollowTheSummedSignal) {
+  efu::tools::Da00Histograms h;
+  // 4 bins of 1 ms: like --tof-histogram, ticks every 0.5 ms; bin 0 empty, bin 3 negative.
+  const std::vector<int32_t> edges{0, 1'000'000, 2'000'000, 3'000'000, 4'000'000};
+  ASSERT_EQ(h.add(da00Message("cbm4", edges, {0, 4, 30, -2})), "");
+  ASSERT_EQ(h.add(da00Message("cbm4", edges, {0, 6, 10, 0})), "");
+  efu::tools::ChartLayout layout;
+  ScratchDir dir;
+  const auto path = dir.path() / "cbm4.png";
+  efu::tools::writePng(efu::tools::renderDa00Chart(h.series().at("cbm4"), &layout), path.string());
+  const auto png = readPng(path);
+  ASSERT_EQ(png.width, layout.plotX0 + layout.plotWidth + 32);
+  ASSERT_EQ(png.height, layout.plotY0 + layout.plotHeight + 44);
+  EXPECT_GT(png.width, 800u);
+  EXPECT_EQ(layout.barWidth * 4, layout.plotWidth);
+  EXPECT_EQ(layout.yMax, 40u);
+  EXPECT_EQ(layout.xTickNs, 500'000u);
+  auto barHeight = [&](uint32_t bin) {
+    const uint32_t x = layout.plotX0 + bin * layout.barWidth + layout.barWidth / 2;
+    uint32_t rows = 0;
+    for (uint32_t y = layout.plotY0 + layout.plotHeight; y-- > layout.plotY0;) {
+      if (png.luminance(x, y) > 150.0) { // background or grid
+        break;
+      }
+      ++rows;
+    }
+    return rows;
+  };
+  EXPECT_EQ(barHeight(0), 0u);
+  EXPECT_EQ(barHeight(1), layout.plotHeight / 4); // 10 of 40
+  EXPECT_EQ(barHeight(2), layout.plotHeight);     // 40
+  EXPECT_EQ(barHeight(3), 0u);                    // -2: drawn as 0
+  // An axis that is not 0, w, 2w ... ns still gets its bars.
+  efu::tools::Da00Histograms other;
+  Json m = da00Message("x", {5, 7, 20}, {3, 1});
+  m["data"][0]["unit"] = "m";
+  ASSERT_EQ(other.add(m), "");
+  efu::tools::ChartLayout otherLayout;
+  const auto image = efu::tools::renderDa00Chart(other.series().at("x"), &otherLayout);
+  EXPECT_EQ(otherLayout.yMax, 3u);
+  EXPECT_EQ(otherLayout.barWidth * 2, otherLayout.plotWidth);
+  EXPECT_THROW(efu::tools::renderDa00Chart(efu::tools::Da00Series{}), efu::tools::ImageError);
 }
 
 } // namespace

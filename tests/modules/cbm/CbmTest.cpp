@@ -780,3 +780,194 @@ TEST(CbmSource, EveryImagePositionBecomesItsMonitorsTruth) {
 
 } // namespace
 } // namespace efu::cbm
+
+// ---- BEER: "Detector": "BEER" ----------------------------------------------------------------
+
+namespace efu::cbm {
+namespace {
+
+TEST(Beer, TheEssBeerFileLoadsUnchanged) {
+  // beer_base_test.json of the ESS EFU's src/modules/beer/test/: no Type or Schema in the
+  // Topology (BEER presets them), PixelOffset, Width and Height of EVENT_2D.
+  const CbmConfig c = loadCbmConfig(kConfigs + "beer_base_test.json");
+  EXPECT_TRUE(c.beer);
+  EXPECT_EQ(c.detectorType(), readout::kTypeBeer);
+  EXPECT_EQ(c.maxTofNs, 1000000000);
+  EXPECT_EQ(c.maxPulseTimeDiffNs, 1000000000);
+  EXPECT_EQ(c.maxFenId, 1);
+  EXPECT_EQ(c.monitorRing, 11);
+  ASSERT_EQ(c.monitors.size(), 4U);
+  const std::tuple<int, int, std::string, int> rows[] = {
+      {0, 0, "beer1", 0}, {0, 1, "beer2", 1024}, {1, 0, "beer3", 2048}, {1, 1, "beer4", 3072}};
+  for (size_t i = 0; i < std::size(rows); ++i) {
+    const Monitor &m = c.monitors[i];
+    const auto &[fen, channel, source, offset] = rows[i];
+    EXPECT_EQ(m.fen, fen) << i;
+    EXPECT_EQ(m.channel, channel) << i;
+    EXPECT_EQ(m.source, source) << i;
+    EXPECT_EQ(m.type, MonitorType::Event2D) << i;
+    EXPECT_EQ(m.schema, Schema::Ev44) << i;
+    EXPECT_EQ(m.pixelOffset, offset) << i;
+    EXPECT_EQ(m.width, 512) << i;
+    EXPECT_EQ(m.height, 512) << i;
+  }
+  // The CBM files are not BEER's.
+  EXPECT_FALSE(loadCbmConfig(kConfigs + "cbmtest.json").beer);
+  EXPECT_EQ(loadCbmConfig(kConfigs + "cbmtest.json").detectorType(), readout::kTypeCbm);
+}
+
+nlohmann::json beerConfig(nlohmann::json entry) {
+  return {{"Detector", "beer"}, {"MaxFENId", 1}, {"Topology", nlohmann::json::array({entry})}};
+}
+
+TEST(Beer, TypeAndSchemaArePresetAndMayOnlyAgree) {
+  const nlohmann::json entry = {
+      {"FEN", 0}, {"Channel", 0}, {"Source", "b"}, {"Width", 4}, {"Height", 2}};
+  // ConfigTest.cpp's CorrectBEERDetector: PixelOffset is read for BEER's 2D monitors.
+  nlohmann::json withOffset = entry;
+  withOffset["PixelOffset"] = 1024;
+  const CbmConfig c = parseCbmConfig(validated(beerConfig(withOffset)), "t.json");
+  EXPECT_EQ(c.monitors.at(0).pixelOffset, 1024);
+  EXPECT_EQ(c.monitors.at(0).type, MonitorType::Event2D);
+  nlohmann::json same = entry;
+  same["Type"] = "event_2d";
+  same["Schema"] = "EV44";
+  EXPECT_NO_THROW((void)parseCbmConfig(validated(beerConfig(same)), "t.json"));
+  nlohmann::json ibm = entry;
+  ibm["Type"] = "IBM";
+  expectRefused(beerConfig(ibm), "t.json: Topology[0].Type = \"IBM\": a BEER monitor is EVENT_2D");
+  nlohmann::json da00 = entry;
+  da00["Schema"] = "da00";
+  expectRefused(beerConfig(da00), "Topology[0].Schema = \"da00\"");
+  nlohmann::json noWidth = entry;
+  noWidth.erase("Width");
+  expectRefused(beerConfig(noWidth), "a EVENT_2D monitor needs 'Width'");
+  nlohmann::json noSource = entry;
+  noSource.erase("Source");
+  expectRefused(beerConfig(noSource), "Source");
+  // A CBM file still needs both.
+  expectRefused(baseConfig(entry), "Type");
+  expectRefused({{"Detector", "LOKI"}, {"MaxFENId", 1}, {"Topology", {entry}}},
+                "Detector = \"LOKI\"");
+}
+
+/// A datagram of detector type 0x50.
+Datagram beerDatagram(readout::EssTime pulse, readout::EssTime prev, uint32_t seq = 0) {
+  Datagram d(pulse, prev, seq);
+  d.bytes[5] = readout::kTypeBeer;
+  return d;
+}
+
+TEST(Beer, Event2DReadoutsOnlyAndDetectorType0x50) {
+  FakeModuleContext ctx(fileConfig(kConfigs + "beer_base_test.json"), "beer_base_test.json");
+  CbmModule module(ctx);
+  const readout::EssTime pulse{1000, 0};
+  const readout::EssTime prev{999, 80'000'000};
+  const int64_t pulseNs = 1000LL * 1'000'000'000;
+  // BeerBaseTest.cpp's ValidBeerPacket: EVENT_2D on fiber 16 (ring 8, not the MonitorRing 11:
+  // the ESS test checks the parser only), FEN 0 channel 0 at (100, 50), FEN 1 channel 1 at
+  // (200, 150). Then the same on fiber 22, and ParserTest.cpp's EVENT_0D and IBM readouts.
+  Datagram d = beerDatagram(pulse, prev);
+  CbmReadout a = readoutOf(0, 0, 2, {1000, 1}, 16);
+  a.setPosition(100, 50);
+  CbmReadout b = readoutOf(1, 1, 2, {1000, 2}, 16);
+  b.setPosition(200, 150);
+  CbmReadout a22 = a;
+  a22.fiber = 22;
+  CbmReadout b22 = b;
+  b22.fiber = 22;
+  d.add(a).add(b).add(a22).add(b22);
+  d.add(readoutOf(0, 0, 1, {1000, 3}));
+  CbmReadout ibm = readoutOf(0, 0, 3, {1000, 4});
+  ibm.setNadc(255, 0);
+  d.add(ibm);
+  module.process(d.packet());
+  EXPECT_EQ(ctx.value("parser.essheader.errors.type"), 0);
+  EXPECT_EQ(ctx.value("parser.readout.count"), 6);
+  EXPECT_EQ(ctx.value("parser.readout.errors.type"), 2);
+  EXPECT_EQ(ctx.value("parser.readout.2d"), 4);
+  EXPECT_EQ(ctx.value("geometry.monitor_ring_mismatch_errors"), 2);
+  EXPECT_EQ(ctx.value("events.event2d"), 2);
+  const auto tofOf = [&](uint32_t ticks) {
+    return static_cast<int32_t>(readout::ticksToNs(1000, ticks) - pulseNs);
+  };
+  const std::vector<RecordedEvent> beer1{{pulseNs, tofOf(1), 50 * 512 + 100 + 1}};
+  const std::vector<RecordedEvent> beer4{{pulseNs, tofOf(2), 150 * 512 + 200 + 1 + 3072}};
+  EXPECT_EQ(ctx.sources["beer1"].events, beer1);
+  EXPECT_EQ(ctx.sources["beer4"].events, beer4);
+  EXPECT_TRUE(ctx.sources["beer2"].events.empty());
+  // BeerBaseTest.cpp's CBMTypePacket: detector type 0x10 is refused by the header check.
+  Datagram cbm(pulse, prev, 1);
+  cbm.add(a22);
+  module.process(cbm.packet());
+  EXPECT_EQ(ctx.value("parser.essheader.errors.type"), 1);
+  EXPECT_EQ(ctx.value("parser.readout.count"), 6);
+  // And a CBM file refuses BEER's type.
+  FakeModuleContext cbmCtx(fileConfig(kConfigs + "cbm2Dtest.json"), "cbm2Dtest.json");
+  CbmModule cbmModule(cbmCtx);
+  Datagram beer = beerDatagram(pulse, prev);
+  beer.add(a22);
+  cbmModule.process(beer.packet());
+  EXPECT_EQ(cbmCtx.value("parser.essheader.errors.type"), 1);
+}
+
+TEST(Beer, TheSourceWritesBeerReadoutsTheModuleTurnsBackIntoTheTruth) {
+  const nlohmann::json config = fileConfig(kConfigs + "beer_base_test.json");
+  CbmSource source(config, "beer_base_test.json", 1);
+  EXPECT_EQ(source.detectorType(), readout::kTypeBeer);
+  ASSERT_EQ(source.imageWidth(), 512U);
+  ASSERT_EQ(source.imageHeight(), 4U * 512);
+  FakeModuleContext ctx(config, "beer_base_test.json");
+  CbmModule module(ctx);
+  TruthList truth;
+  const readout::EssTime pulse{2000, 0};
+  const int64_t pulseNs = readout::ticksToNs(2000, 0);
+  std::vector<uint8_t> buffer(30 + 400 * kReadoutBytes);
+  size_t len = 30;
+  uint64_t index = 0;
+  const auto send = [&] {
+    readout::HeaderFields f;
+    f.detectorType = source.detectorType();
+    f.pulse = pulse;
+    f.prevPulse = {1999, 0};
+    f.totalLength = static_cast<uint16_t>(len);
+    f.seqNum = static_cast<uint32_t>(index);
+    readout::writeHeader(buffer, f);
+    module.process(sdk::Packet{buffer.data(), static_cast<uint32_t>(len), 0, 0});
+    len = 30;
+  };
+  for (uint32_t y = 0; y < source.imageHeight(); y += 13) {
+    for (uint32_t x = 0; x < 512; x += 31) {
+      sdk::Neutron n;
+      n.x = x;
+      n.y = y;
+      n.pulse = pulse;
+      n.pulseTimeNs = pulseNs;
+      n.eventTime = {2000, static_cast<uint32_t>(index % 800)};
+      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
+      n.index = index++;
+      len += source.encodeEvent(n, std::span<uint8_t>(buffer).subspan(len), truth);
+      if (len + kReadoutBytes > buffer.size()) {
+        send();
+      }
+    }
+  }
+  send();
+  std::map<std::string, std::multiset<std::tuple<int64_t, int64_t, int32_t>>> want, got;
+  for (const auto &[src, p, t, v] : truth.events) {
+    want[src].insert({p, t, v});
+  }
+  for (const auto &[src, sink] : ctx.sources) {
+    for (const RecordedEvent &e : sink.events) {
+      got[src].insert({e.pulseTimeNs, e.tofNs, e.pixelId});
+    }
+  }
+  EXPECT_EQ(want.size(), 4U);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(ctx.value("parser.readout.count"), static_cast<int64_t>(source.readouts()));
+  EXPECT_EQ(ctx.value("parser.readout.errors.type"), 0);
+  EXPECT_EQ(ctx.value("geometry.validation_errors"), 0);
+}
+
+} // namespace
+} // namespace efu::cbm

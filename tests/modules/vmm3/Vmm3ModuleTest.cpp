@@ -498,7 +498,7 @@ TEST_F(Vmm3ModuleTest, NothingCarriesOverBetweenDatagrams) {
 
 TEST_F(Vmm3ModuleTest, HandComputedEventTimes) {
   // hit time = trunc(double(ticksToNs) + 34.08 - 60 TDC / 255); the TOF is taken from the
-  // earliest hit converted to the nearest tick and back (Vmm3Calibration::eventTimeNs).
+  // earliest hit converted to the nearest tick and back (readout::eventTimeNs).
   struct Case {
     const char *what;
     EssTime pulse, prevPulse;
@@ -549,14 +549,14 @@ TEST_F(Vmm3ModuleTest, HandComputedEventTimes) {
     ASSERT_EQ(events().size(), 1U) << c.what;
     EXPECT_EQ(events()[0], (RecordedEvent{c.pulseNs, c.tof, freiaPixel(10, 20)})) << c.what;
   }
-  // Vmm3Calibration::eventTimeNs itself.
-  EXPECT_EQ(Vmm3Calibration::eventTimeNs(1'000'011'330), 1'000'011'334);
-  EXPECT_EQ(Vmm3Calibration::eventTimeNs(1'000'011'390), 1'000'011'390);
-  EXPECT_EQ(Vmm3Calibration::eventTimeNs(1'700'000'000'000'011'264), 1'700'000'000'000'011'266);
-  EXPECT_EQ(Vmm3Calibration::eventTimeNs(0), 0);
+  // readout::eventTimeNs itself.
+  EXPECT_EQ(readout::eventTimeNs(1'000'011'330), 1'000'011'334);
+  EXPECT_EQ(readout::eventTimeNs(1'000'011'390), 1'000'011'390);
+  EXPECT_EQ(readout::eventTimeNs(1'700'000'000'000'011'264), 1'700'000'000'000'011'266);
+  EXPECT_EQ(readout::eventTimeNs(0), 0);
   // A time past the last tick of a second: 999999999 ns is 88052499.9 ticks → 88052500 → one
   // tick beyond, converted as the ESS EFU converts (not normalised): 1e9 + 5 ns.
-  EXPECT_EQ(Vmm3Calibration::eventTimeNs(999'999'999), readout::ticksToNs(0, 88'052'500));
+  EXPECT_EQ(readout::eventTimeNs(999'999'999), readout::ticksToNs(0, 88'052'500));
 }
 
 TEST_F(Vmm3ModuleTest, TimeOfFlightCounters) {

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// bench_dream: full 8972-byte datagrams of DreamSource readouts (DreamInst.json, MagicInst.json,
+// HeimdalInst.json; positions drawn uniformly over each source's image, those without a pixel
+// redrawn) through DreamModule::process(); readouts/s. The datagrams are made once and replayed.
+#include "modules/dream/DreamModule.h"
+#include "modules/dream/DreamSource.h"
+
+#include "common/readout/EssHeader.h"
+#include "common/sdk/ModuleConfig.h"
+#include "tests/support/FakeModuleContext.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+
+namespace efu::dream {
+namespace {
+
+struct Ignore final : sdk::TruthSink {
+  void add(int64_t, int64_t, int32_t) override {}
+};
+
+nlohmann::json shipped(const std::string &name) {
+  return validateModuleConfig(
+      "dream", kDreamConfigKeys, kDreamConfigKeyCount,
+      readConfigFile(std::string(EFU_SOURCE_DIR) + "/modules/dream/configs/" + name), name);
+}
+
+std::vector<std::vector<uint8_t>> makeStream(const std::string &file, int datagrams) {
+  DreamSource source(shipped(file), file, 1);
+  Ignore truth;
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<uint8_t>> out;
+  const readout::EssTime pulse{1'700'000'000, 0};
+  const int64_t pulseNs = readout::ticksToNs(pulse.high, pulse.low);
+  const size_t perDatagram = (readout::kMaxDatagramBytes - readout::headerBytes(0)) / kReadoutBytes;
+  std::vector<uint8_t> one(kReadoutBytes);
+  for (int k = 0; k < datagrams; ++k) {
+    std::vector<uint8_t> d(readout::headerBytes(0));
+    while (d.size() < readout::headerBytes(0) + perDatagram * kReadoutBytes) {
+      sdk::Neutron n;
+      n.x = static_cast<uint32_t>(rng() % source.imageWidth());
+      n.y = static_cast<uint32_t>(rng() % source.imageHeight());
+      n.pulse = pulse;
+      n.pulseTimeNs = pulseNs;
+      n.eventTime = readout::nsToTicks(pulseNs + static_cast<int64_t>(rng() % 70'000'000));
+      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
+      n.index = rng();
+      if (source.encodeEvent(n, one, truth) != 0) {
+        d.insert(d.end(), one.begin(), one.end());
+      }
+    }
+    readout::HeaderFields f;
+    f.detectorType = source.detectorType();
+    f.pulse = pulse;
+    f.prevPulse = readout::nsToTicks(pulseNs - 71'428'571); // 14 Hz
+    f.seqNum = static_cast<uint32_t>(k);
+    f.totalLength = static_cast<uint16_t>(d.size());
+    readout::writeHeader(d, f);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
+  static std::map<std::string, std::vector<std::vector<uint8_t>>> streams;
+  if (!streams.contains(file)) {
+    streams[file] = makeStream(file, 64);
+  }
+  const auto &s = streams[file];
+  readout::FakeModuleContext ctx(shipped(file), file);
+  ctx.sink.keep = false;
+  DreamModule module(ctx);
+  size_t i = 0;
+  int64_t readouts = 0;
+  for (auto _ : state) {
+    const std::vector<uint8_t> &d = s[i];
+    module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
+    readouts += static_cast<int64_t>((d.size() - readout::headerBytes(0)) / kReadoutBytes);
+    i = (i + 1) % s.size();
+  }
+  state.SetItemsProcessed(readouts);
+  state.counters["events"] = static_cast<double>(ctx.sink.count);
+}
+
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream, std::string("DreamInst.json"));
+BENCHMARK_CAPTURE(BM_ModuleProcess, magic, std::string("MagicInst.json"));
+BENCHMARK_CAPTURE(BM_ModuleProcess, heimdal, std::string("HeimdalInst.json"));
+// DREAM's parts alone.
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_bwec, std::string("bwec.json"));
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_mantle, std::string("mantle.json"));
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_hr, std::string("hr.json"));
+
+} // namespace
+} // namespace efu::dream
+
+BENCHMARK_MAIN();
