@@ -201,6 +201,9 @@ private:
   std::vector<uint8_t> bad_;
   size_t len_ = 0;
   size_t headerBytes_ = 0;
+  bool essHeader_ = true;             ///< the source's datagrams carry an ESS header
+  std::vector<uint8_t> pulseBuf_;     ///< the source's own datagram for the current pulse
+  size_t pulseLen_ = 0;               ///< its size; sent before the pulse's first datagram
   std::vector<TruthEvent> pending_;
   uint64_t pendingEvents_ = 0;
   uint64_t generated_ = 0; ///< events encoded so far (sent or pending)
