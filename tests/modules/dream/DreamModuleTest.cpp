@@ -53,12 +53,6 @@ public:
   explicit Datagram(uint8_t type = readout::kTypeDream, uint32_t seq = 0)
       : EssDatagram(type, kPulse, kPrevPulse, seq) {}
 };
-}
-
-private:
-readout::HeaderFields fields_;
-std::vector<uint8_t> bytes_;
-};
 
 CdtReadout readout(uint8_t ring, uint8_t fen, uint8_t unit, uint8_t cathode, uint8_t anode,
                    uint32_t low = 1000) {

@@ -75,12 +75,5 @@ public:
                     readout::EssTime prevPulse = {}, uint32_t seq = 0)
       : EssDatagram(type, pulse, prevPulse, seq) {}
 };
-}
-
-private:
-readout::HeaderFields fields_;
-std::vector<uint8_t> bytes_;
-}
-;
 
 } // namespace efu::nmx::test

@@ -58,12 +58,5 @@ public:
                     uint8_t type = readout::kTypeTrex)
       : EssDatagram(type, pulse, prevPulse, seq) {}
 };
-}
-
-private:
-readout::HeaderFields fields_;
-std::vector<uint8_t> bytes_;
-}
-;
 
 } // namespace efu::trex::test

@@ -91,15 +91,5 @@ public:
                     readout::EssTime prevPulse = {}, uint32_t seq = 0)
       : EssDatagram(type, pulse, prevPulse, seq) {}
 };
-}
-[[nodiscard]] size_t size() const {
-  return bytes_.size();
-}
-
-private:
-readout::HeaderFields fields_;
-std::vector<uint8_t> bytes_;
-}
-;
 
 } // namespace efu::vmm3::test
