@@ -82,7 +82,7 @@ void validateRuntimeConfig(const RuntimeConfig &config, size_t queues);
 /// a loss: the rx thread stops reading until the processing thread frees a slot, and the
 /// socket buffer holds what arrives meanwhile.
 /// Thread rules: construct and start() on one thread. stop() may come from another thread once
-/// start() has returned (efu/main.cpp stops from a helper thread while the main thread keeps
+/// start() has returned (Daemon::stop() stops from a helper thread while the main thread keeps
 /// serving the control port), but not from two at once; a second stop() (the destructor's)
 /// does nothing.
 class Runtime {

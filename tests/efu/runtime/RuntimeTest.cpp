@@ -377,7 +377,7 @@ TEST_F(RuntimeTest, RxQueuesShareThePortAndTheirTotalsAreExact) {
   EXPECT_EQ(queues, (std::set<uint32_t>{0, 1}));
 }
 
-// The hand-off as efu/main.cpp drives it: start() on one thread, stop() from another while the
+// The hand-off as efu::Daemon drives it: start() on one thread, stop() from another while the
 // ring still holds every datagram. stop() returns after the drain, the module's flush and the
 // hooks' finish, in that order and all on the processing thread, and what they wrote is visible
 // to the caller (build-tsan checks the hand-over).
