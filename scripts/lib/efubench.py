@@ -33,7 +33,11 @@ PAPER_SYSCTL = {"net.core.rmem_max": "12582912", "net.core.wmem_max": "12582912"
 # Where the targets the scripts use land in a build tree.
 TARGET_PATHS = {"efu": "efu/efu", "efu-module-udp": "modules/efu-module-udp.so",
                 "udpgen": "generators/udpgen/udpgen",
+                "readoutgen": "generators/readoutgen/readoutgen",
+                "efu-broker": "efu/tools/efu-broker", "efu-dump": "efu/tools/efu-dump",
                 "efu-bench-bare-rx": "tests/bench/efu-bench-bare-rx"}
+TARGET_PATHS.update({f"efu-module-{m}": f"modules/efu-module-{m}.so"
+                     for m in ("caen", "vmm3", "nmx", "trex", "cbm", "dream", "example")})
 
 started = []          # Popen objects started through start(); stopped by PID in cleanup()
 started_pids = set()  # every PID start() ever created (to tell our processes from others)
@@ -120,6 +124,31 @@ def install_signal_handlers():
     """SIGINT and SIGTERM unwind through the caller's finally: cleanup() runs."""
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+
+
+def start_broker(path, workdir, cpu=None, topics=(), timeout=10.0):
+    """Starts the dev broker efu-broker (pinned to cpu if given; --topic NAME[:PARTITIONS] for
+    each of topics) and returns (process, bootstrap address). The address is read from
+    --bootstrap-file in workdir, so the broker's stdout can go to /dev/null; cleanup() stops it.
+    Exits the script if the broker does not come up within timeout seconds."""
+    bootstrap_file = os.path.join(workdir, f"efu-broker-{os.getpid()}-{len(started)}.bootstrap")
+    argv = (["taskset", "-c", str(cpu)] if cpu is not None else []) + [
+        path, "--bootstrap-file", bootstrap_file, "--log-level", "warn"]
+    for topic in topics:
+        argv += ["--topic", topic]
+    broker = start(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(bootstrap_file):
+            with open(bootstrap_file) as f:
+                text = f.read().strip()
+            if text:
+                return broker, text
+        if broker.poll() is not None:
+            break
+        time.sleep(0.05)
+    stop(broker)
+    sys.exit(f"efu-broker did not start ({path})")
 
 
 # ---------------------------------------------------------------- /proc readers
