@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Helpers shared by the bench scripts and soak: processes, sysctl, efu, iperf3, output, options.
-"""Shared helpers of scripts/bench-udp-sweep, bench-zero-loss, bench-events and soak.
+"""Shared helpers of scripts/bench-udp-sweep, bench-zero-loss, bench-events, bench-link and soak.
 
 - processes: start() records every child; stop() ends one by its PID (signal, then SIGKILL);
+  start_broker() starts the dev broker efu-broker and returns its bootstrap address;
   cleanup() stops whatever is left and restores the sysctls apply_sysctl() changed; call it in
   a finally block after install_signal_handlers(), so Ctrl-C and SIGTERM get there too;
 - set-up: Debian packages through apt-get, the CMake targets, sysctl save/restore;
