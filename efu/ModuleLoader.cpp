@@ -139,6 +139,7 @@ constexpr InstrumentAlias kInstruments[] = {
     {"magic", "dream", "Detector", "magic"},      // DREAM is the module's own name
     {"heimdal", "dream", "Detector", "heimdal"},
     {"beer", "cbm", "Detector", "beer"}, // BEER's EVENT_2D monitors; CBM is the module's own
+    {"odin", "timepix3", "Detector", "timepix3"}, // the ESS file names the camera, not ODIN
 };
 } // namespace
 

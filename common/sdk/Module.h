@@ -22,8 +22,9 @@
 /// release, never loaded across an ABI change (docs/modules.md, Compatibility).
 /// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number; 3 added reports,
 /// calibrations and event sources; 4 added data arrays (da00) and named truth sources; 5 added
-/// ImageGeometry::firstPixel.
-#define EFU_MODULE_ABI_VERSION 5
+/// ImageGeometry::firstPixel; 6 readout sources without ESS headers and with pulse datagrams of
+/// their own (Timepix3).
+#define EFU_MODULE_ABI_VERSION 6
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)

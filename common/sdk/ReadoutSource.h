@@ -47,6 +47,13 @@ struct Neutron {
   uint64_t index = 0;            ///< 0, 1, 2 ... over the run (for deterministic choices)
 };
 
+/// A pulse the framework starts (module ABI 6): for sources that announce pulses themselves.
+struct Pulse {
+  int64_t pulseTimeNs = 0;     ///< ticksToNs of the pulse (as Neutron::pulseTimeNs)
+  int64_t prevPulseTimeNs = 0; ///< ticksToNs of the previous pulse
+  uint64_t index = 0;          ///< 0, 1, 2 ... over the run
+};
+
 /// A detector family's readout encoder. The framework (readoutgen's Generator) owns datagrams,
 /// headers, pulses, sequence numbers, pacing and the image pattern; a source only knows its
 /// geometry and its readout layout. A module provides one by declaring `using Source = ...;`
@@ -76,6 +83,19 @@ public:
   /// True when the source reports its truth with TruthSink::addFrom() (readoutgen then writes a
   /// source column in --truth).
   [[nodiscard]] virtual bool namesSources() const { return false; }
+  // Appended with module ABI 6:
+  /// False for a detector whose datagrams carry no ESS readout header (Timepix3): readoutgen
+  /// then sends only what the source writes, and refuses header injections.
+  [[nodiscard]] virtual bool essHeader() const { return true; }
+  /// A datagram of the source's own that announces `pulse` (Timepix3: the EVR's), written into
+  /// `out` (at least 64 bytes); readoutgen sends it right before the pulse's first readout
+  /// datagram. Returns its size; 0 (the default) sends none. Called before the pulse's
+  /// encodeEvent() calls.
+  virtual size_t pulseDatagram(const Pulse &pulse, std::span<uint8_t> out) {
+    (void)pulse;
+    (void)out;
+    return 0;
+  }
 };
 
 } // namespace efu::sdk

@@ -186,36 +186,12 @@ int64_t TofDistribution::draw(std::mt19937_64 &rng) {
 
 // ---- UDP -------------------------------------------------------------------------------------
 
-UdpDatagramSink::UdpDatagramSink(const std::string &address, uint16_t port) {
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  if (inet_pton(AF_INET, address.c_str(), &to.sin_addr) != 1) {
-    throw std::runtime_error("not an IPv4 address: '" + address + "'");
-  }
-  fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) {
-    throw std::runtime_error(std::string("socket(): ") + std::strerror(errno));
-  }
-  const int sndbuf = 4 << 20;
-  (void)setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)); // best effort
-  if (connect(fd_, reinterpret_cast<const sockaddr *>(&to), sizeof(to)) != 0) {
-    const int err = errno;
-    close(fd_);
-    throw std::runtime_error("connect(" + address + ":" + std::to_string(port) +
-                             "): " + std::strerror(err));
-  }
-}
-
-UdpDatagramSink::~UdpDatagramSink() {
-  if (fd_ >= 0) {
-    close(fd_);
-  }
-}
+UdpDatagramSink::UdpDatagramSink(const std::string &address, uint16_t port)
+    : socket_(net::UdpSocket::connectedTo(address, port, 4 << 20)) {}
 
 bool UdpDatagramSink::send(std::span<const uint8_t> datagram) {
   for (;;) {
-    const ssize_t n = ::send(fd_, datagram.data(), datagram.size(), 0);
+    const ssize_t n = ::send(socket_.fd(), datagram.data(), datagram.size(), 0);
     if (n == static_cast<ssize_t>(datagram.size())) {
       return true;
     }
@@ -288,7 +264,13 @@ Generator::Generator(const GeneratorOptions &options, SourcePtr source,
     throw std::invalid_argument(fmt::format("--queues {}: must be 1..{}", options_.queues,
                                             readout::kOutputQueues));
   }
-  headerBytes_ = readout::headerBytes(static_cast<uint8_t>(options_.headerVersion));
+  essHeader_ = source_->essHeader();
+  headerBytes_ =
+      essHeader_ ? readout::headerBytes(static_cast<uint8_t>(options_.headerVersion)) : 0;
+  if (!essHeader_ && !options_.inject.empty()) {
+    throw std::invalid_argument("--inject-errors: this detector's datagrams have no ESS header");
+  }
+  pulseBuf_.assign(256, 0);
   if (options_.sizeBytes > 65535 || options_.sizeBytes < headerBytes_ + source_->maxEventBytes()) {
     throw std::invalid_argument(
         fmt::format("--size {}: must hold the {}-byte header and one event ({} B) and be at most "
@@ -338,6 +320,9 @@ void Generator::startPulse(uint64_t k) noexcept {
     header_.prevPulse = prev;
   }
   pulseIndex_ = k;
+  pulseLen_ = source_->pulseDatagram(
+      sdk::Pulse{pulseNs, readout::ticksToNs(header_.prevPulse.high, header_.prevPulse.low), k},
+      std::span<uint8_t>(pulseBuf_));
   for (auto &tofNs : pulseTofsNs_) {
     tofNs = tof_.draw(rng_);
   }
@@ -353,7 +338,9 @@ void Generator::flush(GeneratorSummary &s, const std::atomic<bool> &stop) {
   header_.outputQueue = static_cast<uint8_t>(q);
   header_.seqNum = seq_[q]++;
   header_.totalLength = static_cast<uint16_t>(len_);
-  readout::writeHeader(buf_, header_);
+  if (essHeader_) {
+    readout::writeHeader(buf_, header_);
+  }
 
   int64_t deadline = 0;
   if (options_.rateEventsPerS > 0) {
@@ -366,6 +353,15 @@ void Generator::flush(GeneratorSummary &s, const std::atomic<bool> &stop) {
   }
   if (deadline > 0) {
     sleepUntilMonotonicNs(deadline, stop); // a stop sends this one unpaced, then run() ends
+  }
+  if (pulseLen_ > 0) { // the pulse's own datagram, right before its first readouts
+    if (sink_.send(std::span<const uint8_t>(pulseBuf_.data(), pulseLen_))) {
+      ++s.datagrams;
+      s.bytes += pulseLen_;
+    } else {
+      ++s.sendErrors;
+    }
+    pulseLen_ = 0;
   }
   if (sink_.send(std::span<const uint8_t>(buf_.data(), len_))) {
     ++s.datagrams;

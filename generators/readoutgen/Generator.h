@@ -2,6 +2,7 @@
 // The readoutgen engine: pulses, datagrams, sequence numbers, pacing, truth and error injection.
 #pragma once
 
+#include "common/net/UdpSocket.h"
 #include "common/readout/EssHeader.h"
 #include "generators/readoutgen/Pattern.h"
 #include "generators/readoutgen/Sources.h"
@@ -113,14 +114,11 @@ public:
 class UdpDatagramSink final : public DatagramSink {
 public:
   UdpDatagramSink(const std::string &address, uint16_t port);
-  ~UdpDatagramSink() override;
-  UdpDatagramSink(const UdpDatagramSink &) = delete;
-  UdpDatagramSink &operator=(const UdpDatagramSink &) = delete;
   bool send(std::span<const uint8_t> datagram) override;
   [[nodiscard]] int lastErrno() const noexcept { return lastErrno_; }
 
 private:
-  int fd_ = -1;
+  net::UdpSocket socket_;
   int lastErrno_ = 0;
 };
 
@@ -203,6 +201,9 @@ private:
   std::vector<uint8_t> bad_;
   size_t len_ = 0;
   size_t headerBytes_ = 0;
+  bool essHeader_ = true;             ///< the source's datagrams carry an ESS header
+  std::vector<uint8_t> pulseBuf_;     ///< the source's own datagram for the current pulse
+  size_t pulseLen_ = 0;               ///< its size; sent before the pulse's first datagram
   std::vector<TruthEvent> pending_;
   uint64_t pendingEvents_ = 0;
   uint64_t generated_ = 0; ///< events encoded so far (sent or pending)

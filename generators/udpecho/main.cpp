@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // udpecho: sends every UDP datagram back to its sender, unchanged (the peer of udpgen --rr).
+#include "common/net/UdpSocket.h"
 #include "common/system/Affinity.h"
 #include "common/system/CliExit.h"
 #include "common/system/StopSignals.h"
@@ -42,19 +43,14 @@ int main(int argc, char **argv) {
   if (const std::string error = efu::pinCurrentThread(cpu); !error.empty()) {
     std::fprintf(stderr, "udpecho: %s; running unpinned\n", error.c_str());
   }
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  local.sin_port = htons(port);
-  if (inet_pton(AF_INET, address.c_str(), &local.sin_addr) != 1) {
-    std::fprintf(stderr, "udpecho: bad IPv4 address '%s'\n", address.c_str());
+  efu::net::UdpSocket socket;
+  try {
+    socket = efu::net::UdpSocket::boundTo(address, port);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "udpecho: %s\n", e.what());
     return 1;
   }
-  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr *>(&local), sizeof(local)) != 0) {
-    std::fprintf(stderr, "udpecho: cannot bind %s:%u: %s\n", address.c_str(), port,
-                 std::strerror(errno));
-    return 1;
-  }
+  const int fd = socket.fd();
   // A blocking receive (one system call per datagram, as a latency peer should) that returns
   // every 50 ms, so a stop signal is noticed (Time.h's kStopCheckNs).
   const timeval timeout{0, static_cast<suseconds_t>(efu::kStopCheckNs / efu::kNsPerUs)};

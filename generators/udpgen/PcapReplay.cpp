@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Capture replay: libpcap reads and filters, we strip link, IPv4 and UDP headers and send.
 #include "generators/udpgen/PcapReplay.h"
+#include "common/net/UdpSocket.h"
 
 #include "common/time/Time.h"
 
@@ -27,7 +28,9 @@ using PcapPtr = std::unique_ptr<pcap_t, decltype(&pcap_close)>;
 
 /// Bytes before the IPv4 header for a link type, or -1 when the frame is not IPv4.
 int linkHeaderBytes(int linkType, const uint8_t *frame, uint32_t length) {
-  const auto be16 = [&](uint32_t at) { return static_cast<uint32_t>(frame[at] << 8 | frame[at + 1]); };
+  const auto be16 = [&](uint32_t at) {
+    return static_cast<uint32_t>(frame[at] << 8 | frame[at + 1]);
+  };
   switch (linkType) {
   case DLT_EN10MB: {
     uint32_t offset = 12;
@@ -58,32 +61,6 @@ int linkHeaderBytes(int linkType, const uint8_t *frame, uint32_t length) {
   }
 }
 
-class Socket {
-public:
-  Socket(const std::string &address, uint16_t port) : fd_(::socket(AF_INET, SOCK_DGRAM, 0)) {
-    if (fd_ < 0) {
-      throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
-    }
-    destination_.sin_family = AF_INET;
-    destination_.sin_port = htons(port);
-    if (::inet_pton(AF_INET, address.c_str(), &destination_.sin_addr) != 1) {
-      ::close(fd_);
-      throw std::runtime_error("not an IPv4 address: " + address);
-    }
-  }
-  ~Socket() { ::close(fd_); }
-  Socket(const Socket &) = delete;
-  Socket &operator=(const Socket &) = delete;
-  bool send(const uint8_t *data, size_t size) const {
-    return ::sendto(fd_, data, size, 0, reinterpret_cast<const sockaddr *>(&destination_),
-                    sizeof(destination_)) == static_cast<ssize_t>(size);
-  }
-
-private:
-  int fd_;
-  sockaddr_in destination_{};
-};
-
 PcapPtr openCapture(const PcapReplayOptions &options) {
   char error[PCAP_ERRBUF_SIZE] = {};
   PcapPtr pcap(pcap_open_offline_with_tstamp_precision(options.path.c_str(),
@@ -94,14 +71,12 @@ PcapPtr openCapture(const PcapReplayOptions &options) {
   }
   bpf_program program{};
   if (pcap_compile(pcap.get(), &program, options.filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0) {
-    throw std::runtime_error("--pcap-filter '" + options.filter +
-                             "': " + pcap_geterr(pcap.get()));
+    throw std::runtime_error("--pcap-filter '" + options.filter + "': " + pcap_geterr(pcap.get()));
   }
   const int rc = pcap_setfilter(pcap.get(), &program);
   pcap_freecode(&program);
   if (rc != 0) {
-    throw std::runtime_error("--pcap-filter '" + options.filter +
-                             "': " + pcap_geterr(pcap.get()));
+    throw std::runtime_error("--pcap-filter '" + options.filter + "': " + pcap_geterr(pcap.get()));
   }
   return pcap;
 }
@@ -110,7 +85,7 @@ PcapPtr openCapture(const PcapReplayOptions &options) {
 
 PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic<bool> &stop) {
   PcapReplaySummary summary;
-  Socket socket(options.address, options.port);
+  const net::UdpSocket socket = net::UdpSocket::connectedTo(options.address, options.port);
   const int64_t startNs = monotonicNs();
   int64_t passStartNs = startNs;
   const double gapNs = options.pps > 0 ? 1e9 / static_cast<double>(options.pps) : 0.0;
@@ -130,7 +105,7 @@ PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic
     PcapPtr pcap = openCapture(options); // opened again per pass (also checks it before sending)
     const int linkType = pcap_datalink(pcap.get());
     int64_t firstCaptureNs = -1;
-    uint64_t passFiltered = 0; // frames that passed the filter in this pass
+    uint64_t passFiltered = 0;  // frames that passed the filter in this pass
     uint64_t passDatagrams = 0; // of them, whole IPv4/UDP datagrams (sent or not)
     pcap_pkthdr *header = nullptr;
     const u_char *frame = nullptr;
@@ -185,7 +160,7 @@ PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic
       if (pass == 0) {
         summary.captureSpanS = static_cast<double>(captureNs - firstCaptureNs) / 1e9;
       }
-      if (socket.send(udp + 8, udpLength - 8)) {
+      if (::send(socket.fd(), udp + 8, udpLength - 8, 0) == static_cast<ssize_t>(udpLength - 8)) {
         ++summary.sent;
         summary.bytes += udpLength - 8;
       } else {

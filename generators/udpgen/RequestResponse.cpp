@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // udpgen --rr: one datagram out, wait for its echo, the round-trip time into a histogram.
 #include "generators/udpgen/RequestResponse.h"
+#include "common/net/UdpSocket.h"
 
 #include "common/time/Time.h"
 
@@ -38,31 +39,12 @@ void storeLe64(uint8_t *dst, uint64_t value) noexcept {
   }
 }
 
-/// A UDP socket connected to the echo (it then receives only from there).
-int connectedSocket(const UdpGenOptions &options) {
-  sockaddr_in dest{};
-  dest.sin_family = AF_INET;
-  dest.sin_port = htons(options.port);
-  if (inet_pton(AF_INET, options.address.c_str(), &dest.sin_addr) != 1) {
-    throw std::runtime_error("bad IPv4 address '" + options.address + "'");
-  }
-  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    throw std::runtime_error(std::string("cannot create UDP socket: ") + std::strerror(errno));
-  }
-  if (connect(fd, reinterpret_cast<const sockaddr *>(&dest), sizeof(dest)) != 0) {
-    const int err = errno;
-    close(fd);
-    throw std::runtime_error("cannot connect UDP socket to " + options.address + ":" +
-                             std::to_string(options.port) + ": " + std::strerror(err));
-  }
-  return fd;
-}
-
 } // namespace
 
 RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<bool> &stop) {
-  const int fd = connectedSocket(options);
+  // Connected to the echo: it then receives only from there.
+  const net::UdpSocket socket = net::UdpSocket::connectedTo(options.address, options.port);
+  const int fd = socket.fd();
   RrSummary summary;
   summary.sizeBytes = options.sizeBytes;
   std::vector<uint8_t> out(options.sizeBytes);
@@ -107,7 +89,6 @@ RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<boo
       if (err == EINTR) {
         break; // stopped
       }
-      close(fd);
       throw std::runtime_error("--rr: cannot send to " + options.address + ":" +
                                std::to_string(options.port) + ": " + std::strerror(err));
     }
@@ -151,7 +132,6 @@ RrSummary runRequestResponse(const UdpGenOptions &options, const std::atomic<boo
   }
   summary.lost = summary.timeouts + summary.refused;
   summary.elapsedS = static_cast<double>(monotonicNs() - startNs) / 1e9;
-  close(fd);
   return summary;
 }
 
@@ -196,9 +176,9 @@ std::string rrText(const RrSummary &s) {
                      "mean {:.1f} us "
                      "(percentiles: lower bounds of log bins, at most 12.5 % low)\n",
                      s.requests, s.sizeBytes, s.elapsedS, s.replies, s.lost, s.timeouts,
-                     s.timeoutMs, s.refused, s.strays,
-                     us(s.rttNs.percentile(0.5)), us(s.rttNs.percentile(0.9)),
-                     us(s.rttNs.percentile(0.99)), us(s.rttNs.max()), meanUs(s));
+                     s.timeoutMs, s.refused, s.strays, us(s.rttNs.percentile(0.5)),
+                     us(s.rttNs.percentile(0.9)), us(s.rttNs.percentile(0.99)), us(s.rttNs.max()),
+                     meanUs(s));
 }
 
 } // namespace efu::udpgen

@@ -62,58 +62,33 @@ UdpSender::UdpSender(const UdpGenOptions &options) : options_(options) {
     throw std::runtime_error("size " + std::to_string(options_.sizeBytes) + " B is outside " +
                              std::to_string(kMinSizeBytes) + ".." + std::to_string(kMaxSizeBytes));
   }
-  sockaddr_in dest{};
-  dest.sin_family = AF_INET;
-  dest.sin_port = htons(options_.port);
-  if (inet_pton(AF_INET, options_.address.c_str(), &dest.sin_addr) != 1) {
-    throw std::runtime_error("bad IPv4 address '" + options_.address + "'");
+  const int requested =
+      static_cast<int>(std::min<uint64_t>(options_.sndbufBytes, std::numeric_limits<int>::max()));
+  socket_ = net::UdpSocket::connectedTo(options_.address, options_.port, requested);
+  sndbufBytes_ = socket_.sndbufBytes();
+  // Linux doubles the request for bookkeeping; less than double means net.core.wmem_max capped
+  // it.
+  if (options_.sndbufBytes > 0 && static_cast<uint64_t>(sndbufBytes_) < 2 * options_.sndbufBytes) {
+    spdlog::warn("SO_SNDBUF: requested {} B, kernel granted {} B (half usable); raise the cap "
+                 "with: sysctl -w net.core.wmem_max={}",
+                 options_.sndbufBytes, sndbufBytes_, options_.sndbufBytes);
   }
-  fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) {
-    throw std::runtime_error("cannot create UDP socket: " + errnoText(errno));
-  }
-  try {
-    if (options_.sndbufBytes > 0) {
-      const int requested = static_cast<int>(
-          std::min<uint64_t>(options_.sndbufBytes, std::numeric_limits<int>::max()));
-      if (setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &requested, sizeof(requested)) != 0) {
-        spdlog::warn("SO_SNDBUF {} refused: {}", requested, errnoText(errno));
-      }
+  if (options_.gso > 0) {
+    const uint32_t bySize = kMaxSizeBytes / options_.sizeBytes;
+    segments_ = std::min({options_.gso, kMaxGsoSegments, bySize});
+    if (segments_ < options_.gso) {
+      spdlog::warn("--gso {} clamped to {}: a GSO message carries at most {} segments and at "
+                   "most {} B ({} x {} B = {} B)",
+                   options_.gso, segments_, kMaxGsoSegments, kMaxSizeBytes, segments_,
+                   options_.sizeBytes, segments_ * options_.sizeBytes);
     }
-    socklen_t len = sizeof(sndbufBytes_);
-    getsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &sndbufBytes_, &len);
-    // Linux doubles the request for bookkeeping; less than double means net.core.wmem_max capped
-    // it.
-    if (options_.sndbufBytes > 0 &&
-        static_cast<uint64_t>(sndbufBytes_) < 2 * options_.sndbufBytes) {
-      spdlog::warn("SO_SNDBUF: requested {} B, kernel granted {} B (half usable); raise the cap "
-                   "with: sysctl -w net.core.wmem_max={}",
-                   options_.sndbufBytes, sndbufBytes_, options_.sndbufBytes);
+    const int segmentBytes = static_cast<int>(options_.sizeBytes);
+    if (setsockopt(socket_.fd(), IPPROTO_UDP, UDP_SEGMENT, &segmentBytes, sizeof(segmentBytes)) !=
+        0) {
+      spdlog::warn("UDP GSO (UDP_SEGMENT) refused by the kernel: {}; sending without GSO",
+                   errnoText(errno));
+      segments_ = 1;
     }
-    if (connect(fd_, reinterpret_cast<const sockaddr *>(&dest), sizeof(dest)) != 0) {
-      throw std::runtime_error("cannot connect UDP socket to " + options_.address + ":" +
-                               std::to_string(options_.port) + ": " + errnoText(errno));
-    }
-
-    if (options_.gso > 0) {
-      const uint32_t bySize = kMaxSizeBytes / options_.sizeBytes;
-      segments_ = std::min({options_.gso, kMaxGsoSegments, bySize});
-      if (segments_ < options_.gso) {
-        spdlog::warn("--gso {} clamped to {}: a GSO message carries at most {} segments and at "
-                     "most {} B ({} x {} B = {} B)",
-                     options_.gso, segments_, kMaxGsoSegments, kMaxSizeBytes, segments_,
-                     options_.sizeBytes, segments_ * options_.sizeBytes);
-      }
-      const int segmentBytes = static_cast<int>(options_.sizeBytes);
-      if (setsockopt(fd_, IPPROTO_UDP, UDP_SEGMENT, &segmentBytes, sizeof(segmentBytes)) != 0) {
-        spdlog::warn("UDP GSO (UDP_SEGMENT) refused by the kernel: {}; sending without GSO",
-                     errnoText(errno));
-        segments_ = 1;
-      }
-    }
-  } catch (...) {
-    close(fd_);
-    throw;
   }
 
   messagesPerCall_ = options_.batch;
@@ -145,12 +120,6 @@ UdpSender::UdpSender(const UdpGenOptions &options) : options_(options) {
   layoutMessages(static_cast<uint32_t>(maxDatagrams));
 }
 
-UdpSender::~UdpSender() {
-  if (fd_ >= 0) {
-    close(fd_);
-  }
-}
-
 void UdpSender::layoutMessages(uint32_t datagrams) noexcept {
   const size_t messageBytes = static_cast<size_t>(segments_) * options_.sizeBytes;
   uint32_t left = datagrams;
@@ -166,7 +135,7 @@ void UdpSender::disableGso(int err) {
   spdlog::warn("the kernel refused a UDP GSO send ({}); falling back to one datagram per message",
                errnoText(err));
   const int off = 0;
-  setsockopt(fd_, IPPROTO_UDP, UDP_SEGMENT, &off, sizeof(off));
+  setsockopt(socket_.fd(), IPPROTO_UDP, UDP_SEGMENT, &off, sizeof(off));
   // The buffer holds messagesPerCall_ * segments_ datagrams; --batch still bounds the messages.
   messagesPerCall_ = std::min(messagesPerCall_ * segments_, options_.batch);
   segments_ = 1;
@@ -210,7 +179,7 @@ int UdpSender::sendCall(uint64_t seq, uint32_t datagrams, const std::atomic<bool
   uint32_t done = 0;
   while (done < messages) {
     ++counters_.sendCalls;
-    const int rc = sendmmsg(fd_, &msgs_[done], messages - done, 0);
+    const int rc = sendmmsg(socket_.fd(), &msgs_[done], messages - done, 0);
     if (rc > 0) {
       for (uint32_t m = done; m < done + static_cast<uint32_t>(rc); ++m) {
         counters_.sent += iov_[m].iov_len / size;

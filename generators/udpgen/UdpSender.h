@@ -2,6 +2,7 @@
 // The udpgen sending engine: one paced loop for sendmmsg batches with or without UDP GSO.
 #pragma once
 
+#include "common/net/UdpSocket.h"
 #include "generators/udpgen/UdpGenOptions.h"
 
 #include <sys/socket.h>
@@ -68,7 +69,6 @@ struct Progress {
 class UdpSender {
 public:
   explicit UdpSender(const UdpGenOptions &options);
-  ~UdpSender();
   UdpSender(const UdpSender &) = delete;
   UdpSender &operator=(const UdpSender &) = delete;
 
@@ -101,7 +101,7 @@ private:
   void countError(int err, uint32_t datagrams) noexcept;
 
   UdpGenOptions options_;
-  int fd_ = -1;
+  net::UdpSocket socket_;
   int sndbufBytes_ = 0;
   uint32_t segments_ = 1;
   uint32_t messagesPerCall_ = 1;

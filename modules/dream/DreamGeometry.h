@@ -8,6 +8,7 @@
 #include "modules/dream/DreamConfig.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -144,14 +145,41 @@ constexpr int64_t sumoX(uint8_t sector, uint8_t sumo, uint8_t cassette, uint8_t 
   return int64_t{sector} * 56 + kSumoOffset[sumo] + 2 * cassette + counter;
 }
 
+/// The endcap x of (SUMO, anode / 32, cathode / 16) without the sector: the SUMO's offset plus
+/// twice the cassette, or −1 (not a SUMO 3..6) or −2 (a cassette the SUMO lacks). Built from
+/// sumoCassette() and sumoX(), so the hot path needs no branch per SUMO.
+inline constexpr std::array<int16_t, 8 * 8 * 16> kSumoXBase = [] {
+  std::array<int16_t, 8 * 8 * 16> t{};
+  for (uint8_t sumo = 0; sumo < 8; ++sumo) {
+    for (uint8_t a = 0; a < 8; ++a) {
+      for (uint8_t c = 0; c < 16; ++c) {
+        Reject why = Reject::None;
+        const int64_t x = sumoX(
+            0, sumo, sumoCassette(sumo, static_cast<uint8_t>(a * 32), static_cast<uint8_t>(c * 16)),
+            0, why);
+        t[size_t{sumo} * 128 + a * 16 + c] = static_cast<int16_t>(x >= 0                ? x
+                                                                  : why == Reject::Sumo ? -1
+                                                                                        : -2);
+      }
+    }
+  }
+  return t;
+}();
+
 constexpr uint32_t sumoPixel(const Panel &p, const Part &part, const CdtReadout &r,
                              Reject &why) noexcept {
-  const uint8_t cassette = sumoCassette(r.unit, r.anode, r.cathode);
-  const uint8_t counter = (r.anode / 16) % 2;
-  const int64_t x = sumoX(part.index, r.unit, cassette, counter, why);
-  if (x < 0) {
+  if (part.index > 22) {
+    why = Reject::Sector;
     return 0;
   }
+  const int16_t base =
+      r.unit > 7 ? int16_t{-1}
+                 : kSumoXBase[size_t{r.unit} * 128 + (r.anode >> 5) * 16 + (r.cathode >> 4)];
+  if (base < 0) {
+    why = base == -1 ? Reject::Sumo : Reject::Cassette;
+    return 0;
+  }
+  const int64_t x = int64_t{part.index} * 56 + base + (r.anode >> 4) % 2;
   const int64_t y = int64_t{r.cathode % 16} * 16 + r.anode % 16;
   return local(p, x, y);
 }
@@ -198,27 +226,46 @@ constexpr void turn(uint8_t turns, int &x, int &y) noexcept {
   }
 }
 
+/// A cuboid's place and turn as one affine map of the unturned (x, y): x' = x0 + xx·x + xy·y,
+/// y' = y0 + yx·x + yy·y (built from turn(), so the hot path needs no branch per turn).
+struct CuboidMap {
+  int16_t x0, y0;
+  int8_t xx, xy, yx, yy;
+};
+constexpr CuboidMap mapOf(const CuboidPlace &place) noexcept {
+  int ox = 0, oy = 0, ux = 1, uy = 0, vx = 0, vy = 1;
+  turn(place.turns, ox, oy); // (0, 0)
+  turn(place.turns, ux, uy); // (1, 0)
+  turn(place.turns, vx, vy); // (0, 1)
+  return {static_cast<int16_t>(place.x + ox), static_cast<int16_t>(place.y + oy),
+          static_cast<int8_t>(ux - ox),       static_cast<int8_t>(vx - ox),
+          static_cast<int8_t>(uy - oy),       static_cast<int8_t>(vy - oy)};
+}
+template <size_t N>
+constexpr std::array<CuboidMap, N> mapsOf(const CuboidPlace (&places)[N]) noexcept {
+  std::array<CuboidMap, N> out{};
+  for (size_t i = 0; i < N; ++i) {
+    out[i] = mapOf(places[i]);
+  }
+  return out;
+}
+inline constexpr auto kHrMaps = mapsOf(kHrCuboids);
+inline constexpr auto kSansMaps = mapsOf(kSansCuboids);
+
 constexpr uint32_t cuboidPixel(const Panel &p, PartType type, const Part &part, const CdtReadout &r,
                                Reject &why) noexcept {
   // Unit 0 is the entry's Index, unit 1 its Index2; any other unit is no cuboid.
   const uint8_t index = r.unit == 0 ? part.index : r.unit == 1 ? part.index2 : 255;
   const bool sans = type == PartType::SANS;
-  const size_t count = sans ? std::size(kSansCuboids) : std::size(kHrCuboids);
-  if (index >= count) {
+  if (index >= (sans ? kSansMaps.size() : kHrMaps.size())) {
     why = Reject::Index;
     return 0;
   }
-  const CuboidPlace &place = sans ? kSansCuboids[index] : kHrCuboids[index];
-  const auto cassette = static_cast<uint8_t>(r.anode / 32 + 2 * (r.cathode / 32));
-  const int counter = (r.anode / 16) % 2;
-  int x = 2 * cassette + counter;
-  int y = 15 - r.anode % 16;
-  turn(place.turns, x, y);
-  const int64_t gx = place.x + x;
-  const int64_t gy = int64_t{7 * 16} * (r.cathode % 32) + place.y + y;
-  if (gx > UINT16_MAX || gy > UINT16_MAX) {
-    return 0;
-  }
+  const CuboidMap &m = sans ? kSansMaps[index] : kHrMaps[index];
+  const int x = 2 * (r.anode / 32 + 2 * (r.cathode / 32)) + (r.anode / 16) % 2;
+  const int y = 15 - r.anode % 16;
+  const int64_t gx = m.x0 + m.xx * x + m.xy * y;
+  const int64_t gy = int64_t{7 * 16} * (r.cathode % 32) + m.y0 + m.yx * x + m.yy * y;
   return local(p, gx, gy);
 }
 
@@ -255,30 +302,22 @@ constexpr uint32_t heimdalPixel(const Panel &p, const Part &part, const CdtReado
   return local(p, x, y);
 }
 
-/// The global pixel of a readout of `part` (validate() passed), or 0 with `why` set (Outside
-/// when the part's own checks passed). Offsets are the ESS ICD's.
-constexpr uint32_t pixelOf(const Part &part, const CdtReadout &r, Reject &why) noexcept {
-  const Panel p = panelOf(part.type);
+/// The global pixel of a readout of a part of type T (validate() passed), or 0 with `why` set
+/// (Outside when the part's own checks passed). Offsets are the ESS ICD's.
+template <PartType T>
+constexpr uint32_t pixelOfType(const Part &part, const CdtReadout &r, Reject &why) noexcept {
+  constexpr Panel p = panelOf(T);
   uint32_t pixel = 0;
-  switch (part.type) {
-  case PartType::BwEndCap:
-  case PartType::FwEndCap:
+  if constexpr (T == PartType::BwEndCap || T == PartType::FwEndCap) {
     pixel = sumoPixel(p, part, r, why);
-    break;
-  case PartType::HR:
-  case PartType::SANS:
-    pixel = cuboidPixel(p, part.type, part, r, why);
-    break;
-  case PartType::DreamMantle:
-  case PartType::FRDetector:
+  } else if constexpr (T == PartType::HR || T == PartType::SANS) {
+    pixel = cuboidPixel(p, T, part, r, why);
+  } else if constexpr (T == PartType::DreamMantle || T == PartType::FRDetector) {
     pixel = mantlePixel(p, part, r);
-    break;
-  case PartType::PADetector:
+  } else if constexpr (T == PartType::PADetector) {
     pixel = paPixel(p, part, r, why);
-    break;
-  case PartType::HeimdalMantle:
+  } else {
     pixel = heimdalPixel(p, part, r);
-    break;
   }
   if (pixel == 0) {
     if (why == Reject::None) {
@@ -287,6 +326,34 @@ constexpr uint32_t pixelOf(const Part &part, const CdtReadout &r, Reject &why) n
     return 0;
   }
   return p.offset + pixel;
+}
+
+/// Calls f.template operator()<T>() with the part type `t` as a constant.
+template <class F> constexpr decltype(auto) withPartType(PartType t, F &&f) {
+  switch (t) {
+  case PartType::BwEndCap:
+    return f.template operator()<PartType::BwEndCap>();
+  case PartType::FwEndCap:
+    return f.template operator()<PartType::FwEndCap>();
+  case PartType::DreamMantle:
+    return f.template operator()<PartType::DreamMantle>();
+  case PartType::HR:
+    return f.template operator()<PartType::HR>();
+  case PartType::SANS:
+    return f.template operator()<PartType::SANS>();
+  case PartType::FRDetector:
+    return f.template operator()<PartType::FRDetector>();
+  case PartType::PADetector:
+    return f.template operator()<PartType::PADetector>();
+  case PartType::HeimdalMantle:
+    break;
+  }
+  return f.template operator()<PartType::HeimdalMantle>();
+}
+
+/// pixelOfType() of the part's type.
+constexpr uint32_t pixelOf(const Part &part, const CdtReadout &r, Reject &why) noexcept {
+  return withPartType(part.type, [&]<PartType T>() { return pixelOfType<T>(part, r, why); });
 }
 
 /// The image efu-dump draws: from the first pixel of the file's parts, as wide as its largest

@@ -79,6 +79,9 @@ DreamModule::DreamModule(sdk::ModuleContext &ctx)
       parser_(headerCounters_, {detectorType(config_.instrument)}, config_.maxPulseTimeDiffNs),
       tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), counters_(ctx, config_),
       events_(ctx.events()) {
+  for (auto &list : byType_) {
+    list.resize(kMaxReadouts);
+  }
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   std::string parts;
   for (size_t t = 0; t < kPartTypes; ++t) {
@@ -113,6 +116,8 @@ void DreamModule::process(const sdk::Packet &packet) noexcept {
   int64_t readouts = 0, headers = 0, fen = 0, config = 0, pixel = 0, events = 0;
   std::array<std::array<int64_t, kRejects>, kPartTypes> partTally{};
   readout::TofTally tofTally;
+  std::array<uint16_t, kPartTypes> counts{};
+  uint16_t n = 0;
   const uint8_t *p = h.payload;
   size_t left = h.payloadBytes;
   // The ESS parser: a readout with a bad length, fiber or FEN ends the datagram's readouts.
@@ -155,16 +160,33 @@ void DreamModule::process(const sdk::Packet &packet) noexcept {
     if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, t, tofTally)) {
       continue;
     }
-    const Part &part = config_.parts[slotOf(r.fiber / 2, r.fen)];
-    Reject why = Reject::None;
-    const uint32_t id = pixelOf(part, r, why);
-    if (id == 0) {
-      ++pixel;
-      ++partTally[static_cast<size_t>(part.type)][static_cast<size_t>(why)];
+    // The pixel comes in a second pass, part type by part type: a loop per type keeps the
+    // branches of one part's rules predictable where a mixed datagram would mispredict them.
+    const auto type = static_cast<size_t>(config_.parts[slotOf(r.fiber / 2, r.fen)].type);
+    staged_[n] = Staged{r, t.tofNs, t.pulseTimeNs != h.pulseTimeNs};
+    byType_[type][counts[type]++] = n;
+    ++n;
+  }
+  for (size_t type = 0; type < kPartTypes; ++type) {
+    if (counts[type] == 0) {
       continue;
     }
-    events_.add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(id));
-    ++events;
+    withPartType(static_cast<PartType>(type), [&]<PartType T>() {
+      for (uint16_t k = 0; k < counts[type]; ++k) {
+        const Staged &s = staged_[byType_[type][k]];
+        const Part &part = config_.parts[slotOf(s.r.fiber / 2, s.r.fen)];
+        Reject why = Reject::None;
+        const uint32_t id = pixelOfType<T>(part, s.r, why);
+        if (id == 0) {
+          ++pixel;
+          ++partTally[type][static_cast<size_t>(why)];
+          continue;
+        }
+        events_.add(s.previous ? h.prevPulseTimeNs : h.pulseTimeNs, s.tofNs,
+                    static_cast<int32_t>(id));
+        ++events;
+      }
+    });
   }
   counters_.readouts.add(readouts);
   counters_.headers.add(headers);

@@ -10,6 +10,7 @@
 #include "modules/dream/DreamSource.h"
 
 #include <array>
+#include <vector>
 
 namespace efu::dream {
 
@@ -60,6 +61,16 @@ private:
   readout::TofCalculator tof_;
   DreamCounters counters_;
   sdk::EventSink &events_;
+  /// A readout with its time of flight, waiting for the pixel pass.
+  struct Staged {
+    CdtReadout r;
+    int32_t tofNs;
+    bool previous; ///< measured from the previous pulse
+  };
+  static constexpr size_t kMaxReadouts = 65536 / kReadoutBytes; ///< per datagram
+  std::vector<Staged> staged_ = std::vector<Staged>(kMaxReadouts);
+  /// Indices into staged_ by part type.
+  std::array<std::vector<uint16_t>, kPartTypes> byType_;
 };
 
 } // namespace efu::dream

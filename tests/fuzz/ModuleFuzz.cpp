@@ -2,9 +2,10 @@
 // libFuzzer target: one input = one UDP payload handed to a detector module's process(), as the
 // daemon does, with the instrument config EFU_FUZZ_CONFIG. Module state carries over from input
 // to input (sequences, clusters, pulses), and tick() runs every 64 inputs, so state-dependent
-// paths are reached too. Built once per module (fuzz_caen, fuzz_vmm3, fuzz_cbm, fuzz_udp). With several
-// configs (EFU_FUZZ_CONFIG "a.json,b.json", caen's ESS instruments), one instance each, and the
-// input's first byte picks the instance the rest goes to.
+// paths are reached too. Built once per module (fuzz_caen, fuzz_vmm3, fuzz_cbm, fuzz_timepix3,
+// fuzz_udp, ...). With several configs (EFU_FUZZ_CONFIG "a.json,b.json", caen's ESS
+// instruments), one instance each, and the input's first byte picks the instance the rest goes
+// to.
 #include "tests/fuzz/FuzzSupport.h"
 
 #include <cstddef>

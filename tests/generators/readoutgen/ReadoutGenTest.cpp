@@ -9,6 +9,8 @@
 #include "modules/caen/CaenReadout.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/example/ExampleModule.h"
+#include "modules/timepix3/Timepix3Module.h"
+#include "modules/timepix3/Timepix3Readout.h"
 #include "common/sdk/ModuleConfig.h"
 
 #include <gtest/gtest.h>
@@ -290,6 +292,57 @@ TEST(ReadoutGen, ATimeNoPositionTakesIsSkippedNotRetriedForever) {
   EXPECT_GE(s.pulses, 3U);
   EXPECT_NE(summaryJson(s).find("\"slots_skipped\":" + std::to_string(s.slotsSkipped)),
             std::string::npos);
+}
+
+// A source without ESS headers (timepix3, loaded from its module as readoutgen loads it): each
+// pulse's own datagram (the EVR's 24 bytes) goes right before the pulse's first datagram, which
+// starts with the TDC; datagrams are the source's bytes only; the module reproduces the truth.
+TEST(ReadoutGen, Timepix3HeaderlessWithPulseDatagrams) {
+  std::ifstream in(std::string(EFU_SOURCE_DIR) + "/modules/timepix3/configs/timepix3.json");
+  const nlohmann::json config = nlohmann::json::parse(in);
+  GeneratorOptions o;
+  o.count = 3000;
+  o.eventsPerPulse = 500;
+  o.pattern = "uniform";
+  VectorSink sink;
+  std::vector<TruthEvent> truth;
+  Generator g(o, makeSource("timepix3", config, "timepix3.json", o.seed),
+              Pattern("uniform", 1024, 1024), sink);
+  g.onTruth([&truth](const TruthEvent &e) { truth.push_back(e); });
+  std::atomic<bool> stop{false};
+  const GeneratorSummary s = g.run(stop);
+  EXPECT_EQ(s.events, 3000U);
+  EXPECT_EQ(s.pulses, 6U);
+  uint64_t evrs = 0;
+  for (size_t i = 0; i < sink.datagrams.size(); ++i) {
+    const auto &d = sink.datagrams[i];
+    if (d.size() == timepix3::kEvrBytes && d[0] == timepix3::kEvrType) {
+      ++evrs;
+      ASSERT_LT(i + 1, sink.datagrams.size());
+      EXPECT_EQ(timepix3::wordType(timepix3::loadWord(sink.datagrams[i + 1].data())),
+                timepix3::kTdcType);
+    } else {
+      EXPECT_EQ(d.size() % 8, 0U);
+      EXPECT_EQ(timepix3::wordType(timepix3::loadWord(d.data() + 8)), timepix3::kPixelType);
+    }
+  }
+  EXPECT_EQ(evrs, s.pulses);
+  EXPECT_EQ(s.datagrams, sink.datagrams.size());
+  readout::FakeModuleContext ctx(
+      validateModuleConfig("timepix3", timepix3::kTimepix3ConfigKeys,
+                           timepix3::kTimepix3ConfigKeyCount, config, "timepix3.json"),
+      "timepix3.json");
+  timepix3::Timepix3Module m(ctx);
+  for (const auto &d : sink.datagrams) {
+    m.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
+  }
+  EXPECT_EQ(ctx.value("events.count"), 3000);
+  expectEventsAreTheTruth(ctx, truth);
+  // Header faults cannot be injected into datagrams without a header.
+  o.inject = {"cookie:1"};
+  EXPECT_THROW(Generator(o, makeSource("timepix3", config, "timepix3.json", 1),
+                         Pattern("uniform", 1024, 1024), sink),
+               std::invalid_argument);
 }
 
 // An ESS file's MaxPulseTimeNS below the pulse period (FREIA's 71428570 ns at 14 Hz): every

@@ -88,6 +88,10 @@ void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
 BENCHMARK_CAPTURE(BM_ModuleProcess, dream, std::string("DreamInst.json"));
 BENCHMARK_CAPTURE(BM_ModuleProcess, magic, std::string("MagicInst.json"));
 BENCHMARK_CAPTURE(BM_ModuleProcess, heimdal, std::string("HeimdalInst.json"));
+// DREAM's parts alone.
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_bwec, std::string("bwec.json"));
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_mantle, std::string("mantle.json"));
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_hr, std::string("hr.json"));
 
 } // namespace
 } // namespace efu::dream

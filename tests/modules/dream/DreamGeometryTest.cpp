@@ -218,6 +218,66 @@ TEST(DreamGeometry, DreamMantle) {
   EXPECT_EQ(why, Reject::Outside);
 }
 
+/// The ESS EFU's definitions read literally (SUMO, Cuboid): the hot path's tables must agree
+/// with them for every readout.
+uint32_t literalPixel(const Part &part, const CdtReadout &r, Reject &why) {
+  const Panel p = panelOf(part.type);
+  uint32_t pixel = 0;
+  if (part.type == PartType::BwEndCap || part.type == PartType::FwEndCap) {
+    const uint8_t cassette = sumoCassette(r.unit, r.anode, r.cathode);
+    const int64_t x = sumoX(part.index, r.unit, cassette, (r.anode / 16) % 2, why);
+    if (x >= 0) {
+      pixel = local(p, x, int64_t{r.cathode % 16} * 16 + r.anode % 16);
+    }
+  } else if (part.type == PartType::HR || part.type == PartType::SANS) {
+    const uint8_t index = r.unit == 0 ? part.index : r.unit == 1 ? part.index2 : 255;
+    const bool sans = part.type == PartType::SANS;
+    if (index >= (sans ? std::size(kSansCuboids) : std::size(kHrCuboids))) {
+      why = Reject::Index;
+    } else {
+      const CuboidPlace &place = sans ? kSansCuboids[index] : kHrCuboids[index];
+      const auto cassette = static_cast<uint8_t>(r.anode / 32 + 2 * (r.cathode / 32));
+      int x = 2 * cassette + (r.anode / 16) % 2;
+      int y = 15 - r.anode % 16;
+      turn(place.turns, x, y);
+      pixel = local(p, place.x + x, int64_t{112} * (r.cathode % 32) + place.y + y);
+    }
+  } else {
+    return pixelOf(part, r, why); // the others have no table
+  }
+  if (pixel == 0) {
+    why = why == Reject::None ? Reject::Outside : why;
+    return 0;
+  }
+  return p.offset + pixel;
+}
+
+TEST(DreamGeometry, TheHotPathsTablesAgreeWithTheLiteralDefinitionForEveryReadout) {
+  const std::pair<uint8_t, uint8_t> indices[] = {{0, 0}, {10, 4}, {22, 35}, {23, 255}, {32, 33}};
+  for (const PartType type :
+       {PartType::BwEndCap, PartType::FwEndCap, PartType::HR, PartType::SANS}) {
+    for (const auto &[index, index2] : indices) {
+      const Part p = part(type, index, index2);
+      for (int unit = 0; unit < 10; ++unit) {
+        for (int anode = 0; anode < 256; ++anode) {
+          for (int cathode = 0; cathode < 256; ++cathode) {
+            const CdtReadout r = readout(static_cast<uint8_t>(unit), static_cast<uint8_t>(cathode),
+                                         static_cast<uint8_t>(anode));
+            Reject fast = Reject::None, literal = Reject::None;
+            const uint32_t a = pixelOf(p, r, fast);
+            const uint32_t b = literalPixel(p, r, literal);
+            if (a != b || fast != literal) {
+              FAIL() << partTypeName(type) << " " << int(index) << "/" << int(index2) << " unit "
+                     << unit << " anode " << anode << " cathode " << cathode << ": " << a << " vs "
+                     << b;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // The ESS validation: FENs above 11 (fen_errors); ring 11, FEN 11 and unconfigured pairs
 // (config_errors).
 TEST(DreamGeometry, RingAndFenValidation) {

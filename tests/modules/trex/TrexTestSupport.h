@@ -8,6 +8,7 @@
 #include "common/sdk/Module.h"
 #include "common/sdk/ModuleConfig.h"
 #include "modules/trex/TrexConfig.h"
+#include "tests/support/EssDatagram.h"
 
 #include <nlohmann/json.hpp>
 
@@ -50,35 +51,19 @@ inline vmm3::Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t
   return r;
 }
 
-/// An ESS datagram (header version 0, type TREX) of readouts.
-class Datagram {
+/// An ESS datagram (header version 0, TREX's type unless given) of readouts.
+class Datagram : public readout::test::EssDatagram {
 public:
   explicit Datagram(readout::EssTime pulse = {}, readout::EssTime prevPulse = {}, uint32_t seq = 0,
-                    uint8_t type = readout::kTypeTrex) {
-    fields_.detectorType = type;
-    fields_.pulse = pulse;
-    fields_.prevPulse = prevPulse;
-    fields_.seqNum = seq;
-    bytes_.resize(readout::headerBytes(0));
-  }
-  Datagram &add(const vmm3::Vmm3Readout &r) {
-    const auto *p = reinterpret_cast<const uint8_t *>(&r);
-    bytes_.insert(bytes_.end(), p, p + sizeof(r));
-    return *this;
-  }
-  Datagram &raw(const std::vector<uint8_t> &extra) {
-    bytes_.insert(bytes_.end(), extra.begin(), extra.end());
-    return *this;
-  }
-  [[nodiscard]] sdk::Packet packet() {
-    fields_.totalLength = static_cast<uint16_t>(bytes_.size());
-    readout::writeHeader(bytes_, fields_);
-    return sdk::Packet{bytes_.data(), static_cast<uint32_t>(bytes_.size()), 0, 0};
-  }
+                    uint8_t type = readout::kTypeTrex)
+      : EssDatagram(type, pulse, prevPulse, seq) {}
+};
+}
 
 private:
-  readout::HeaderFields fields_;
-  std::vector<uint8_t> bytes_;
-};
+readout::HeaderFields fields_;
+std::vector<uint8_t> bytes_;
+}
+;
 
 } // namespace efu::trex::test

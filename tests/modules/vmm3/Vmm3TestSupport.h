@@ -4,10 +4,11 @@
 #pragma once
 
 #include "common/readout/EssHeader.h"
+#include "common/readout/Vmm3Readout.h"
 #include "common/sdk/Module.h"
 #include "common/sdk/ModuleConfig.h"
 #include "modules/vmm3/Vmm3Config.h"
-#include "common/readout/Vmm3Readout.h"
+#include "tests/support/EssDatagram.h"
 
 #include <nlohmann/json.hpp>
 
@@ -83,37 +84,22 @@ inline Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t chann
   return r;
 }
 
-/// An ESS datagram (header version 0) of readouts, or of raw bytes.
-class Datagram {
+/// An ESS datagram (header version 0, FREIA's type unless given) of readouts, or of raw bytes.
+class Datagram : public readout::test::EssDatagram {
 public:
   explicit Datagram(uint8_t type = readout::kTypeFreia, readout::EssTime pulse = {},
-                    readout::EssTime prevPulse = {}, uint32_t seq = 0) {
-    fields_.detectorType = type;
-    fields_.pulse = pulse;
-    fields_.prevPulse = prevPulse;
-    fields_.seqNum = seq;
-    bytes_.resize(readout::headerBytes(0));
-  }
-  Datagram &add(const Vmm3Readout &r) {
-    const auto *p = reinterpret_cast<const uint8_t *>(&r);
-    bytes_.insert(bytes_.end(), p, p + sizeof(r));
-    return *this;
-  }
-  Datagram &raw(const std::vector<uint8_t> &extra) {
-    bytes_.insert(bytes_.end(), extra.begin(), extra.end());
-    return *this;
-  }
-  /// The datagram with its header written (total length = its size).
-  [[nodiscard]] sdk::Packet packet() {
-    fields_.totalLength = static_cast<uint16_t>(bytes_.size());
-    readout::writeHeader(bytes_, fields_);
-    return sdk::Packet{bytes_.data(), static_cast<uint32_t>(bytes_.size()), 0, 0};
-  }
-  [[nodiscard]] size_t size() const { return bytes_.size(); }
+                    readout::EssTime prevPulse = {}, uint32_t seq = 0)
+      : EssDatagram(type, pulse, prevPulse, seq) {}
+};
+}
+[[nodiscard]] size_t size() const {
+  return bytes_.size();
+}
 
 private:
-  readout::HeaderFields fields_;
-  std::vector<uint8_t> bytes_;
-};
+readout::HeaderFields fields_;
+std::vector<uint8_t> bytes_;
+}
+;
 
 } // namespace efu::vmm3::test

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Seeded 2-D clustering of pixel hits (Timepix3): hits ordered by time are cut into time groups
+// at gaps, and each group into clusters around seeds. The behaviour is the ESS EFU's
+// Hierarchical2DClusterer's (flushed after every datagram, as its timepix3 module does); the code
+// and the cluster summary are ours.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace efu::reduction {
+
+/// One pixel hit: time (ns), column, row, and a weight (Timepix3: time over threshold).
+struct PixelHit {
+  uint64_t timeNs = 0;
+  uint16_t x = 0;
+  uint16_t y = 0;
+  uint16_t weight = 0;
+  uint16_t tag = 0; ///< the caller's (e.g. arrival order, to sort ties); not read here
+};
+
+/// What a cluster gives an event: extent in time, hit count and weighted sums (integers, exact;
+/// the centres are the quotients the ESS computes in doubles, bit for bit).
+struct PixelCluster {
+  uint64_t timeStartNs = 0; ///< earliest hit time
+  uint64_t timeEndNs = 0;   ///< latest hit time
+  uint32_t hits = 0;
+  uint64_t weightSum = 0;
+  uint64_t xMass = 0; ///< sum of weight * x
+  uint64_t yMass = 0; ///< sum of weight * y
+
+  /// Latest minus earliest time plus one (an ESS convention: a single time spans 1 ns).
+  [[nodiscard]] uint64_t timeSpanNs() const noexcept { return timeEndNs - timeStartNs + 1; }
+  /// Weighted centre; NaN when the weights sum to 0.
+  [[nodiscard]] double xCenter() const noexcept {
+    return static_cast<double>(xMass) / static_cast<double>(weightSum);
+  }
+  [[nodiscard]] double yCenter() const noexcept {
+    return static_cast<double>(yMass) / static_cast<double>(weightSum);
+  }
+};
+
+/// The rules (docs: common/reduction/README.md):
+/// 1. hits come ordered by time; a hit more than maxTimeGapNs after the previous one starts a
+///    new time group (exactly maxTimeGapNs stays in the group);
+/// 2. within a group, the first hit not yet taken is a seed; every later hit not yet taken whose
+///    squared distance to the seed (not to the cluster) is below maxCoordGap^2 joins its cluster;
+///    then the next hit not yet taken is the next seed;
+/// 3. clusters come out group by group, in seed order.
+/// Not thread-safe; one per stream. Allocates only when a group outgrows every earlier one.
+class Hierarchical2DClusterer {
+public:
+  Hierarchical2DClusterer(uint64_t maxTimeGapNs, uint16_t maxCoordGap)
+      : maxTimeGapNs_(maxTimeGapNs),
+        maxCoordGapSquared_(int64_t{maxCoordGap} * int64_t{maxCoordGap}) {}
+
+  /// Reserves the bookkeeping for groups of up to `hits` hits.
+  void reserve(size_t hits) { taken_.reserve(hits); }
+
+  /// Clusters `hits` (ordered by time; ties in the order given) and calls out(const
+  /// PixelCluster &) for each cluster. Nothing is kept for the next call.
+  template <class Out> void cluster(std::span<const PixelHit> hits, Out &&out) {
+    size_t begin = 0;
+    for (size_t i = 1; i <= hits.size(); ++i) {
+      if (i == hits.size() || hits[i].timeNs - hits[i - 1].timeNs > maxTimeGapNs_) {
+        clusterGroup(hits.subspan(begin, i - begin), out);
+        begin = i;
+      }
+    }
+  }
+
+  [[nodiscard]] uint64_t maxTimeGapNs() const noexcept { return maxTimeGapNs_; }
+  [[nodiscard]] int64_t maxCoordGapSquared() const noexcept { return maxCoordGapSquared_; }
+
+private:
+  template <class Out> void clusterGroup(std::span<const PixelHit> group, Out &out) {
+    if (group.empty()) {
+      return;
+    }
+    if (group.size() == 1) { // the common case at low rates: no bookkeeping
+      out(single(group[0]));
+      return;
+    }
+    taken_.assign(group.size(), 0);
+    for (size_t s = 0; s < group.size(); ++s) {
+      if (taken_[s] != 0) {
+        continue;
+      }
+      const PixelHit &seed = group[s];
+      PixelCluster c = single(seed);
+      for (size_t j = s + 1; j < group.size(); ++j) {
+        if (taken_[j] != 0) {
+          continue;
+        }
+        const PixelHit &h = group[j];
+        const int64_t dx = int64_t{h.x} - int64_t{seed.x};
+        const int64_t dy = int64_t{h.y} - int64_t{seed.y};
+        if (dx * dx + dy * dy < maxCoordGapSquared_) {
+          taken_[j] = 1;
+          add(c, h);
+        }
+      }
+      out(static_cast<const PixelCluster &>(c));
+    }
+  }
+  static PixelCluster single(const PixelHit &h) noexcept {
+    return {h.timeNs, h.timeNs, 1, h.weight, uint64_t{h.weight} * h.x, uint64_t{h.weight} * h.y};
+  }
+  static void add(PixelCluster &c, const PixelHit &h) noexcept {
+    c.timeStartNs = h.timeNs < c.timeStartNs ? h.timeNs : c.timeStartNs;
+    c.timeEndNs = h.timeNs > c.timeEndNs ? h.timeNs : c.timeEndNs;
+    ++c.hits;
+    c.weightSum += h.weight;
+    c.xMass += uint64_t{h.weight} * h.x;
+    c.yMass += uint64_t{h.weight} * h.y;
+  }
+
+  uint64_t maxTimeGapNs_;
+  int64_t maxCoordGapSquared_;
+  std::vector<uint8_t> taken_;
+};
+
+} // namespace efu::reduction
