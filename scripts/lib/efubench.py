@@ -38,7 +38,8 @@ TARGET_PATHS = {"efu": "efu/efu", "efu-module-udp": "modules/efu-module-udp.so",
                 "efu-broker": "efu/tools/efu-broker", "efu-dump": "efu/tools/efu-dump",
                 "efu-bench-bare-rx": "tests/bench/efu-bench-bare-rx"}
 TARGET_PATHS.update({f"efu-module-{m}": f"modules/efu-module-{m}.so"
-                     for m in ("caen", "vmm3", "nmx", "trex", "cbm", "dream", "example")})
+                     for m in ("caen", "vmm3", "nmx", "trex", "cbm", "dream", "timepix3",
+                               "example")})
 
 started = []          # Popen objects started through start(); stopped by PID in cleanup()
 started_pids = set()  # every PID start() ever created (to tell our processes from others)
