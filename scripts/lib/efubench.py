@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Helpers shared by the bench scripts and soak: processes, sysctl, efu, iperf3, output, options.
-"""Shared helpers of scripts/bench-udp-sweep, bench-zero-loss, bench-events and soak.
+"""Shared helpers of scripts/bench-udp-sweep, bench-zero-loss, bench-events, bench-link and soak.
 
 - processes: start() records every child; stop() ends one by its PID (signal, then SIGKILL);
+  start_broker() starts the dev broker efu-broker and returns its bootstrap address;
   cleanup() stops whatever is left and restores the sysctls apply_sysctl() changed; call it in
   a finally block after install_signal_handlers(), so Ctrl-C and SIGTERM get there too;
 - set-up: Debian packages through apt-get, the CMake targets, sysctl save/restore;
@@ -33,7 +34,12 @@ PAPER_SYSCTL = {"net.core.rmem_max": "12582912", "net.core.wmem_max": "12582912"
 # Where the targets the scripts use land in a build tree.
 TARGET_PATHS = {"efu": "efu/efu", "efu-module-udp": "modules/efu-module-udp.so",
                 "udpgen": "generators/udpgen/udpgen",
+                "readoutgen": "generators/readoutgen/readoutgen",
+                "efu-broker": "efu/tools/efu-broker", "efu-dump": "efu/tools/efu-dump",
                 "efu-bench-bare-rx": "tests/bench/efu-bench-bare-rx"}
+TARGET_PATHS.update({f"efu-module-{m}": f"modules/efu-module-{m}.so"
+                     for m in ("caen", "vmm3", "nmx", "trex", "cbm", "dream", "timepix3",
+                               "example")})
 
 started = []          # Popen objects started through start(); stopped by PID in cleanup()
 started_pids = set()  # every PID start() ever created (to tell our processes from others)
@@ -120,6 +126,31 @@ def install_signal_handlers():
     """SIGINT and SIGTERM unwind through the caller's finally: cleanup() runs."""
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
+
+
+def start_broker(path, workdir, cpu=None, topics=(), timeout=10.0):
+    """Starts the dev broker efu-broker (pinned to cpu if given; --topic NAME[:PARTITIONS] for
+    each of topics) and returns (process, bootstrap address). The address is read from
+    --bootstrap-file in workdir, so the broker's stdout can go to /dev/null; cleanup() stops it.
+    Exits the script if the broker does not come up within timeout seconds."""
+    bootstrap_file = os.path.join(workdir, f"efu-broker-{os.getpid()}-{len(started)}.bootstrap")
+    argv = (["taskset", "-c", str(cpu)] if cpu is not None else []) + [
+        path, "--bootstrap-file", bootstrap_file, "--log-level", "warn"]
+    for topic in topics:
+        argv += ["--topic", topic]
+    broker = start(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(bootstrap_file):
+            with open(bootstrap_file) as f:
+                text = f.read().strip()
+            if text:
+                return broker, text
+        if broker.poll() is not None:
+            break
+        time.sleep(0.05)
+    stop(broker)
+    sys.exit(f"efu-broker did not start ({path})")
 
 
 # ---------------------------------------------------------------- /proc readers

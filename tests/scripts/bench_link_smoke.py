@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""Smoke test of scripts/bench-link: `--quick` (LoKI, Kafka off, 1-s steps) against a build tree.
+
+Asserts what cannot depend on the machine's speed: the script exits 0, its table has the loki
+no-kafka row with a lossless rate > 0, and every step it reports lossless really had every
+datagram counted (sent > 0, formed events == published). No timing threshold.
+usage: bench_link_smoke.py SOURCE_DIR BUILD_DIR
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+source, build = sys.argv[1], sys.argv[2]
+with tempfile.TemporaryDirectory(prefix="bench-link-test-") as work:
+    steps_path, out_path = os.path.join(work, "steps.jsonl"), os.path.join(work, "link.md")
+    result = subprocess.run([sys.executable, os.path.join(source, "scripts", "bench-link"),
+                             "--quick", "--no-build", "--build-dir", build, "--json", steps_path,
+                             "--out", out_path], capture_output=True, text=True, timeout=240)
+    sys.stderr.write(result.stderr)
+    if result.returncode != 0:
+        sys.exit(f"bench-link exited with {result.returncode}")
+    with open(out_path) as f:
+        table = f.read()
+    row = re.search(r"^\| loki \| no-kafka \|.*?\| \*\*(\d+)\*\*", table, re.M)
+    if not row or int(row.group(1)) <= 0:
+        sys.exit("no loki no-kafka row with a lossless rate > 0 in:\n" + table)
+    with open(steps_path) as f:
+        steps = [json.loads(line) for line in f]
+    lossless = [s for s in steps if s["lossless"]]
+    if not lossless:
+        sys.exit("no lossless step")
+    for s in lossless:
+        if s["sent"] <= 0 or s["formed"] != s["published"] or s["formed"] <= 0:
+            sys.exit(f"a step called lossless that is not: {s}")
+    if abs(max(s["offered"] for s in lossless) - int(row.group(1))) > 1:
+        sys.exit(f"the table's rate {row.group(1)} is not the highest lossless step's")
+print(f"ok: loki no-kafka lossless at {row.group(1)} datagrams/s, {len(steps)} steps")
