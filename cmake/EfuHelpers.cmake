@@ -52,6 +52,22 @@ function(efu_add_test name)
   endif()
 endfunction()
 
+# efu_add_benchmark(NAME SOURCES src... [LIBRARIES lib...] [DEFINITIONS def...])
+# One Google Benchmark program, built with EFU_BUILD_BENCHMARKS when Google Benchmark is found
+# (tests/CMakeLists.txt looks for it once); never registered with ctest. EFU_SOURCE_DIR is the
+# source tree, for benchmarks that read the shipped configs.
+function(efu_add_benchmark name)
+  if(NOT EFU_BUILD_BENCHMARKS OR NOT TARGET benchmark::benchmark)
+    return()
+  endif()
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES;DEFINITIONS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES} benchmark::benchmark)
+  target_compile_definitions(${name} PRIVATE EFU_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                                             ${ARG_DEFINITIONS})
+  efu_target_defaults(${name})
+endfunction()
+
 # efu_flatbuffers(TARGET name SCHEMAS a.fbs b.fbs)
 # Compiles schemas with flatc into an INTERFACE library exposing "<schema>_generated.h".
 function(efu_flatbuffers)

@@ -10,7 +10,7 @@
 #include "efu/GraphiteOutput.h"
 #include "efu/IntervalReport.h"
 #include "efu/KafkaOutput.h"
-#include "efu/ModuleLoader.h"
+#include "common/sdk/ModuleLoader.h"
 #include "efu/Options.h"
 #include "efu/Runtime.h"
 #include "efu/control/ControlProtocol.h"

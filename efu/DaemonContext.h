@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The daemon's implementation of the module SDK context.
+// The daemon's implementation of the module SDK context, and creating a module instance with it.
 #pragma once
 
 #include "common/sdk/Module.h"
+#include "common/sdk/ModuleLoader.h"
 #include "common/stats/Stats.h"
 
 #include <functional>
@@ -104,5 +105,9 @@ private:
   std::string error_;
   std::map<std::string, std::unique_ptr<sdk::Report>, std::less<>> reports_;
 };
+
+/// Creates an instance of the module in `library` with `context`. Throws ModuleRejected with the
+/// module's own reason (context.error(), control bytes escaped) when it fails to start.
+ModulePtr createModule(const std::shared_ptr<ModuleLibrary> &library, DaemonContext &context);
 
 } // namespace efu

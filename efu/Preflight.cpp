@@ -10,7 +10,7 @@
 #include "common/system/Log.h"
 #include "common/system/ProcStats.h"
 #include "efu/DaemonContext.h"
-#include "efu/ModuleLoader.h"
+#include "common/sdk/ModuleLoader.h"
 #include "efu/Startup.h"
 
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 #include "common/system/CliExit.h"
 #include "common/system/Log.h"
 #include "efu/Daemon.h"
-#include "efu/ModuleLoader.h"
+#include "common/sdk/ModuleLoader.h"
 #include "efu/Options.h"
 #include "efu/Preflight.h"
 

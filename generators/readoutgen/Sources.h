@@ -4,7 +4,7 @@
 #pragma once
 
 #include "common/sdk/ReadoutSource.h"
-#include "efu/ModuleLoader.h"
+#include "common/sdk/ModuleLoader.h"
 
 #include <cstdint>
 #include <memory>

@@ -4,7 +4,7 @@
 
 #include "common/sdk/ModuleConfig.h"
 #include "common/system/BoundedJson.h"
-#include "efu/ModuleLoader.h"
+#include "common/sdk/ModuleLoader.h"
 
 #include <png.h>
 #include <unistd.h>

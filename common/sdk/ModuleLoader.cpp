@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Finds, opens and checks detector modules (efu-module-<name>.so) and creates instances.
-#include "efu/ModuleLoader.h"
+#include "common/sdk/ModuleLoader.h"
 
-#include "common/system/Printable.h"
 
 #include <dlfcn.h>
 
@@ -224,18 +223,6 @@ std::shared_ptr<ModuleLibrary> loadModule(const std::string &name,
                        ". Available modules: " + (available.empty() ? "(none)" : available) +
                        "; instruments: " + instruments +
                        ". Use --module-path DIR to add a directory.");
-}
-
-ModulePtr createModule(const std::shared_ptr<ModuleLibrary> &library, DaemonContext &context) {
-  sdk::Module *module = library->descriptor().create(&context);
-  if (module == nullptr) {
-    // The reason may quote the configuration (keys, values): its control bytes are shown, not
-    // sent to the terminal or the log.
-    throw ModuleRejected(
-        "module '" + std::string(library->descriptor().name) + "' failed to start: " +
-        (context.error().empty() ? "no reason given" : printable(context.error())));
-  }
-  return ModulePtr(module, ModuleDeleter{library});
 }
 
 } // namespace efu

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Finds, opens and checks detector modules (efu-module-<name>.so) and creates instances.
+// Finds, opens and checks detector modules (efu-module-<name>.so): the daemon, readoutgen and
+// efu-dump share it. Instances are created by the daemon (efu/DaemonContext.h, createModule).
 #pragma once
 
 #include "common/sdk/Module.h"
-#include "efu/DaemonContext.h"
 
 #include <filesystem>
 #include <memory>
@@ -100,8 +100,5 @@ std::shared_ptr<ModuleLibrary> openModuleFile(const std::filesystem::path &file)
 /// Checks a descriptor against this daemon's ABI and toolchain. Returns "" if acceptable,
 /// else the reason (naming both sides and how to rebuild).
 std::string checkDescriptor(const EfuModuleDescriptor &descriptor);
-
-/// Creates an instance. Throws ModuleRejected with the module's own error text on failure.
-ModulePtr createModule(const std::shared_ptr<ModuleLibrary> &library, DaemonContext &context);
 
 } // namespace efu
