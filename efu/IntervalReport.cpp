@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// The per-interval receiver line (the paper's printout): rates, drops, loss and PER.
+// The per-interval receiver line (the printout of Christensen and Richter's UDP paper, named in
+// docs/performance.md): rates, drops, loss and PER.
 #include "efu/IntervalReport.h"
 
 #include "common/time/Time.h"

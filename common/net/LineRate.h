@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Ethernet line-rate arithmetic (the paper's Table 1, docs/wire-formats.md §6) and a bit-rate parser.
+// Ethernet line-rate arithmetic (Table 1 of Christensen and Richter's UDP paper, named in
+// docs/performance.md; docs/wire-formats.md §6) and a bit-rate parser.
 #pragma once
 
 #include <cstdint>

@@ -15,17 +15,66 @@
 
 namespace efu::caen {
 
-struct CaenCounters;
-
-/// Per-datagram tallies of the readout and geometry counters (added once per datagram, hot
-/// path); the names are in CaenCounters.
+/// One datagram's counts of the readout and geometry stages: kept in registers on the hot path
+/// and added to the module's counters once per datagram (CaenCounters). kCaenCounters names
+/// each field as the ESS EFU names its counter (docs/counters.md).
 struct CaenTally {
-  int64_t dataHeaders = 0, readouts = 0, headerSize = 0, lengthMismatch = 0, ringFen = 0,
-          lengthInvalid = 0, validation = 0, ringMapping = 0, topology = 0, fen = 0, group = 0,
-          amplitudeLow = 0, amplitudeHigh = 0, pixel = 0, amplitudeZero = 0, positionInvalid = 0,
-          unitInvalid = 0, calibrationGroup = 0, outsideTube = 0, positionLow = 0, positionHigh = 0,
-          rowInvalid = 0, events = 0;
-  void addTo(CaenCounters &c) const noexcept;
+  int64_t dataHeaders = 0;      ///< readout headers with fiber, FEN ok
+  int64_t readouts = 0;         ///< complete 24-byte readouts
+  int64_t headerSize = 0;       ///< 1-3 bytes left over
+  int64_t lengthMismatch = 0;   ///< length beyond the datagram
+  int64_t ringFen = 0;          ///< fiber or FEN > 23
+  int64_t lengthInvalid = 0;    ///< length != 24
+  int64_t validation = 0;       ///< one of the next six, or ampl_zero
+  int64_t ringMapping = 0;      ///< LoKI, no bank on the ring
+  int64_t topology = 0;         ///< LoKI, TBL3HE, FEN not in the topology
+  int64_t fen = 0;              ///< BIFROST, CSPEC, FEN > MaxFEN
+  int64_t group = 0;            ///< BIFROST, CSPEC, TBL3HE, group > MaxGroup
+  int64_t amplitudeLow = 0;     ///< TBL3HE, A or B < MinValidAmplitude
+  int64_t amplitudeHigh = 0;    ///< BIFROST, A + B > MaxAmpl
+  int64_t pixel = 0;            ///< no pixel (the reasons below, or none)
+  int64_t amplitudeZero = 0;    ///< A + B (+ C + D for LoKI) == 0
+  int64_t positionInvalid = 0;  ///< BIFROST, TBL3HE, A / (A + B) not in [0, 1]
+  int64_t unitInvalid = 0;      ///< BIFROST, TBL3HE, no tube (next two)
+  int64_t calibrationGroup = 0; ///< group beyond the calibration
+  int64_t outsideTube = 0;      ///< coordinate in no interval
+  int64_t positionLow = 0;      ///< corrected position below 0, clamped
+  int64_t positionHigh = 0;     ///< corrected position above 1, clamped
+  int64_t rowInvalid = 0;       ///< LoKI, straw row beyond the image
+  int64_t events = 0;           ///< events handed to the event sink
+  bool operator==(const CaenTally &) const = default;
+};
+
+/// A tally field and its counter's name.
+struct CaenCounterName {
+  int64_t CaenTally::*field;
+  const char *name;
+};
+/// Every field of CaenTally with its counter's name, in the order the counters are registered.
+inline constexpr std::array kCaenCounters = {
+    CaenCounterName{&CaenTally::dataHeaders, "parser.readout.header.count"},
+    CaenCounterName{&CaenTally::readouts, "parser.readout.count"},
+    CaenCounterName{&CaenTally::headerSize, "parser.readout.error_headersize"},
+    CaenCounterName{&CaenTally::lengthMismatch, "parser.readout.error_datlen_mismatch"},
+    CaenCounterName{&CaenTally::ringFen, "parser.readout.error_ringfen"},
+    CaenCounterName{&CaenTally::lengthInvalid, "parser.readout.error_datlen_invalid"},
+    CaenCounterName{&CaenTally::validation, "geometry.validation_errors"},
+    CaenCounterName{&CaenTally::ringMapping, "geometry.ring_mapping_errors"},
+    CaenCounterName{&CaenTally::topology, "geometry.topology_errors"},
+    CaenCounterName{&CaenTally::fen, "geometry.fen_errors"},
+    CaenCounterName{&CaenTally::group, "geometry.group_errors"},
+    CaenCounterName{&CaenTally::amplitudeLow, "geometry.ampl_low"},
+    CaenCounterName{&CaenTally::amplitudeHigh, "geometry.ampl_high"},
+    CaenCounterName{&CaenTally::pixel, "geometry.pixel_errors"},
+    CaenCounterName{&CaenTally::amplitudeZero, "geometry.ampl_zero"},
+    CaenCounterName{&CaenTally::positionInvalid, "geometry.globalpos_invalid"},
+    CaenCounterName{&CaenTally::unitInvalid, "geometry.unitid_invalid"},
+    CaenCounterName{&CaenTally::calibrationGroup, "geometry.calib_group_errors"},
+    CaenCounterName{&CaenTally::outsideTube, "geometry.outside_tube"},
+    CaenCounterName{&CaenTally::positionLow, "geometry.pos_low"},
+    CaenCounterName{&CaenTally::positionHigh, "geometry.pos_high"},
+    CaenCounterName{&CaenTally::rowInvalid, "geometry.row_invalid"},
+    CaenCounterName{&CaenTally::events, "events.count"},
 };
 
 /// The ESS null calibration of the instrument (what the ESS EFU's <instrument>nullcalib.json

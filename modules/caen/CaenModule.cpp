@@ -9,33 +9,21 @@
 
 namespace efu::caen {
 
-CaenCounters::CaenCounters(sdk::ModuleContext &ctx)
-    : dataHeaders(ctx.counter("parser.readout.header.count")),
-      readouts(ctx.counter("parser.readout.count")),
-      headerSize(ctx.counter("parser.readout.error_headersize")),
-      lengthMismatch(ctx.counter("parser.readout.error_datlen_mismatch")),
-      ringFen(ctx.counter("parser.readout.error_ringfen")),
-      lengthInvalid(ctx.counter("parser.readout.error_datlen_invalid")),
-      validation(ctx.counter("geometry.validation_errors")),
-      ringMapping(ctx.counter("geometry.ring_mapping_errors")),
-      topology(ctx.counter("geometry.topology_errors")), fen(ctx.counter("geometry.fen_errors")),
-      group(ctx.counter("geometry.group_errors")), amplitudeLow(ctx.counter("geometry.ampl_low")),
-      amplitudeHigh(ctx.counter("geometry.ampl_high")), pixel(ctx.counter("geometry.pixel_errors")),
-      amplitudeZero(ctx.counter("geometry.ampl_zero")),
-      positionInvalid(ctx.counter("geometry.globalpos_invalid")),
-      unitInvalid(ctx.counter("geometry.unitid_invalid")),
-      calibrationGroup(ctx.counter("geometry.calib_group_errors")),
-      outsideTube(ctx.counter("geometry.outside_tube")),
-      positionLow(ctx.counter("geometry.pos_low")), positionHigh(ctx.counter("geometry.pos_high")),
-      rowInvalid(ctx.counter("geometry.row_invalid")), events(ctx.counter("events.count")) {}
-
-namespace {
-inline void addIf(Counter &c, int64_t n) noexcept {
-  if (n != 0) {
-    c.add(n);
+CaenCounters::CaenCounters(sdk::ModuleContext &ctx) {
+  for (size_t i = 0; i < kCaenCounters.size(); ++i) {
+    counters_[i] = &ctx.counter(kCaenCounters[i].name);
   }
 }
 
+void CaenCounters::add(const CaenTally &t) noexcept {
+  for (size_t i = 0; i < kCaenCounters.size(); ++i) {
+    if (const int64_t n = t.*kCaenCounters[i].field; n != 0) {
+      counters_[i]->add(n);
+    }
+  }
+}
+
+namespace {
 CaenGeometry geometryOf(sdk::ModuleContext &ctx) {
   CaenConfig config(ctx.config(), ctx.configSource());
   if (ctx.calibration().is_null()) {
@@ -49,32 +37,6 @@ CaenGeometry geometryOf(sdk::ModuleContext &ctx) {
   return {std::move(config), std::move(calibration)};
 }
 } // namespace
-
-void CaenTally::addTo(CaenCounters &c) const noexcept {
-  addIf(c.dataHeaders, dataHeaders);
-  addIf(c.readouts, readouts);
-  addIf(c.headerSize, headerSize);
-  addIf(c.lengthMismatch, lengthMismatch);
-  addIf(c.ringFen, ringFen);
-  addIf(c.lengthInvalid, lengthInvalid);
-  addIf(c.validation, validation);
-  addIf(c.ringMapping, ringMapping);
-  addIf(c.topology, topology);
-  addIf(c.fen, fen);
-  addIf(c.group, group);
-  addIf(c.amplitudeLow, amplitudeLow);
-  addIf(c.amplitudeHigh, amplitudeHigh);
-  addIf(c.pixel, pixel);
-  addIf(c.amplitudeZero, amplitudeZero);
-  addIf(c.positionInvalid, positionInvalid);
-  addIf(c.unitInvalid, unitInvalid);
-  addIf(c.calibrationGroup, calibrationGroup);
-  addIf(c.outsideTube, outsideTube);
-  addIf(c.positionLow, positionLow);
-  addIf(c.positionHigh, positionHigh);
-  addIf(c.rowInvalid, rowInvalid);
-  addIf(c.events, events);
-}
 
 CaenModule::CaenModule(sdk::ModuleContext &ctx)
     : geometry_(geometryOf(ctx)), headerCounters_(ctx), tofCounters_(ctx), counters_(ctx),
@@ -158,7 +120,7 @@ void CaenModule::process(const sdk::Packet &packet) noexcept {
     }
   });
   tof_.add(tof);
-  t.addTo(counters_);
+  counters_.add(t);
 }
 
 namespace {

@@ -13,34 +13,16 @@
 
 namespace efu::caen {
 
-/// Counters of the readout and geometry stages, under the ESS EFU's names (docs/counters.md);
-/// the header's and the TOF's are readout::HeaderCounters and readout::TofCounters.
-struct CaenCounters {
+/// The counters of kCaenCounters, registered in that order. The header's and the TOF's are
+/// readout::HeaderCounters and readout::TofCounters.
+class CaenCounters {
+public:
   explicit CaenCounters(sdk::ModuleContext &ctx);
-  Counter &dataHeaders;    ///< parser.readout.header.count: readout headers with fiber, FEN ok
-  Counter &readouts;       ///< parser.readout.count: complete 24-byte readouts
-  Counter &headerSize;     ///< parser.readout.error_headersize: 1-3 bytes left over
-  Counter &lengthMismatch; ///< parser.readout.error_datlen_mismatch: length beyond the datagram
-  Counter &ringFen;        ///< parser.readout.error_ringfen: fiber or FEN > 23
-  Counter &lengthInvalid;  ///< parser.readout.error_datlen_invalid: length != 24
-  Counter &validation;     ///< geometry.validation_errors: one of the next six, or ampl_zero
-  Counter &ringMapping;    ///< geometry.ring_mapping_errors: LoKI, no bank on the ring
-  Counter &topology;       ///< geometry.topology_errors: LoKI, TBL3HE, FEN not in the topology
-  Counter &fen;            ///< geometry.fen_errors: BIFROST, CSPEC, FEN > MaxFEN
-  Counter &group;          ///< geometry.group_errors: BIFROST, CSPEC, TBL3HE, group > MaxGroup
-  Counter &amplitudeLow;   ///< geometry.ampl_low: TBL3HE, A or B < MinValidAmplitude
-  Counter &amplitudeHigh;  ///< geometry.ampl_high: BIFROST, A + B > MaxAmpl
-  Counter &pixel;          ///< geometry.pixel_errors: no pixel (the reasons below, or none)
-  Counter &amplitudeZero;  ///< geometry.ampl_zero: A + B (+ C + D for LoKI) == 0
-  Counter
-      &positionInvalid; ///< geometry.globalpos_invalid: BIFROST, TBL3HE, A / (A + B) not in [0, 1]
-  Counter &unitInvalid; ///< geometry.unitid_invalid: BIFROST, TBL3HE, no tube (next two)
-  Counter &calibrationGroup; ///< geometry.calib_group_errors: group beyond the calibration
-  Counter &outsideTube;      ///< geometry.outside_tube: coordinate in no interval
-  Counter &positionLow;      ///< geometry.pos_low: corrected position below 0, clamped
-  Counter &positionHigh;     ///< geometry.pos_high: corrected position above 1, clamped
-  Counter &rowInvalid;       ///< geometry.row_invalid: LoKI, straw row beyond the image
-  Counter &events;           ///< events.count: events handed to the event sink
+  /// Adds one datagram's tally (the fields that are not zero).
+  void add(const CaenTally &t) noexcept;
+
+private:
+  std::array<Counter *, kCaenCounters.size()> counters_{};
 };
 
 /// One instance per daemon; process() runs on the processing thread.

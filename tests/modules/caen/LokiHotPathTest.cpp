@@ -161,27 +161,23 @@ nlohmann::json randomCalibration(uint32_t groups, uint32_t units, std::mt19937_6
             {"Parameters", parameters}}}};
 }
 
-/// CaenTally's fields under the counter names of CaenCounters.
+/// CaenTally's geometry fields and events under their counter names (kCaenCounters).
 std::map<std::string, int64_t> named(const CaenTally &t) {
-  return {{"geometry.validation_errors", t.validation},
-          {"geometry.ring_mapping_errors", t.ringMapping},
-          {"geometry.topology_errors", t.topology},
-          {"geometry.pixel_errors", t.pixel},
-          {"geometry.ampl_zero", t.amplitudeZero},
-          {"geometry.calib_group_errors", t.calibrationGroup},
-          {"geometry.outside_tube", t.outsideTube},
-          {"geometry.pos_low", t.positionLow},
-          {"geometry.pos_high", t.positionHigh},
-          {"geometry.row_invalid", t.rowInvalid},
-          {"events.count", t.events}};
+  std::map<std::string, int64_t> out;
+  for (const CaenCounterName &c : kCaenCounters) {
+    if (std::string_view(c.name).starts_with("geometry.") ||
+        c.name == std::string_view("events.count")) {
+      out[c.name] = t.*c.field;
+    }
+  }
+  return out;
 }
 
 bool sameReasons(const CaenTally &a, const CaenTally &b) {
-  return a.validation == b.validation && a.ringMapping == b.ringMapping &&
-         a.topology == b.topology && a.pixel == b.pixel && a.amplitudeZero == b.amplitudeZero &&
-         a.calibrationGroup == b.calibrationGroup && a.outsideTube == b.outsideTube &&
-         a.positionLow == b.positionLow && a.positionHigh == b.positionHigh &&
-         a.rowInvalid == b.rowInvalid;
+  CaenTally x = a;
+  CaenTally y = b;
+  x.events = y.events = 0;
+  return x == y;
 }
 
 /// One calibration through both paths: geometry.pixel() per readout and CaenModule::process()
