@@ -4,10 +4,7 @@
 
 #include "common/time/Time.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
