@@ -113,4 +113,13 @@ private:
   const char *prefix_;
 };
 
+/// A non-negative integer of an ESS file read the way the ESS EFU reads it into a uint32_t field:
+/// modulo 2^32 (a limit of 2^32 ns or more becomes a small one). `wrapped` says whether it did,
+/// so that the module can warn at start.
+inline int64_t essUint32(const nlohmann::json &value, bool &wrapped) {
+  const uint64_t v = value.get<uint64_t>();
+  wrapped = v > UINT32_MAX;
+  return static_cast<int64_t>(v & UINT32_MAX);
+}
+
 } // namespace efu::sdk

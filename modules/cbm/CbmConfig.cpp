@@ -82,13 +82,6 @@ std::string upper(std::string s) {
   return s;
 }
 
-/// A number of the file read into 32 bits as the ESS EFU's uint32_t fields take it.
-int64_t modulo32(const nlohmann::json &value, bool &wrapped) {
-  const uint64_t v = value.get<uint64_t>();
-  wrapped = v > UINT32_MAX;
-  return static_cast<int64_t>(v & UINT32_MAX);
-}
-
 int32_t optionalInt(const nlohmann::json &entry, const std::string &path, const char *key,
                     int32_t fallback, const sdk::CalibrationCheck &check) {
   if (!entry.contains(key)) {
@@ -226,8 +219,8 @@ CbmConfig parseCbmConfig(const nlohmann::json &config, const std::string &source
                "the ESS beam monitor files say \"CBM\", BEER's files \"BEER\"");
   }
   c.beer = detectorText == "BEER";
-  c.maxTofNs = modulo32(config.at("MaxTOFNS"), c.maxTofWrapped);
-  c.maxPulseTimeDiffNs = modulo32(config.at("MaxPulseTimeDiffNS"), c.maxPulseWrapped);
+  c.maxTofNs = sdk::essUint32(config.at("MaxTOFNS"), c.maxTofWrapped);
+  c.maxPulseTimeDiffNs = sdk::essUint32(config.at("MaxPulseTimeDiffNS"), c.maxPulseWrapped);
   c.monitorRing = config.at("MonitorRing").get<uint8_t>();
   c.maxRing = config.at("MaxRing").get<uint8_t>();
   c.maxFenId = config.at("MaxFENId").get<uint8_t>();

@@ -122,9 +122,7 @@ DreamConfig parseDreamConfig(const nlohmann::json &config, const std::string &so
   } else {
     check.fail("Detector", config.at("Detector"), "expected DREAM, MAGIC or HEIMDAL");
   }
-  const uint64_t maxPulse = config.at("MaxPulseTimeDiffNS").get<uint64_t>();
-  c.maxPulseWrapped = maxPulse > UINT32_MAX;
-  c.maxPulseTimeDiffNs = static_cast<int64_t>(maxPulse & UINT32_MAX);
+  c.maxPulseTimeDiffNs = sdk::essUint32(config.at("MaxPulseTimeDiffNS"), c.maxPulseWrapped);
 
   const nlohmann::json &entries = config.at("Config");
   if (entries.empty()) {
