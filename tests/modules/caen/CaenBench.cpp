@@ -5,6 +5,7 @@
 #include "modules/caen/CaenSource.h"
 #include "tests/modules/caen/CaenTestConfig.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/SourceDatagrams.h"
 
 #include <benchmark/benchmark.h>
 
@@ -21,33 +22,22 @@ using namespace efu;
 std::vector<std::vector<uint8_t>> makeDatagrams(caen::CaenSource &source) {
   std::mt19937_64 rng(42);
   std::vector<std::vector<uint8_t>> out;
-  uint32_t seq = 0;
   const caen::CaenConfig &cfg = source.config();
   struct NoTruth final : sdk::TruthSink {
     void add(int64_t, int64_t, int32_t) override {}
   } truth;
+  readout::test::DatagramPacker packer(source, truth);
+  const readout::EssTime pulse{1'700'000'000, 1000};
+  packer.setPulse(pulse, {1'699'999'999, 82'000'000});
   for (int i = 0; i < 64; ++i) {
-    std::vector<uint8_t> d(readout::headerBytes(0));
-    readout::HeaderFields f;
-    f.detectorType = cfg.detectorType;
-    f.pulse = {1'700'000'000, 1000};
-    f.prevPulse = {1'699'999'999, 82'000'000};
-    while (d.size() + sizeof(caen::CaenReadout) <= 8972) {
-      sdk::Neutron n;
-      n.x = static_cast<uint32_t>(rng() % cfg.imageWidth());
-      n.y = static_cast<uint32_t>(rng() % cfg.imageHeight());
-      n.index = 2 * (rng() % 7); // never a noise readout's turn
-      n.eventTime = readout::nsToTicks(readout::ticksToNs(f.pulse.high, f.pulse.low) +
-                                       static_cast<int64_t>(rng() % 71'000'000));
-      std::array<uint8_t, sizeof(caen::CaenReadout)> r{};
-      if (source.encodeEvent(n, r, truth) == sizeof(r)) {
-        d.insert(d.end(), r.begin(), r.end());
-      }
+    while (packer.hasRoom()) {
+      const auto x = static_cast<uint32_t>(rng() % cfg.imageWidth());
+      const auto y = static_cast<uint32_t>(rng() % cfg.imageHeight());
+      const uint64_t index = 2 * (rng() % 7); // never a noise readout's turn
+      const auto tofNs = static_cast<int64_t>(rng() % 71'000'000);
+      packer.add(readout::test::neutronAt(x, y, pulse, tofNs, index));
     }
-    f.totalLength = static_cast<uint16_t>(d.size());
-    f.seqNum = seq++;
-    readout::writeHeader(d, f);
-    out.push_back(std::move(d));
+    out.push_back(packer.take());
   }
   return out;
 }

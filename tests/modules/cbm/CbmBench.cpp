@@ -8,6 +8,7 @@
 #include "modules/cbm/CbmModule.h"
 #include "modules/cbm/CbmSource.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/SourceDatagrams.h"
 
 #include <benchmark/benchmark.h>
 
@@ -34,36 +35,23 @@ void BM_CbmProcess(benchmark::State &state) {
   std::mt19937_64 rng(42);
   NoTruth truth;
   std::vector<std::vector<uint8_t>> datagrams;
+  readout::test::DatagramPacker packer(source, truth);
   int64_t readouts = 0;
   for (int k = 0; k < 64; ++k) {
     const int p = k / perPulse;
     const readout::EssTime pulse = readout::nsToTicks(1'700'000'000'000'000'000 + p * 71'428'571LL);
     const readout::EssTime prev =
         readout::nsToTicks(1'700'000'000'000'000'000 + (p - 1) * 71'428'571LL);
-    const int64_t pulseNs = readout::ticksToNs(pulse.high, pulse.low);
-    std::vector<uint8_t> d(readout::headerBytes(0));
-    while (d.size() + cbm::kReadoutBytes <= readout::kMaxDatagramBytes) {
-      sdk::Neutron n;
-      n.x = static_cast<uint32_t>(rng() % source.imageWidth());
-      n.y = static_cast<uint32_t>(rng() % source.imageHeight());
-      n.pulse = pulse;
-      n.pulseTimeNs = pulseNs;
-      n.eventTime = readout::nsToTicks(pulseNs + static_cast<int64_t>(rng() % 10'000));
-      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
-      n.index = static_cast<uint64_t>(readouts);
-      std::vector<uint8_t> r(cbm::kReadoutBytes);
-      const size_t bytes = source.encodeEvent(n, r, truth);
-      d.insert(d.end(), r.begin(), r.begin() + static_cast<std::ptrdiff_t>(bytes));
+    packer.setPulse(pulse, prev);
+    while (packer.hasRoom()) {
+      const auto x = static_cast<uint32_t>(rng() % source.imageWidth());
+      const auto y = static_cast<uint32_t>(rng() % source.imageHeight());
+      const auto tofNs = static_cast<int64_t>(rng() % 10'000);
+      const size_t bytes =
+          packer.add(readout::test::neutronAt(x, y, pulse, tofNs, static_cast<uint64_t>(readouts)));
       readouts += bytes != 0 ? 1 : 0;
     }
-    readout::HeaderFields f;
-    f.detectorType = readout::kTypeCbm;
-    f.pulse = pulse;
-    f.prevPulse = prev;
-    f.totalLength = static_cast<uint16_t>(d.size());
-    f.seqNum = static_cast<uint32_t>(k);
-    readout::writeHeader(d, f);
-    datagrams.push_back(std::move(d));
+    datagrams.push_back(packer.take());
   }
   readout::FakeModuleContext ctx(config, path);
   cbm::CbmModule module(ctx);

@@ -11,6 +11,7 @@
 #include "modules/cbm/CbmReadout.h"
 #include "modules/cbm/CbmSource.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/SourceDatagrams.h"
 
 #include <gtest/gtest.h>
 
@@ -694,6 +695,26 @@ struct TruthList final : sdk::TruthSink {
   std::vector<std::tuple<std::string, int64_t, int64_t, int32_t>> events;
 };
 
+/// Every (stepX, stepY)-th image position through the source into the module, in datagrams of
+/// 400 readouts of one pulse, the truth into `truth`.
+void feedImage(CbmSource &source, CbmModule &module, TruthList &truth, uint32_t stepY,
+               uint32_t stepX) {
+  const readout::EssTime pulse{2000, 0};
+  readout::test::DatagramPacker packer(source, truth, 30 + 400 * kReadoutBytes);
+  packer.setPulse(pulse, {1999, 0});
+  uint64_t index = 0;
+  for (uint32_t y = 0; y < source.imageHeight(); y += stepY) {
+    for (uint32_t x = 0; x < source.imageWidth(); x += stepX) {
+      const int64_t tofNs = static_cast<int64_t>(index % 800) * 11;
+      packer.add(readout::test::neutronAt(x, y, pulse, tofNs, index++));
+      if (!packer.hasRoom()) {
+        module.process(readout::test::packetOf(packer.take()));
+      }
+    }
+  }
+  module.process(readout::test::packetOf(packer.take()));
+}
+
 TEST(CbmSource, EveryImagePositionBecomesItsMonitorsTruth) {
   const nlohmann::json config = fileConfig(kConfigs + "cbmtest.json");
   CbmSource source(config, "cbmtest.json", 1);
@@ -702,43 +723,7 @@ TEST(CbmSource, EveryImagePositionBecomesItsMonitorsTruth) {
   FakeModuleContext ctx(config, "cbmtest.json");
   CbmModule module(ctx);
   TruthList truth;
-  const readout::EssTime pulse{2000, 0};
-  const int64_t pulseNs = readout::ticksToNs(2000, 0);
-  std::vector<uint8_t> buffer(30 + 400 * kReadoutBytes);
-  // Sample positions over the whole image; each datagram one pulse.
-  uint64_t index = 0;
-  size_t len = 30;
-  for (uint32_t y = 0; y < source.imageHeight(); y += 37) {
-    for (uint32_t x = 0; x < 512; x += 101) {
-      sdk::Neutron n;
-      n.x = x;
-      n.y = y;
-      n.pulse = pulse;
-      n.pulseTimeNs = pulseNs;
-      n.eventTime = {2000, static_cast<uint32_t>(index % 800)};
-      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
-      n.index = index++;
-      len += source.encodeEvent(n, std::span<uint8_t>(buffer).subspan(len), truth);
-      if (len + kReadoutBytes > buffer.size()) {
-        readout::HeaderFields f;
-        f.detectorType = readout::kTypeCbm;
-        f.pulse = pulse;
-        f.prevPulse = {1999, 0};
-        f.totalLength = static_cast<uint16_t>(len);
-        f.seqNum = static_cast<uint32_t>(index);
-        readout::writeHeader(buffer, f);
-        module.process(sdk::Packet{buffer.data(), static_cast<uint32_t>(len), 0, 0});
-        len = 30;
-      }
-    }
-  }
-  readout::HeaderFields f;
-  f.detectorType = readout::kTypeCbm;
-  f.pulse = pulse;
-  f.prevPulse = {1999, 0};
-  f.totalLength = static_cast<uint16_t>(len);
-  readout::writeHeader(buffer, f);
-  module.process(sdk::Packet{buffer.data(), static_cast<uint32_t>(len), 0, 0});
+  feedImage(source, module, truth, 37, 101);
   module.flush();
   // Events: exactly the truth of each event source.
   std::map<std::string, std::multiset<std::tuple<int64_t, int64_t, int32_t>>> want, got;
@@ -920,39 +905,7 @@ TEST(Beer, TheSourceWritesBeerReadoutsTheModuleTurnsBackIntoTheTruth) {
   FakeModuleContext ctx(config, "beer_base_test.json");
   CbmModule module(ctx);
   TruthList truth;
-  const readout::EssTime pulse{2000, 0};
-  const int64_t pulseNs = readout::ticksToNs(2000, 0);
-  std::vector<uint8_t> buffer(30 + 400 * kReadoutBytes);
-  size_t len = 30;
-  uint64_t index = 0;
-  const auto send = [&] {
-    readout::HeaderFields f;
-    f.detectorType = source.detectorType();
-    f.pulse = pulse;
-    f.prevPulse = {1999, 0};
-    f.totalLength = static_cast<uint16_t>(len);
-    f.seqNum = static_cast<uint32_t>(index);
-    readout::writeHeader(buffer, f);
-    module.process(sdk::Packet{buffer.data(), static_cast<uint32_t>(len), 0, 0});
-    len = 30;
-  };
-  for (uint32_t y = 0; y < source.imageHeight(); y += 13) {
-    for (uint32_t x = 0; x < 512; x += 31) {
-      sdk::Neutron n;
-      n.x = x;
-      n.y = y;
-      n.pulse = pulse;
-      n.pulseTimeNs = pulseNs;
-      n.eventTime = {2000, static_cast<uint32_t>(index % 800)};
-      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
-      n.index = index++;
-      len += source.encodeEvent(n, std::span<uint8_t>(buffer).subspan(len), truth);
-      if (len + kReadoutBytes > buffer.size()) {
-        send();
-      }
-    }
-  }
-  send();
+  feedImage(source, module, truth, 13, 31);
   std::map<std::string, std::multiset<std::tuple<int64_t, int64_t, int32_t>>> want, got;
   for (const auto &[src, p, t, v] : truth.events) {
     want[src].insert({p, t, v});

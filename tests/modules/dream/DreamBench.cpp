@@ -8,6 +8,7 @@
 #include "common/readout/EssHeader.h"
 #include "common/sdk/ModuleConfig.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/SourceDatagrams.h"
 
 #include <benchmark/benchmark.h>
 
@@ -35,31 +36,16 @@ std::vector<std::vector<uint8_t>> makeStream(const std::string &file, int datagr
   std::vector<std::vector<uint8_t>> out;
   const readout::EssTime pulse{1'700'000'000, 0};
   const int64_t pulseNs = readout::ticksToNs(pulse.high, pulse.low);
-  const size_t perDatagram = (readout::kMaxDatagramBytes - readout::headerBytes(0)) / kReadoutBytes;
-  std::vector<uint8_t> one(kReadoutBytes);
+  readout::test::DatagramPacker packer(source, truth);
+  packer.setPulse(pulse, readout::nsToTicks(pulseNs - 71'428'571)); // 14 Hz
   for (int k = 0; k < datagrams; ++k) {
-    std::vector<uint8_t> d(readout::headerBytes(0));
-    while (d.size() < readout::headerBytes(0) + perDatagram * kReadoutBytes) {
-      sdk::Neutron n;
-      n.x = static_cast<uint32_t>(rng() % source.imageWidth());
-      n.y = static_cast<uint32_t>(rng() % source.imageHeight());
-      n.pulse = pulse;
-      n.pulseTimeNs = pulseNs;
-      n.eventTime = readout::nsToTicks(pulseNs + static_cast<int64_t>(rng() % 70'000'000));
-      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
-      n.index = rng();
-      if (source.encodeEvent(n, one, truth) != 0) {
-        d.insert(d.end(), one.begin(), one.end());
-      }
+    while (packer.hasRoom()) {
+      const auto x = static_cast<uint32_t>(rng() % source.imageWidth());
+      const auto y = static_cast<uint32_t>(rng() % source.imageHeight());
+      const auto tofNs = static_cast<int64_t>(rng() % 70'000'000);
+      packer.add(readout::test::neutronAt(x, y, pulse, tofNs, rng()));
     }
-    readout::HeaderFields f;
-    f.detectorType = source.detectorType();
-    f.pulse = pulse;
-    f.prevPulse = readout::nsToTicks(pulseNs - 71'428'571); // 14 Hz
-    f.seqNum = static_cast<uint32_t>(k);
-    f.totalLength = static_cast<uint16_t>(d.size());
-    readout::writeHeader(d, f);
-    out.push_back(std::move(d));
+    out.push_back(packer.take());
   }
   return out;
 }

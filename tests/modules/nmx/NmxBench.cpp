@@ -6,6 +6,7 @@
 #include "modules/nmx/NmxSource.h"
 #include "tests/modules/nmx/NmxTestSupport.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/SourceDatagrams.h"
 
 #include <benchmark/benchmark.h>
 
@@ -29,40 +30,25 @@ std::vector<std::vector<uint8_t>> makeDatagrams(nmx::NmxSource &source, int64_t 
   std::mt19937_64 rng(42);
   std::vector<std::vector<uint8_t>> out;
   NoTruth truth;
+  readout::test::DatagramPacker packer(source, truth);
   constexpr int kPerPulse = 8;
   for (int p = 0; p < 64 / kPerPulse; ++p) {
     const readout::EssTime pulse = nmx::test::pulseTime(p);
     const readout::EssTime prev = nmx::test::pulseTime(p - 1);
-    const int64_t pulseNs = readout::ticksToNs(pulse.high, pulse.low);
     std::vector<int64_t> tofs(kPerPulse * 200);
     for (int64_t &t : tofs) {
       t = static_cast<int64_t>(rng() % 70'000'000);
     }
     std::sort(tofs.begin(), tofs.end());
     size_t next = 0;
+    packer.setPulse(pulse, prev);
     for (int k = 0; k < kPerPulse; ++k) {
-      std::vector<uint8_t> d(readout::headerBytes(0));
-      while (d.size() + source.maxEventBytes() <= readout::kMaxDatagramBytes &&
-             next < tofs.size()) {
-        sdk::Neutron n;
-        n.x = static_cast<uint32_t>(rng() % source.imageWidth());
-        n.y = static_cast<uint32_t>(rng() % source.imageHeight());
-        n.pulse = pulse;
-        n.pulseTimeNs = pulseNs;
-        n.eventTime = readout::nsToTicks(pulseNs + tofs[next++]);
-        n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
-        std::vector<uint8_t> r(source.maxEventBytes());
-        const size_t bytes = source.encodeEvent(n, r, truth);
-        d.insert(d.end(), r.begin(), r.begin() + static_cast<std::ptrdiff_t>(bytes));
+      while (packer.hasRoom() && next < tofs.size()) {
+        const auto x = static_cast<uint32_t>(rng() % source.imageWidth());
+        const auto y = static_cast<uint32_t>(rng() % source.imageHeight());
+        packer.add(readout::test::neutronAt(x, y, pulse, tofs[next++]));
       }
-      readout::HeaderFields f;
-      f.detectorType = source.detectorType();
-      f.pulse = pulse;
-      f.prevPulse = prev;
-      f.seqNum = static_cast<uint32_t>(out.size());
-      f.totalLength = static_cast<uint16_t>(d.size());
-      readout::writeHeader(d, f);
-      out.push_back(std::move(d));
+      out.push_back(packer.take());
     }
   }
   neutrons = truth.count;
