@@ -2,14 +2,18 @@
 // Datagrams from a module's ReadoutSource, for round-trip tests and benchmarks: neutrons are
 // encoded one after another into an ESS datagram while the source's largest encoding still fits
 // (what readoutgen does), and take() writes the header. The neutrons' truth goes to the given
-// sink as the source encodes them.
+// sink as the source encodes them (TruthList records it as the events a module should give).
 #pragma once
 
 #include "common/readout/EssHeader.h"
 #include "common/sdk/Module.h"
 #include "common/sdk/ReadoutSource.h"
 
+#include "tests/support/FakeModuleContext.h"
+
+#include <algorithm>
 #include <cstdint>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -28,6 +32,22 @@ inline sdk::Neutron neutronAt(uint32_t x, uint32_t y, EssTime pulse, int64_t tof
   n.index = index;
   return n;
 }
+
+/// Pulse k (k >= -1) of a 14 Hz source: 6289464 ticks apart (within every shipped file's
+/// MaxPulseTimeNS).
+inline EssTime pulseTime(int k) {
+  const int64_t ticks = int64_t{100} * kTicksPerSecond + int64_t{k} * 6'289'464;
+  return {static_cast<uint32_t>(1'699'999'900 + ticks / kTicksPerSecond),
+          static_cast<uint32_t>(ticks % kTicksPerSecond)};
+}
+
+/// The truth a source writes, as the events a module should record.
+struct TruthList final : sdk::TruthSink {
+  void add(int64_t pulseTimeNs, int64_t tofNs, int32_t pixelId) override {
+    events.push_back(RecordedEvent{pulseTimeNs, static_cast<int32_t>(tofNs), pixelId});
+  }
+  std::vector<RecordedEvent> events;
+};
 
 /// A datagram as the daemon hands it to a module (no receive time, queue 0).
 inline sdk::Packet packetOf(std::span<const uint8_t> datagram) {
@@ -59,8 +79,11 @@ public:
     bytes_.resize(at + source_.maxEventBytes());
     const size_t written = source_.encodeEvent(n, std::span(bytes_).subspan(at), truth_);
     bytes_.resize(at + written);
+    events_ += written != 0 ? 1 : 0;
     return written;
   }
+  /// The neutrons the source wrote something for since the last take().
+  [[nodiscard]] size_t events() const { return events_; }
   /// True when no readout has been added since the last take().
   [[nodiscard]] bool empty() const { return bytes_.size() == headerBytes(0); }
   /// The datagram with its header (length, the next sequence number); the next one starts empty.
@@ -68,6 +91,7 @@ public:
     fields_.totalLength = static_cast<uint16_t>(bytes_.size());
     writeHeader(bytes_, fields_);
     ++fields_.seqNum;
+    events_ = 0;
     std::vector<uint8_t> out(headerBytes(0));
     out.swap(bytes_);
     return out;
@@ -79,6 +103,40 @@ private:
   size_t maxBytes_;
   HeaderFields fields_;
   std::vector<uint8_t> bytes_;
+  size_t events_ = 0;
 };
+
+/// `pulses` pulses (pulseTime(0), ...) of `perPulse` neutrons each at random positions, in time
+/// order within the pulse as readoutgen sends them, packed into datagrams of at most
+/// `perDatagram` neutrons (and what fits in one); every datagram holds one pulse's neutrons.
+inline std::vector<std::vector<uint8_t>> encodePulses(sdk::ReadoutSource &source, uint64_t seed,
+                                                      int pulses, int perPulse, size_t perDatagram,
+                                                      sdk::TruthSink &truth) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<uint8_t>> datagrams;
+  DatagramPacker packer(source, truth);
+  uint64_t index = 0;
+  for (int p = 0; p < pulses; ++p) {
+    const EssTime pulse = pulseTime(p);
+    packer.setPulse(pulse, pulseTime(p - 1));
+    std::vector<int64_t> tofs(static_cast<size_t>(perPulse));
+    for (int64_t &t : tofs) {
+      t = static_cast<int64_t>(rng() % 70'000'000);
+    }
+    std::sort(tofs.begin(), tofs.end());
+    for (const int64_t tof : tofs) {
+      const auto x = static_cast<uint32_t>(rng() % source.imageWidth());
+      const auto y = static_cast<uint32_t>(rng() % source.imageHeight());
+      if (packer.events() == perDatagram || !packer.hasRoom()) {
+        datagrams.push_back(packer.take());
+      }
+      packer.add(neutronAt(x, y, pulse, tof, index++));
+    }
+    if (!packer.empty()) {
+      datagrams.push_back(packer.take());
+    }
+  }
+  return datagrams;
+}
 
 } // namespace efu::readout::test

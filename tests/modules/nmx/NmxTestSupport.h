@@ -9,6 +9,7 @@
 #include "common/sdk/ModuleConfig.h"
 #include "modules/nmx/NmxConfig.h"
 #include "tests/support/EssDatagram.h"
+#include "tests/support/SourceDatagrams.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,12 +47,7 @@ inline std::string configError(const nlohmann::json &config,
   return "";
 }
 
-/// Pulse k (k >= -1) of a 14 Hz source: 6289464 ticks apart (within the default MaxPulseTimeNS).
-inline readout::EssTime pulseTime(int k) {
-  const int64_t ticks = int64_t{100} * readout::kTicksPerSecond + int64_t{k} * 6'289'464;
-  return {static_cast<uint32_t>(1'699'999'900 + ticks / readout::kTicksPerSecond),
-          static_cast<uint32_t>(ticks % readout::kTicksPerSecond)};
-}
+using readout::test::pulseTime; // pulse k of a 14 Hz source
 
 /// A valid readout: fiber 2 * ring, time (high, low), raw OTADC `otadc`.
 inline vmm3::Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t channel,

@@ -7,6 +7,7 @@
 #include "modules/vmm3/Vmm3Source.h"
 #include "tests/modules/vmm3/Vmm3TestSupport.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/SourceDatagrams.h"
 
 #include <gtest/gtest.h>
 
@@ -781,71 +782,8 @@ TEST_F(Vmm3ModuleTest, EssParserDatasetsThroughTheModule) {
 
 // --- Round trip with readoutgen's encoder ---------------------------------------------------
 
-struct TruthList final : sdk::TruthSink {
-  void add(int64_t pulseTimeNs, int64_t tofNs, int32_t pixelId) override {
-    events.push_back({pulseTimeNs, static_cast<int32_t>(tofNs), pixelId});
-  }
-  std::vector<RecordedEvent> events;
-};
-
-/// Encodes `pulses` pulses (14 Hz) of `perPulse` neutrons at random pixels with Vmm3Source as
-/// readoutgen does (event times sorted within the pulse, each datagram carrying its pulse and
-/// the previous one), at most `perDatagram` neutrons (and 8972 bytes) per datagram.
-std::vector<std::vector<uint8_t>> encode(Vmm3Source &source, uint64_t seed, int pulses,
-                                         int perPulse, size_t perDatagram, TruthList &truth) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::vector<uint8_t>> datagrams;
-  uint32_t seq = 0;
-  uint64_t index = 0;
-  for (int p = 0; p < pulses; ++p) {
-    const EssTime pulse = test::pulseTime(p);
-    const EssTime prev = test::pulseTime(p - 1);
-    const int64_t pulseNs = readout::ticksToNs(pulse.high, pulse.low);
-    std::vector<int64_t> tofs(static_cast<size_t>(perPulse));
-    for (int64_t &t : tofs) {
-      t = static_cast<int64_t>(rng() % 70'000'000);
-    }
-    std::sort(tofs.begin(), tofs.end());
-    std::vector<uint8_t> d;
-    size_t inDatagram = 0;
-    auto close = [&] {
-      if (d.size() > readout::headerBytes(0)) {
-        readout::HeaderFields f;
-        f.detectorType = source.detectorType();
-        f.pulse = pulse;
-        f.prevPulse = prev;
-        f.seqNum = seq++;
-        f.totalLength = static_cast<uint16_t>(d.size());
-        readout::writeHeader(d, f);
-        datagrams.push_back(std::move(d));
-      }
-      d.assign(readout::headerBytes(0), 0);
-      inDatagram = 0;
-    };
-    close();
-    for (const int64_t tof : tofs) {
-      sdk::Neutron n;
-      n.x = static_cast<uint32_t>(rng() % source.imageWidth());
-      n.y = static_cast<uint32_t>(rng() % source.imageHeight());
-      n.pulse = pulse;
-      n.pulseTimeNs = pulseNs;
-      n.eventTime = readout::nsToTicks(pulseNs + tof);
-      n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
-      n.index = index++;
-      if (inDatagram == perDatagram || d.size() + source.maxEventBytes() > 8972) {
-        close();
-      }
-      std::vector<uint8_t> out(source.maxEventBytes());
-      const size_t bytes = source.encodeEvent(n, out, truth);
-      if (bytes > 0) {
-        d.insert(d.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(bytes));
-        ++inDatagram;
-      }
-    }
-    close();
-  }
-  return datagrams;
-}
+using readout::test::encodePulses;
+using readout::test::TruthList;
 
 TEST(Vmm3RoundTrip, ReadoutgenNeutronsBecomeExactlyTheTruthEvents) {
   struct Run {
@@ -866,7 +804,7 @@ TEST(Vmm3RoundTrip, ReadoutgenNeutronsBecomeExactlyTheTruthEvents) {
           run.calibration ? test::shippedCalibration(run.calibration) : nlohmann::json();
       Vmm3Source source(config, run.config, 7, calibration, run.calibration ? run.calibration : "");
       TruthList truth;
-      const auto datagrams = encode(source, 11, 3, 2000, perDatagram, truth);
+      const auto datagrams = encodePulses(source, 11, 3, 2000, perDatagram, truth);
       FakeModuleContext ctx(config, run.config);
       if (run.calibration) {
         ctx.setCalibration(calibration, run.calibration);

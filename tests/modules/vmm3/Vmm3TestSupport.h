@@ -9,6 +9,7 @@
 #include "common/sdk/ModuleConfig.h"
 #include "modules/vmm3/Vmm3Config.h"
 #include "tests/support/EssDatagram.h"
+#include "tests/support/SourceDatagrams.h"
 
 #include <nlohmann/json.hpp>
 
@@ -56,14 +57,7 @@ inline std::string configError(const nlohmann::json &config,
   return "";
 }
 
-/// Pulse k (k >= -1) of a 14 Hz source from 1.7e9 s: 6289464 ticks (71428566 ns) apart, a gap
-/// the shipped files' MaxPulseTimeNS (71428570 for FREIA and ESTIA) accepts. (1/14 s = 71428571
-/// ns would not be: the ESS EFU refuses such headers too.)
-inline readout::EssTime pulseTime(int k) {
-  const int64_t ticks = int64_t{100} * readout::kTicksPerSecond + int64_t{k} * 6'289'464;
-  return {static_cast<uint32_t>(1'699'999'900 + ticks / readout::kTicksPerSecond),
-          static_cast<uint32_t>(ticks % readout::kTicksPerSecond)};
-}
+using readout::test::pulseTime; // pulse k of a 14 Hz source
 
 /// A valid readout (every field within its limits): fiber 2 * ring, time (high, low), raw
 /// OTADC `otadc`.
