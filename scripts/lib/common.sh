@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Shared by the scripts: package installation and the Release build.
+# Shared by the shell scripts: package installation, the Release build, background processes,
+# the dev broker and efu's control port.
 
 EFU_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -36,4 +37,44 @@ efu_build() {
   shift
   cmake -S "$EFU_ROOT" -B "$dir" "$@" >/dev/null
   cmake --build "$dir" -j "$(nproc)"
+}
+
+# Background processes a script started (append their PIDs); efu_stop_started stops them by PID
+# in reverse order of start (so efu drains and flushes before the broker goes).
+EFU_PIDS=()
+efu_stop_started() {
+  for ((i = ${#EFU_PIDS[@]} - 1; i >= 0; i--)); do
+    kill -TERM "${EFU_PIDS[$i]}" 2>/dev/null || true
+    wait "${EFU_PIDS[$i]}" 2>/dev/null || true
+  done
+}
+
+# efu_start_broker DIR: starts the dev broker build/efu/tools/efu-broker in the background (its
+# output in DIR/broker.log, its PID in EFU_PIDS) and waits up to 10 s for its bootstrap file.
+# Sets EFU_BOOTSTRAP to the address; if the broker does not come up, shows its log and fails.
+efu_start_broker() {
+  local dir=$1
+  "$EFU_ROOT/build/efu/tools/efu-broker" --bootstrap-file "$dir/bootstrap" >"$dir/broker.log" 2>&1 &
+  EFU_PIDS+=($!)
+  for _ in $(seq 100); do [ -s "$dir/bootstrap" ] && break; sleep 0.1; done
+  [ -s "$dir/bootstrap" ] || { cat "$dir/broker.log"; echo "efu-broker did not start"; return 1; }
+  EFU_BOOTSTRAP=$(cat "$dir/bootstrap")
+}
+
+# efu_control PORT COMMAND: the reply line of efu's control port ("" if it does not answer).
+efu_control() {
+  local fd reply=""
+  { exec {fd}<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 0
+  printf '%s\n' "$2" >&"$fd"
+  IFS= read -r -t 5 reply <&"$fd" || true
+  exec {fd}>&-
+  printf '%s\n' "${reply%$'\r'}"
+}
+
+# efu_wait_control PORT: waits up to 10 s until efu's control port answers.
+efu_wait_control() {
+  for _ in $(seq 100); do
+    [ -n "$(efu_control "$1" VERSION_GET)" ] && return 0
+    sleep 0.1
+  done
 }

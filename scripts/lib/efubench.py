@@ -1,17 +1,24 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# Helpers shared by the bench scripts and soak: processes, sysctl, efu, iperf3, output, options.
-"""Shared helpers of scripts/bench-udp-sweep, bench-zero-loss, bench-events, bench-link and soak.
+# Helpers shared by the bench scripts and soak: processes, broker, sysctl, efu, udpgen, iperf3,
+# output, options.
+"""Shared helpers of scripts/bench-udp-sweep, bench-zero-loss, bench-events, bench-link,
+bench-udpmon and soak.
 
 - processes: start() records every child; stop() ends one by its PID (signal, then SIGKILL);
   start_broker() starts the dev broker efu-broker and returns its bootstrap address;
   cleanup() stops whatever is left and restores the sysctls apply_sysctl() changed; call it in
   a finally block after install_signal_handlers(), so Ctrl-C and SIGTERM get there too;
-- set-up: Debian packages through apt-get, the CMake targets, sysctl save/restore;
-- efu's control port (Control: STAT_GET_NAME, all counters, EXIT);
-- iperf3: a UDP server / client pair and its JSON;
+- set-up: Debian packages through apt-get, the CMake targets (ensure_build builds them,
+  built() takes them as they are), sysctl save/restore;
+- a quiet machine: refuse to measure next to other benchmarks or on busy cores, and the CPU
+  other processes took during a measurement;
+- efu's control port (Control: STAT_GET_NAME, all counters, settle until they stop moving,
+  EXIT);
+- udpgen's command line; iperf3: a UDP server / client pair and its JSON;
 - /proc readers (CPU ticks per core and thread, Udp counters, per-socket queue and drops);
-- output: number formatting, CSV, the commit / machine / command-line lines of a report;
-- options: add_deprecated() keeps an old option spelling for one release.
+- output: number formatting, CSV, pyplot(), the commit / machine / command-line lines of a
+  report;
+- options: add_deprecated() keeps an old option spelling for one release; HelpFormatter.
 
 Scripts import it with sys.path.insert(0, <scripts>/lib).
 """
@@ -33,7 +40,7 @@ PAPER_SYSCTL = {"net.core.rmem_max": "12582912", "net.core.wmem_max": "12582912"
                 "net.core.netdev_max_backlog": "5000"}
 # Where the targets the scripts use land in a build tree.
 TARGET_PATHS = {"efu": "efu/efu", "efu-module-udp": "modules/efu-module-udp.so",
-                "udpgen": "generators/udpgen/udpgen",
+                "udpgen": "generators/udpgen/udpgen", "udpecho": "generators/udpecho/udpecho",
                 "readoutgen": "generators/readoutgen/readoutgen",
                 "efu-broker": "efu/tools/efu-broker", "efu-dump": "efu/tools/efu-dump",
                 "efu-bench-bare-rx": "tests/bench/efu-bench-bare-rx"}
@@ -58,6 +65,15 @@ def add_deprecated(parser, old, new, **kwargs):
     dest = new.lstrip("-").replace("-", "_")
     parser.add_argument(old, dest=dest, action=Deprecated, default=argparse.SUPPRESS,
                         help=argparse.SUPPRESS, **kwargs)
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a default only where the help text does not already say it."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, [], "", False):
+            return action.help
+        return super()._get_help_string(action)
 
 
 def log(message):
@@ -106,6 +122,15 @@ def wait_with_rusage(proc, timeout):
             stop(proc)
             raise RuntimeError(f"{proc.args[0]} did not finish in {timeout:.0f} s")
         time.sleep(0.02)
+
+
+def log_tail(path, lines=5):
+    """The last lines of a process's log file, joined with ' | ' ('' if it cannot be read)."""
+    try:
+        with open(path, errors="replace") as f:
+            return " | ".join(line.strip() for line in f.read().splitlines()[-lines:])
+    except OSError:
+        return ""
 
 
 def cleanup():
@@ -269,6 +294,18 @@ def socket_rx_queue(port):
     return int(words[4].split(":")[1], 16) if words else 0
 
 
+def wait_drained(port, moving=None, timeout=5.0):
+    """Until the socket's queue is empty and moving() (a counter, if given) stopped changing."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        value = moving() if moving else None
+        if socket_rx_queue(port) == 0 and value == last:
+            return
+        last = value
+        time.sleep(0.05)
+
+
 def backlog_drops():
     """Packets dropped because a CPU's input backlog was full (netdev_max_backlog), all CPUs."""
     with open("/proc/net/softnet_stat") as f:
@@ -319,6 +356,16 @@ def ensure_build(build_dir, targets, always=False):
     return paths
 
 
+def built(build_dir, targets):
+    """Paths of the targets (keys of TARGET_PATHS) in build_dir as they are; exits naming the
+    missing ones."""
+    paths = {t: os.path.join(build_dir, TARGET_PATHS[t]) for t in targets}
+    missing = [p for p in paths.values() if not os.path.exists(p)]
+    if missing:
+        sys.exit(f"missing: {' '.join(missing)} (build them: cmake --build {build_dir} -j2)")
+    return paths
+
+
 def sysctl_value(name):
     return subprocess.run(["sysctl", "-n", name], capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -342,6 +389,63 @@ def apply_sysctl(values):
         log(f"== set {name}={value} (was {current}; restored on exit)")
 
 
+# ---------------------------------------------------------------- a quiet machine
+
+BENCHMARKS = ("efu", "udpgen", "iperf3", "sockperf", "readoutgen")
+KERNEL_THREADS = ("ksoftirqd", "kworker", "migration", "rcu_", "cpuhp", "idle_inject")
+
+
+def other_benchmarks():
+    """'PID comm' of every benchmark process running (efu, udpgen, iperf3, ...)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if comm in BENCHMARKS or comm.startswith("efu-bench-bare"):
+            found.append(f"{pid} {comm}")
+    return found
+
+
+def busy_cores(cpus):
+    """'' if the cores were at most 25 % busy over 2 s, else which were busy and who was."""
+    busy, steal, top = machine_activity(2.0)
+    loaded = {cpu: share for cpu, share in busy.items() if cpu in cpus and share > 25.0}
+    if not loaded:
+        return ""
+    return (", ".join(f"CPU {cpu} {share:.0f} %" + (f" (steal {steal[cpu]:.0f} %)"
+                                                     if steal[cpu] > 5 else "")
+                      for cpu, share in sorted(loaded.items()))
+            + "; busiest: " + ", ".join(top))
+
+
+def check_quiet(cpus):
+    """Exits if other benchmarks run or the cores are busy (a compiler, say): a second runnable
+    thread on the receiver's core halves a one-thread receiver and flatters a two-thread one."""
+    others = other_benchmarks()
+    if others:
+        sys.exit("other benchmark processes are running (" + ", ".join(others) + "): they would "
+                 "disturb the measurement. Wait for them, or pass --allow-busy.")
+    activity = busy_cores(cpus)
+    if activity:
+        sys.exit(f"the benchmark's cores are busy ({activity}). Wait until the machine is quiet, "
+                 "or pass --allow-busy.")
+
+
+def others_cpu(before, after, seconds):
+    """CPU (% of one core) that processes took between two all_process_ticks() samples: those
+    alive at the end that are not ours, not this script and not kernel threads (ksoftirqd does
+    our packets' work)."""
+    ticks = 0
+    for pid, (comm, value) in after.items():
+        if pid in started_pids or int(pid) == os.getpid() or comm.startswith(KERNEL_THREADS):
+            continue
+        ticks += value - before.get(pid, ("", 0))[1]
+    return 100.0 * ticks / CLK_TCK / seconds
+
+
 # ---------------------------------------------------------------- arithmetic
 
 def theory_bps(size, link_bps):
@@ -358,6 +462,25 @@ def parse_rate(text):
     if text[-1] in units:
         return float(text[:-1]) * units[text[-1]]
     return float(text)
+
+
+def rate_for_size(text, size):
+    """User-data bits/s from '2G', '500M' or a datagram rate '200kpps', '0.2Mpps'."""
+    if text.endswith("pps"):
+        units = {"k": 1e3, "M": 1e6, "G": 1e9}
+        number = text[:-3]
+        scale = units.get(number[-1:], 1.0)
+        value = float(number[:-1]) if number[-1:] in units else float(number)
+        return value * scale * 8 * size
+    return parse_rate(text)
+
+
+def gbps(bps):
+    return bps / 1e9
+
+
+def mpps(bps, size):
+    return bps / (8 * size) / 1e6
 
 
 def gso_segments(size):
@@ -414,6 +537,25 @@ class Control:
                 values[words[1]] = int(words[2])
         return values
 
+    def settle(self, names, moving, kafka, still=4, interval=0.25, timeout=20.0):
+        """The named counters once those in moving have not changed for `still` polls interval s
+        apart and, with kafka, every message produced so far is answered (delivered or failed):
+        (values, whether that happened within timeout s)."""
+        last, unchanged, deadline = None, 0, time.monotonic() + timeout
+        values = {}
+        while time.monotonic() < deadline:
+            values = self.get(names)
+            key = tuple(values.get(name) for name in moving)
+            answered = not kafka or (values.get("kafka.delivered", 0)
+                                     + values.get("kafka.failed", 0)
+                                     >= values.get("kafka.produced", 0))
+            unchanged = unchanged + 1 if key == last and answered else 0
+            if unchanged >= still:
+                return values, True
+            last = key
+            time.sleep(interval)
+        return values, False
+
     def wait_ready(self, proc, timeout=10.0, describe=None):
         """Waits until the control port answers; raises RuntimeError if proc exits first."""
         deadline = time.monotonic() + timeout
@@ -442,7 +584,15 @@ class Control:
             return proc.returncode
 
 
-# ---------------------------------------------------------------- iperf3
+# ---------------------------------------------------------------- udpgen and iperf3
+
+def udpgen_argv(path, port, size, cpu, seconds, rate_bps=None, gso=0):
+    """udpgen pinned to cpu sending size-byte datagrams to 127.0.0.1:port for seconds, paced
+    to rate_bps of user data (None = unpaced), gso datagrams a message, one JSON summary out."""
+    argv = ["taskset", "-c", str(cpu), path, "-i", "127.0.0.1", "-p", str(port), "-s", str(size),
+            "--cpu", str(cpu), "--stopafter", f"{seconds:g}", "--gso", str(gso), "--json", "-q"]
+    return argv + (["--bitrate", f"{rate_bps:.0f}"] if rate_bps else [])
+
 
 def start_iperf3_server(port, cpu):
     """iperf3 -s for one test on 127.0.0.1:port (TCP control, UDP data), pinned to cpu."""
@@ -502,6 +652,14 @@ def write_csv(path, rows, columns):
         f.write(",".join(columns) + "\n")
         for row in rows:
             f.write(csv_line(row, columns))
+
+
+def pyplot():
+    """matplotlib.pyplot drawing into files only (the Agg backend: no display needed)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
 
 
 def commit_id():
