@@ -10,6 +10,7 @@
 #include "common/readout/EssHeader.h"
 #include "common/sdk/ModuleConfig.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/ModuleFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -72,28 +73,10 @@ int32_t tofOf(uint32_t low) {
   return static_cast<int32_t>(readout::ticksToNs(1, low) - kPulseNs);
 }
 
-class DreamModuleTest : public ::testing::Test {
+class DreamModuleTest : public readout::test::ModuleFixture<DreamModule> {
 protected:
   void SetUp() override { create("DreamInst.json"); }
-  void create(const std::string &file) {
-    ctx_ = std::make_unique<FakeModuleContext>(shipped(file), file);
-    module_ = std::make_unique<DreamModule>(*ctx_);
-  }
-  void process(Datagram &d) { module_->process(d.packet()); }
-  [[nodiscard]] int64_t stat(const std::string &name) const { return ctx_->value(name); }
-  [[nodiscard]] const std::vector<RecordedEvent> &events() const { return ctx_->sink.events; }
-  /// Counters that moved, the header's left out.
-  [[nodiscard]] std::map<std::string, int64_t> moved() const {
-    std::map<std::string, int64_t> out;
-    for (const auto &[name, value] : ctx_->snapshot()) {
-      if (value != 0 && name.rfind("parser.essheader.", 0) != 0) {
-        out[name] = value;
-      }
-    }
-    return out;
-  }
-  std::unique_ptr<FakeModuleContext> ctx_;
-  std::unique_ptr<DreamModule> module_;
+  void create(const std::string &file) { ModuleFixture::create(shipped(file), file); }
 };
 
 TEST(DreamConfig, EveryEssFileLoadsUnchanged) {

@@ -8,6 +8,7 @@
 #include "modules/nmx/NmxSource.h"
 #include "tests/modules/nmx/NmxTestSupport.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/ModuleFixture.h"
 #include "tests/support/SourceDatagrams.h"
 
 #include <gtest/gtest.h>
@@ -171,30 +172,10 @@ TEST(NmxGeometry, EssCoordinateTable) {
 
 // --- The module --------------------------------------------------------------------------------
 
-class NmxModuleTest : public ::testing::Test {
+class NmxModuleTest : public readout::test::ModuleFixture<NmxModule> {
 protected:
   void SetUp() override { create(shipped("nmx.json"), "nmx.json"); }
 
-  void create(const nlohmann::json &config, const std::string &source,
-              const nlohmann::json &calibration = nullptr) {
-    ctx_ = std::make_unique<FakeModuleContext>(config, source);
-    if (!calibration.is_null()) {
-      ctx_->setCalibration(calibration, "calib.json");
-    }
-    module_ = std::make_unique<NmxModule>(*ctx_);
-  }
-  void process(Datagram &d) { module_->process(d.packet()); }
-  [[nodiscard]] int64_t stat(const std::string &name) const { return ctx_->value(name); }
-  [[nodiscard]] const std::vector<RecordedEvent> &events() const { return ctx_->sink.events; }
-  [[nodiscard]] std::map<std::string, int64_t> nonZero() const {
-    std::map<std::string, int64_t> out;
-    for (const auto &[name, value] : ctx_->snapshot()) {
-      if (value != 0 && name.rfind("parser.essheader.", 0) != 0) {
-        out[name] = value;
-      }
-    }
-    return out;
-  }
   /// A readout of coordinate `coord` of `plane` on `panel` (the hybrid covering it), at tick
   /// `low` after the pulse second.
   [[nodiscard]] vmm3::Vmm3Readout hit(int panel, int plane, uint32_t coord, uint16_t adc,
@@ -212,9 +193,6 @@ protected:
   [[nodiscard]] uint32_t pixel(uint32_t x, uint32_t y) const {
     return y * module_->config().sizeX + x + 1;
   }
-
-  std::unique_ptr<FakeModuleContext> ctx_;
-  std::unique_ptr<NmxModule> module_;
 };
 
 TEST_F(NmxModuleTest, CountersAreTheEssNames) {
@@ -266,7 +244,7 @@ TEST_F(NmxModuleTest, OneNeutronIsOneEventWithTheUtpcPixelAndTheLatestHitsTof) {
   ASSERT_EQ(events().size(), 1U);
   EXPECT_EQ(events()[0], (RecordedEvent{kPulseNs, static_cast<int32_t>(tofOf(kTick + 2)),
                                         static_cast<int32_t>(pixel(100, 300))}));
-  EXPECT_EQ(nonZero(),
+  EXPECT_EQ(moved(),
             (std::map<std::string, int64_t>{{"readouts.count", 4},
                                             {"readouts.data", 4},
                                             {"cluster.matched_clusters", 1},
@@ -332,7 +310,7 @@ TEST_F(NmxModuleTest, EachReadoutErrorIsCountedOnce) {
   r.otadc = 0x8000 | 50;
   d.add(r);
   process(d);
-  EXPECT_EQ(nonZero(),
+  EXPECT_EQ(moved(),
             (std::map<std::string, int64_t>{{"readouts.count", 7},
                                             {"readouts.error_fiber", 1},
                                             {"readouts.error_channel", 1},
@@ -357,7 +335,7 @@ TEST_F(NmxModuleTest, SizeErrorsAndHeartbeatsStillRunTheMatchers) {
   process(heartbeat);
   Datagram wrongType(readout::kTypeFreia, kPulse, kPrevPulse, 2);
   process(wrongType);
-  EXPECT_EQ(nonZero(),
+  EXPECT_EQ(moved(),
             (std::map<std::string, int64_t>{{"readouts.error_size", 1},
                                             {"cluster.matcherstats.match_attempt_count", 8}}));
   EXPECT_EQ(stat("parser.essheader.errors.type"), 1);

@@ -5,6 +5,7 @@
 #include "modules/trex/TrexSource.h"
 #include "tests/modules/trex/TrexTestSupport.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/ModuleFixture.h"
 
 #include <gtest/gtest.h>
 
@@ -26,27 +27,10 @@ constexpr EssTime kPulse{1, 0};
 constexpr EssTime kPrevPulse{0, 82'763'036}; // 60 ms earlier (trex.json allows 71.4 ms)
 constexpr int64_t kPulseNs = 1'000'000'000;
 
-class TrexModuleTest : public ::testing::Test {
+class TrexModuleTest : public readout::test::ModuleFixture<TrexModule> {
 protected:
   void SetUp() override { create("trex.json"); }
-  void create(const std::string &file) {
-    ctx_ = std::make_unique<FakeModuleContext>(test::shipped(file), file);
-    module_ = std::make_unique<TrexModule>(*ctx_);
-  }
-  void process(Datagram &d) { module_->process(d.packet()); }
-  [[nodiscard]] int64_t stat(const std::string &name) const { return ctx_->value(name); }
-  [[nodiscard]] const std::vector<RecordedEvent> &events() const { return ctx_->sink.events; }
-  [[nodiscard]] std::map<std::string, int64_t> nonZero() const {
-    std::map<std::string, int64_t> out;
-    for (const auto &[name, value] : ctx_->snapshot()) {
-      if (value != 0 && name.rfind("parser.essheader.", 0) != 0) {
-        out[name] = value;
-      }
-    }
-    return out;
-  }
-  std::unique_ptr<FakeModuleContext> ctx_;
-  std::unique_ptr<TrexModule> module_;
+  void create(const std::string &file) { ModuleFixture::create(test::shipped(file), file); }
 };
 
 /// trex.json ring 0 FEN 0 (vessel 0, not rotated, no offsets): wire x * 16 + z < 32 on VMM 0
@@ -210,7 +194,7 @@ TEST_F(TrexModuleTest, EveryRejectionIsCounted) {
       {"events.count", 2},
       {"events.formed_at_shutdown", 3}, // pixel, calibration, good: no later data
   };
-  EXPECT_EQ(nonZero(), want);
+  EXPECT_EQ(moved(), want);
   ASSERT_EQ(events().size(), 2u);
   EXPECT_EQ(events()[0].pixelId, pixel(1, 1, 0));
   EXPECT_EQ(events()[1].pixelId, pixel(0, 3, 0));

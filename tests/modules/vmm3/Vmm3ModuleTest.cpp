@@ -7,6 +7,7 @@
 #include "modules/vmm3/Vmm3Source.h"
 #include "tests/modules/vmm3/Vmm3TestSupport.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/ModuleFixture.h"
 #include "tests/support/SourceDatagrams.h"
 
 #include <gtest/gtest.h>
@@ -33,34 +34,9 @@ constexpr EssTime kPrevPulse{0, 82'763'036}; // 60 ms before it (freia.json allo
 constexpr int64_t kPulseNs = 1'000'000'000;
 constexpr int64_t kPrevPulseNs = 939'928'292;
 
-class Vmm3ModuleTest : public ::testing::Test {
+class Vmm3ModuleTest : public readout::test::ModuleFixture<Vmm3Module> {
 protected:
   void SetUp() override { create(shipped("freia.json"), "freia.json"); }
-
-  void create(const nlohmann::json &config, const std::string &source,
-              const nlohmann::json &calibration = nullptr) {
-    ctx_ = std::make_unique<FakeModuleContext>(config, source);
-    if (!calibration.is_null()) {
-      ctx_->setCalibration(calibration, "calib.json");
-    }
-    module_ = std::make_unique<Vmm3Module>(*ctx_);
-  }
-  void process(Datagram &d) { module_->process(d.packet()); }
-  [[nodiscard]] int64_t stat(const std::string &name) const { return ctx_->value(name); }
-  [[nodiscard]] const std::vector<RecordedEvent> &events() const { return ctx_->sink.events; }
-  /// Every counter that is not 0, except the header's and the ones named.
-  [[nodiscard]] std::map<std::string, int64_t> nonZero() const {
-    std::map<std::string, int64_t> out;
-    for (const auto &[name, value] : ctx_->snapshot()) {
-      if (value != 0 && name.rfind("parser.essheader.", 0) != 0) {
-        out[name] = value;
-      }
-    }
-    return out;
-  }
-
-  std::unique_ptr<FakeModuleContext> ctx_;
-  std::unique_ptr<Vmm3Module> module_;
 };
 
 /// freia.json cassette 0 (ring 0, FEN 0, hybrid 0): x = 63 - strip channel on VMM 1, y = 47 -
@@ -131,11 +107,11 @@ TEST_F(Vmm3ModuleTest, OneNeutronIsOneEventWithTheEssPixel) {
   process(d);
   ASSERT_EQ(events().size(), 1U);
   EXPECT_EQ(events()[0], (RecordedEvent{kPulseNs, 11390, freiaPixel(10, 21)}));
-  EXPECT_EQ(nonZero(), (std::map<std::string, int64_t>{{"readouts.count", 5},
-                                                       {"readouts.data", 5},
-                                                       {"cluster.matched_clusters", 1},
-                                                       {"events.count", 1},
-                                                       {"events.timestamp.tof.count", 1}}));
+  EXPECT_EQ(moved(), (std::map<std::string, int64_t>{{"readouts.count", 5},
+                                                     {"readouts.data", 5},
+                                                     {"cluster.matched_clusters", 1},
+                                                     {"events.count", 1},
+                                                     {"events.timestamp.tof.count", 1}}));
   EXPECT_EQ(stat("parser.essheader.ok"), 1);
 }
 
@@ -180,7 +156,7 @@ TEST_F(Vmm3ModuleTest, EachReadoutErrorIsCountedExactly) {
   for (size_t k = 0; k < kinds.size(); ++k) {
     expected["readouts.error_" + kinds[k].first] = static_cast<int64_t>(k + 1);
   }
-  EXPECT_EQ(nonZero(), expected);
+  EXPECT_EQ(moved(), expected);
   ASSERT_EQ(events().size(), 1U);
   EXPECT_EQ(events()[0].pixelId, freiaPixel(10, 20));
 }
@@ -194,7 +170,7 @@ TEST_F(Vmm3ModuleTest, APayloadNotOfWholeReadoutsIsDropped) {
   Datagram b(readout::kTypeFreia, kPulse, kPrevPulse, 1);
   b.add(fx(10, 100)).add(fy(20, 100)).raw({0});
   process(b);
-  EXPECT_EQ(nonZero(), (std::map<std::string, int64_t>{{"readouts.error_size", 2}}));
+  EXPECT_EQ(moved(), (std::map<std::string, int64_t>{{"readouts.error_size", 2}}));
   EXPECT_TRUE(events().empty());
   EXPECT_EQ(stat("parser.essheader.ok"), 2);
   // A heartbeat (no payload) is no error.
@@ -256,14 +232,14 @@ TEST_F(Vmm3ModuleTest, GeometryErrorsOfRingFenAndHybrid) {
   // A ring error wins over a bad FEN, a FEN error over an unknown hybrid.
   d.add(at(23, 23, 15)).add(at(2, 20, 15));
   process(d);
-  EXPECT_EQ(nonZero(), (std::map<std::string, int64_t>{{"readouts.count", 12},
-                                                       {"readouts.data", 12},
-                                                       {"geometry.ring_errors", 3},
-                                                       {"geometry.fen_errors", 3},
-                                                       {"geometry.hybrid_mapping_errors", 5},
-                                                       {"geometry.validation_errors", 11},
-                                                       {"cluster.no_coincidence", 1},
-                                                       {"cluster.wire_only", 1}}));
+  EXPECT_EQ(moved(), (std::map<std::string, int64_t>{{"readouts.count", 12},
+                                                     {"readouts.data", 12},
+                                                     {"geometry.ring_errors", 3},
+                                                     {"geometry.fen_errors", 3},
+                                                     {"geometry.hybrid_mapping_errors", 5},
+                                                     {"geometry.validation_errors", 11},
+                                                     {"cluster.no_coincidence", 1},
+                                                     {"cluster.wire_only", 1}}));
 }
 
 TEST_F(Vmm3ModuleTest, ChannelRangeErrorsCountThePlane) {
@@ -276,25 +252,25 @@ TEST_F(Vmm3ModuleTest, ChannelRangeErrorsCountThePlane) {
   }
   d.add(test::readout(0, 0, 1, 64, 100, 1, 1000));
   process(d);
-  EXPECT_EQ(nonZero(), (std::map<std::string, int64_t>{{"readouts.count", 5},
-                                                       {"readouts.data", 4},
-                                                       {"readouts.error_channel", 1},
-                                                       {"geometry.wire_channel_range_errors", 4},
-                                                       {"geometry.invalid_ycoord_error", 4},
-                                                       {"geometry.validation_errors", 4}}));
+  EXPECT_EQ(moved(), (std::map<std::string, int64_t>{{"readouts.count", 5},
+                                                     {"readouts.data", 4},
+                                                     {"readouts.error_channel", 1},
+                                                     {"geometry.wire_channel_range_errors", 4},
+                                                     {"geometry.invalid_ycoord_error", 4},
+                                                     {"geometry.validation_errors", 4}}));
   // ESTIA: the wires are x (odd VMMs).
   create(shipped("estia_config.json"), "estia_config.json");
   Datagram e(readout::kTypeEstia, kPulse, kPrevPulse);
   e.add(test::readout(0, 0, 1, 15, 100, 1, 1000)).add(test::readout(0, 0, 1, 48, 100, 1, 1000));
   e.add(test::readout(0, 0, 0, 0, 100, 1, 1000)); // a valid strip alone: no coincidence
   process(e);
-  EXPECT_EQ(nonZero(), (std::map<std::string, int64_t>{{"readouts.count", 3},
-                                                       {"readouts.data", 3},
-                                                       {"geometry.wire_channel_range_errors", 2},
-                                                       {"geometry.invalid_xcoord_error", 2},
-                                                       {"geometry.validation_errors", 2},
-                                                       {"cluster.no_coincidence", 1},
-                                                       {"cluster.wire_only", 1}}));
+  EXPECT_EQ(moved(), (std::map<std::string, int64_t>{{"readouts.count", 3},
+                                                     {"readouts.data", 3},
+                                                     {"geometry.wire_channel_range_errors", 2},
+                                                     {"geometry.invalid_xcoord_error", 2},
+                                                     {"geometry.validation_errors", 2},
+                                                     {"cluster.no_coincidence", 1},
+                                                     {"cluster.wire_only", 1}}));
 }
 
 /// freia.json with thresholds on cassette 0: VMM 0 (y) 100, VMM 1 (x) 200.
@@ -336,15 +312,15 @@ TEST_F(Vmm3ModuleTest, OverThresholdCalibrationDataAndAdcMax) {
   badCalib.vmm = 16; // refused first: neither data nor calibration
   d.add(badCalib);
   process(d);
-  EXPECT_EQ(nonZero(), (std::map<std::string, int64_t>{{"readouts.count", 6},
-                                                       {"readouts.error_vmm", 1},
-                                                       {"readouts.bccalib", 1},
-                                                       {"readouts.data", 4},
-                                                       {"readouts.over_threshold", 1},
-                                                       {"readouts.adc_max", 2},
-                                                       {"cluster.matched_clusters", 1},
-                                                       {"events.count", 1},
-                                                       {"events.timestamp.tof.count", 1}}));
+  EXPECT_EQ(moved(), (std::map<std::string, int64_t>{{"readouts.count", 6},
+                                                     {"readouts.error_vmm", 1},
+                                                     {"readouts.bccalib", 1},
+                                                     {"readouts.data", 4},
+                                                     {"readouts.over_threshold", 1},
+                                                     {"readouts.adc_max", 2},
+                                                     {"cluster.matched_clusters", 1},
+                                                     {"events.count", 1},
+                                                     {"events.timestamp.tof.count", 1}}));
 }
 
 TEST_F(Vmm3ModuleTest, OnePlaneOnlyIsNoCoincidence) {
@@ -356,11 +332,11 @@ TEST_F(Vmm3ModuleTest, OnePlaneOnlyIsNoCoincidence) {
   d.add(test::readout(0, 1, 0, 40, 100, 1, 1000)).add(test::readout(0, 1, 0, 41, 100, 1, 1000));
   process(d);
   EXPECT_TRUE(events().empty());
-  EXPECT_EQ(nonZero(), (std::map<std::string, int64_t>{{"readouts.count", 5},
-                                                       {"readouts.data", 5},
-                                                       {"cluster.no_coincidence", 3},
-                                                       {"cluster.strip_only", 1},
-                                                       {"cluster.wire_only", 2}}));
+  EXPECT_EQ(moved(), (std::map<std::string, int64_t>{{"readouts.count", 5},
+                                                     {"readouts.data", 5},
+                                                     {"cluster.no_coincidence", 3},
+                                                     {"cluster.strip_only", 1},
+                                                     {"cluster.wire_only", 2}}));
 }
 
 TEST_F(Vmm3ModuleTest, WireAndStripGaps) {
@@ -729,7 +705,7 @@ TEST_F(Vmm3ModuleTest, EssFreiaInstrumentScenarios) {
     Datagram d(readout::kTypeFreia, {0, 0}, {0, 0});
     d.raw(s.payload);
     process(d);
-    EXPECT_EQ(nonZero(), s.counters) << s.name;
+    EXPECT_EQ(moved(), s.counters) << s.name;
     EXPECT_EQ(events(), s.events) << s.name;
   }
 }
@@ -771,7 +747,7 @@ TEST_F(Vmm3ModuleTest, EssParserDatasetsThroughTheModule) {
     d.raw(s.payload);
     process(d);
     std::map<std::string, int64_t> got;
-    for (const auto &[name, value] : nonZero()) {
+    for (const auto &[name, value] : moved()) {
       if (name.rfind("readouts.", 0) == 0) {
         got[name] = value;
       }
