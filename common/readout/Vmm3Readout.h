@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/readout/EssHeader.h"
+#include "common/sdk/CalibrationCheck.h"
 #include "common/sdk/Module.h"
 
 #include <array>
@@ -40,6 +41,33 @@ constexpr uint8_t kMaxVmm = 15;
 constexpr uint8_t kMaxChannel = 63;
 constexpr uint8_t kVmmPairs = (kMaxVmm + 1) / 2;
 constexpr uint8_t kChannelsPerVmm = kMaxChannel + 1;
+
+/// The ESS limits on a hybrid's address in a VMM3 instrument file's Config entries (the ESS EFU's
+/// common VMM3 configuration, the same for every VMM3 family).
+constexpr uint8_t kMaxRing = 10;   ///< ring = fiber / 2; ring 11 is refused
+constexpr uint8_t kMaxFen = 13;    ///< FENs 0..13
+constexpr uint8_t kMaxHybrid = 10; ///< a Config entry's Hybrid (readouts reach vmm / 2 <= 7)
+constexpr size_t kHybridIdLength = 32;
+
+/// Reads the address a Config entry gives its hybrid into h.ring, h.fen, h.hybrid and
+/// h.hybridId: "Ring" 0..kMaxRing, "FEN" 0..kMaxFen, "Hybrid" 0..kMaxHybrid, "HybridId" of
+/// kHybridIdLength characters. A missing or bad value is a ConfigError naming `path`.key.
+template <class Hybrid>
+void readHybridAddress(const nlohmann::json &entry, const std::string &path,
+                       const sdk::CalibrationCheck &check, Hybrid &h) {
+  h.ring = static_cast<uint8_t>(
+      check.integer(check.member(entry, path, "Ring"), path + ".Ring", 0, kMaxRing));
+  h.fen = static_cast<uint8_t>(
+      check.integer(check.member(entry, path, "FEN"), path + ".FEN", 0, kMaxFen));
+  h.hybrid = static_cast<uint8_t>(
+      check.integer(check.member(entry, path, "Hybrid"), path + ".Hybrid", 0, kMaxHybrid));
+  const nlohmann::json &id = check.member(entry, path, "HybridId");
+  h.hybridId = check.string(id, path + ".HybridId");
+  if (h.hybridId.size() != kHybridIdLength) {
+    check.fail(path + ".HybridId", id,
+               "expected " + std::to_string(kHybridIdLength) + " characters");
+  }
+}
 
 /// Why a readout was refused (or Ok), in the order the ESS EFU checks. One counter per value
 /// except Ok: readouts.error_<readoutErrorName()>, the ESS EFU's names.

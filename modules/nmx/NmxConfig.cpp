@@ -79,17 +79,7 @@ Hybrid parseEntry(const nlohmann::json &entry, size_t index, size_t panels,
   check.keys(entry, path,
              {"Ring", "FEN", "Hybrid", "HybridId", "Plane", "Offset", "ReversedChannels", "Panel"});
   Hybrid h;
-  h.ring = static_cast<uint8_t>(
-      check.integer(check.member(entry, path, "Ring"), path + ".Ring", 0, kMaxRing));
-  h.fen = static_cast<uint8_t>(
-      check.integer(check.member(entry, path, "FEN"), path + ".FEN", 0, kMaxFen));
-  h.hybrid = static_cast<uint8_t>(
-      check.integer(check.member(entry, path, "Hybrid"), path + ".Hybrid", 0, kMaxHybrid));
-  const nlohmann::json &id = check.member(entry, path, "HybridId");
-  h.hybridId = check.string(id, path + ".HybridId");
-  if (h.hybridId.size() != kHybridIdLength) {
-    check.fail(path + ".HybridId", id, fmt::format("expected {} characters", kHybridIdLength));
-  }
+  vmm3::readHybridAddress(entry, path, check, h);
   if (const nlohmann::json *v = optional(entry, "Plane")) {
     h.plane = static_cast<uint8_t>(check.integer(*v, path + ".Plane", 0, 1));
   }

@@ -17,14 +17,14 @@
 
 namespace efu::nmx {
 
-/// The ESS limits on a readout's address (the ESS EFU's common VMM3 configuration).
-constexpr uint8_t kMaxRing = 10;   ///< ring = fiber / 2
-constexpr uint8_t kMaxFen = 13;    ///< FENs 0..13
-constexpr uint8_t kMaxHybrid = 10; ///< a Config entry's Hybrid (readouts reach vmm / 2 <= 7)
-constexpr uint16_t kStrips = 64;   ///< channels per VMM: 0..63
+/// The ESS limits on a hybrid's address, shared by the VMM3 families.
+using vmm3::kHybridIdLength;
+using vmm3::kMaxFen;
+using vmm3::kMaxHybrid;
+using vmm3::kMaxRing;
+constexpr uint16_t kStrips = 64; ///< channels per VMM: 0..63
 /// The ESS overlap check keeps coordinates of 4 panels of 2 planes: panels 0..3.
 constexpr uint8_t kMaxPanels = 4;
-constexpr size_t kHybridIdLength = 32;
 /// The highest Offset: a hybrid reaches Offset + 127, and 65535 is the ESS invalid coordinate.
 constexpr uint16_t kMaxOffset = 65535 - 2 * kStrips;
 

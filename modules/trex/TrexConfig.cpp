@@ -121,17 +121,7 @@ TrexConfig parseTrexConfig(const nlohmann::json &config, const std::string &sour
     }
     check.keys(e, path, {"Ring", "VesselId", "FEN", "Hybrid", "HybridId"});
     TrexHybrid h;
-    h.ring = static_cast<uint8_t>(
-        check.integer(check.member(e, path, "Ring"), path + ".Ring", 0, kMaxRing));
-    h.fen = static_cast<uint8_t>(
-        check.integer(check.member(e, path, "FEN"), path + ".FEN", 0, kMaxFen));
-    h.hybrid = static_cast<uint8_t>(
-        check.integer(check.member(e, path, "Hybrid"), path + ".Hybrid", 0, kMaxHybrid));
-    const nlohmann::json &id = check.member(e, path, "HybridId");
-    h.hybridId = check.string(id, path + ".HybridId");
-    if (h.hybridId.size() != kHybridIdLength) {
-      check.fail(path + ".HybridId", id, fmt::format("expected {} characters", kHybridIdLength));
-    }
+    vmm3::readHybridAddress(e, path, check, h);
     const nlohmann::json &vid = check.member(e, path, "VesselId");
     h.vesselId = check.string(vid, path + ".VesselId");
     if (!vessels.contains(h.vesselId)) {
@@ -156,7 +146,7 @@ TrexConfig parseTrexConfig(const nlohmann::json &config, const std::string &sour
     if (!placeholderId(h.hybridId)) {
       for (size_t j = 0; j < c.hybrids.size(); ++j) {
         if (c.hybrids[j].hybridId == h.hybridId) {
-          check.fail(path + ".HybridId", id, fmt::format("Config[{}] has it too", j));
+          check.fail(path + ".HybridId", e.at("HybridId"), fmt::format("Config[{}] has it too", j));
         }
       }
     }

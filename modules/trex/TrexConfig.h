@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/readout/EssHeader.h"
+#include "common/readout/Vmm3Readout.h"
 #include "common/sdk/Module.h"
 
 #include <nlohmann/json.hpp>
@@ -19,11 +20,12 @@ namespace efu::trex {
 /// Which ESS digital geometry InstrumentGeometry names (the wire hybrid and the channel maps).
 enum class Instrument : uint8_t { Trex, Let };
 
-/// The ESS VMM3 limits on a Config entry (and on a readout's ring and FEN).
-constexpr uint8_t kMaxRing = 10;
-constexpr uint8_t kMaxFen = 13;
-constexpr uint8_t kMaxHybrid = 10;
-constexpr size_t kHybridIdLength = 32;
+/// The ESS VMM3 limits on a Config entry (and on a readout's ring and FEN), shared by the VMM3
+/// families.
+using vmm3::kHybridIdLength;
+using vmm3::kMaxFen;
+using vmm3::kMaxHybrid;
+using vmm3::kMaxRing;
 /// The ESS EFU's events spanning more grids than this are rejected; its files' MaxGridsSpan
 /// and MaxGridsPerEvent are not read.
 constexpr uint16_t kMaxGridsSpan = 3;

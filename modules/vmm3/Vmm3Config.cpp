@@ -118,17 +118,7 @@ Hybrid parseEntry(const nlohmann::json &entry, size_t index, Layout layout,
                     layout == Layout::Freia  ? 31
                     : layout == Layout::Amor ? 13
                                              : 2 * kEstiaCassettesPerRow - 1));
-  h.ring = static_cast<uint8_t>(
-      check.integer(check.member(entry, path, "Ring"), path + ".Ring", 0, kGeometryMaxRing));
-  h.fen = static_cast<uint8_t>(
-      check.integer(check.member(entry, path, "FEN"), path + ".FEN", 0, kGeometryMaxFen));
-  h.hybrid = static_cast<uint8_t>(
-      check.integer(check.member(entry, path, "Hybrid"), path + ".Hybrid", 0, kConfigMaxHybrid));
-  const nlohmann::json &id = check.member(entry, path, "HybridId");
-  h.hybridId = check.string(id, path + ".HybridId");
-  if (h.hybridId.size() != kHybridIdLength) {
-    check.fail(path + ".HybridId", id, fmt::format("expected {} characters", kHybridIdLength));
-  }
+  readHybridAddress(entry, path, check, h);
   const nlohmann::json &thresholds =
       check.array(check.member(entry, path, "Thresholds"), path + ".Thresholds", 2);
   for (size_t vmm = 0; vmm < 2; ++vmm) {
@@ -174,9 +164,9 @@ Vmm3Config parseVmm3Config(const nlohmann::json &config, const std::string &sour
   }
   for (size_t i = 0; i < entries.size(); ++i) {
     Hybrid h = parseEntry(entries[i], i, c.layout, check);
-    int16_t &slot = c.slots[(static_cast<size_t>(h.ring) * (kGeometryMaxFen + 1) + h.fen) *
-                                (kConfigMaxHybrid + 1) +
-                            h.hybrid];
+    int16_t &slot =
+        c.slots[(static_cast<size_t>(h.ring) * (kMaxFen + 1) + h.fen) * (kMaxHybrid + 1) +
+                h.hybrid];
     if (slot >= 0) {
       check.fail(fmt::format("Config[{}]", i), entries[i],
                  fmt::format("Ring {} FEN {} Hybrid {} is Config[{}] already", h.ring, h.fen,

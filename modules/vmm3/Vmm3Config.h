@@ -4,8 +4,8 @@
 #pragma once
 
 #include "common/readout/EssHeader.h"
-#include "common/sdk/Module.h"
 #include "common/readout/Vmm3Readout.h"
+#include "common/sdk/Module.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,10 +24,8 @@ namespace efu::vmm3 {
 ///    (rows 64(c / 48)..+63); x on odd VMMs.
 enum class Layout : uint8_t { Freia, Amor, Estia };
 
-/// The ESS limits on a readout's address (the ESS EFU's VMM3 configuration).
-constexpr uint8_t kGeometryMaxRing = 10;  ///< ring = fiber / 2; ring 11 is refused
-constexpr uint8_t kGeometryMaxFen = 13;   ///< FENs 0..13
-constexpr uint8_t kConfigMaxHybrid = 10;  ///< a config entry's Hybrid (readouts reach vmm / 2 <= 7)
+/// (The ESS limits on a hybrid's address, kMaxRing, kMaxFen, kMaxHybrid and kHybridIdLength,
+/// are in common/readout/Vmm3Readout.h, shared by the VMM3 families.)
 constexpr uint8_t kStrips = 64;           ///< strip channels 0..63
 constexpr uint8_t kFirstWireChannel = 16; ///< wire channels 16..47
 constexpr uint8_t kLastWireChannel = 47;
@@ -61,14 +59,11 @@ struct Vmm3Config {
   uint16_t clusteringTimeGapNs = 500; ///< MaxClusteringTimeGap
   std::vector<Hybrid> hybrids;        ///< in file order; the index is the event builder's
   /// [ring][fen][hybrid] -> index in hybrids, or -1.
-  std::array<int16_t, (kGeometryMaxRing + 1) * (kGeometryMaxFen + 1) * (kConfigMaxHybrid + 1)>
-      slots{};
+  std::array<int16_t, (kMaxRing + 1) * (kMaxFen + 1) * (kMaxHybrid + 1)> slots{};
 
   /// The configured entry for (ring, FEN, vmm / 2), or -1. Arguments within the ESS limits.
   [[nodiscard]] int16_t slot(uint8_t ring, uint8_t fen, uint8_t hybrid) const noexcept {
-    return slots[(static_cast<size_t>(ring) * (kGeometryMaxFen + 1) + fen) *
-                     (kConfigMaxHybrid + 1) +
-                 hybrid];
+    return slots[(static_cast<size_t>(ring) * (kMaxFen + 1) + fen) * (kMaxHybrid + 1) + hybrid];
   }
   /// The ESS logical image: Freia 64 x 1024, AMOR 64 x 448, ESTIA 1536 x 128.
   [[nodiscard]] uint32_t width() const noexcept { return layout == Layout::Estia ? 1536 : 64; }
@@ -93,8 +88,6 @@ struct Vmm3Config {
   /// The type readoutgen writes: 0x48, or 0x4C for ESTIA.
   [[nodiscard]] uint8_t detectorType() const noexcept;
 };
-
-constexpr size_t kHybridIdLength = 32;
 
 /// The module's key table (the top level of the ESS file; also used by readoutgen and efu-dump).
 extern const EfuConfigKey kVmm3ConfigKeys[];

@@ -97,9 +97,9 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
         const bool wire = config_.isWire(r.vmm);
         int16_t slot = -1;
         HitError fault = HitError::Count_;
-        if (ring > kGeometryMaxRing) {
+        if (ring > kMaxRing) {
           fault = HitError::Ring;
-        } else if (r.fen > kGeometryMaxFen) {
+        } else if (r.fen > kMaxFen) {
           fault = HitError::Fen;
         } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
           fault = HitError::Hybrid;
