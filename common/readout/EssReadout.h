@@ -53,6 +53,17 @@ private:
   std::array<EssSequenceTracker, kOutputQueues> queues_{};
 };
 
+/// The key of an ESS instrument file that sets EssReadoutParser's maxPulseGapNs, as every
+/// family's key table lists it (the ESS EFU's default: 5 pulses of 14 Hz).
+inline constexpr EfuConfigKey kMaxPulseTimeKey{
+    "MaxPulseTimeNS",
+    sdk::ConfigType::Integer,
+    "357142855",
+    "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
+    "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
+    0,
+    4294967295.0};
+
 /// Validates headers and counts: what a module calls first in process().
 /// Example:
 ///   EssHeader h;

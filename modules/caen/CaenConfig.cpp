@@ -2,6 +2,7 @@
 // The caen module's configuration: key table and the checks of the ESS instrument sections.
 #include "modules/caen/CaenConfig.h"
 
+#include "common/readout/EssReadout.h"
 #include "common/system/BoundedJson.h"
 
 #include <fmt/format.h>
@@ -26,10 +27,7 @@ const EfuConfigKey kCaenKeys[] = {
      "Events more than this (ns) after their pulse are rejected (events.timestamp.tof.high, "
      "prevtof.high); default 20 pulses of 14 Hz",
      0, 2147483647},
-    {"MaxPulseTimeNS", ConfigType::Integer, "357142855",
-     "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
-     "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
-     0, 4294967295.0},
+    readout::kMaxPulseTimeKey,
     {"MaxFEN", ConfigType::Integer, "0",
      "BIFROST, CSPEC: readouts of a higher FEN are rejected (geometry.fen_errors); read and "
      "unused by the other geometries, as in the ESS EFU",

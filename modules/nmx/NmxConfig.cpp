@@ -2,6 +2,8 @@
 // The ESS NMX instrument file: key table, the Config entries and their checks.
 #include "modules/nmx/NmxConfig.h"
 
+#include "common/readout/EssReadout.h"
+#include "common/reduction/EventBuilder2D.h"
 #include "common/sdk/CalibrationCheck.h"
 #include "common/sdk/ModuleConfig.h"
 
@@ -21,10 +23,7 @@ const EfuConfigKey kNmxConfigKeys[] = {
      "characters>\", \"Plane\": 0|1, \"Offset\": N, \"ReversedChannels\": bool, \"Panel\": "
      "0..3}, ...]; Plane, Offset, ReversedChannels and Panel default to 0, 0, false, 0",
      1, 0},
-    {"MaxPulseTimeNS", ConfigType::Integer, "357142855",
-     "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
-     "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
-     0, 4294967295.0},
+    readout::kMaxPulseTimeKey,
     {"DefaultMinADC", ConfigType::Integer, "50",
      "Readouts whose raw ADC (OTADC bits 0-9) is below this are dropped (geometry.adc_errors)", 0,
      65535},
@@ -48,17 +47,11 @@ const EfuConfigKey kNmxConfigKeys[] = {
      "Read and not used, as in the ESS EFU (its NMX code checks no gap)", 0, 65535},
     {"MaxGapY", ConfigType::Integer, "10",
      "Read and not used, as in the ESS EFU (its NMX code checks no gap)", 0, 65535},
-    {"SplitMultiEvents", ConfigType::Boolean, "false",
-     "Split an event spanning 10 or more coordinates in a plane into two by charge", 1, 0},
-    {"SplitMultiEventsCoefficientLow", ConfigType::Number, "0.8",
-     "Split: the lower bound of the charge ratio of two planes' parts that belong together", 0,
-     1e6},
-    {"SplitMultiEventsCoefficientHigh", ConfigType::Number, "1.2",
-     "Split: the upper bound of that ratio", 0, 1e6},
-    {"MaxMatchingTimeGap", ConfigType::Integer, "500",
-     "Clusters (either plane) less than this (ns) after an event's end join the event", 0, 65535},
-    {"MaxClusteringTimeGap", ConfigType::Integer, "500",
-     "Hits of a plane less than this (ns) after the previous hit join its time group", 0, 65535},
+    reduction::kSplitMultiEventsKey,
+    reduction::kSplitLowKey,
+    reduction::kSplitHighKey,
+    reduction::kMatchingGapKey,
+    reduction::kClusteringGapKey,
 };
 const size_t kNmxConfigKeyCount = std::size(kNmxConfigKeys);
 

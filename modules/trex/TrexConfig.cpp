@@ -2,6 +2,7 @@
 // The ESS Multi-Grid instrument file: key table, Vessel_Config, the Config entries, their checks.
 #include "modules/trex/TrexConfig.h"
 
+#include "common/readout/EssReadout.h"
 #include "common/sdk/CalibrationCheck.h"
 
 #include <fmt/format.h>
@@ -25,10 +26,7 @@ const EfuConfigKey kTrexConfigKeys[] = {
      "The hybrids: [{\"Ring\": 0..10, \"VesselId\": \"<id>\", \"FEN\": 0..13, \"Hybrid\": 0..10, "
      "\"HybridId\": \"<32 characters>\"}, ...]",
      1, 0},
-    {"MaxPulseTimeNS", ConfigType::Integer, "357142855",
-     "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
-     "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
-     0, 4294967295.0},
+    readout::kMaxPulseTimeKey,
     {"DefaultMinADC", ConfigType::Integer, "50",
      "Readouts with an ADC below this are dropped (readouts.adc_below_min), unless the vessel "
      "sets MinADC",

@@ -2,6 +2,8 @@
 // The ESS Multi-Blade instrument file: key table, the Config entries and their checks.
 #include "modules/vmm3/Vmm3Config.h"
 
+#include "common/readout/EssReadout.h"
+#include "common/reduction/EventBuilder2D.h"
 #include "common/sdk/CalibrationCheck.h"
 #include "common/sdk/ModuleConfig.h"
 
@@ -35,27 +37,18 @@ const EfuConfigKey kVmm3ConfigKeys[] = {
      "The cassettes: [{\"CassetteNumber\": C, \"Ring\": 0..10, \"FEN\": 0..13, \"Hybrid\": "
      "0..10, \"HybridId\": \"<32 characters>\", \"Thresholds\": [[vmm0], [vmm1]]}, ...]",
      1, 0},
-    {"MaxPulseTimeNS", ConfigType::Integer, "357142855",
-     "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
-     "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
-     0, 4294967295.0},
+    readout::kMaxPulseTimeKey,
     {"MaxGapWire", ConfigType::Integer, "0",
      "Events whose wire plane spans more than its hits + this are rejected (events.wire_gaps)", 0,
      255},
     {"MaxGapStrip", ConfigType::Integer, "0",
      "Events whose strip plane spans more than its hits + this are rejected (events.strip_gaps)", 0,
      255},
-    {"SplitMultiEvents", ConfigType::Boolean, "false",
-     "Split an event spanning 10 or more coordinates in a plane into two by charge", 1, 0},
-    {"SplitMultiEventsCoefficientLow", ConfigType::Number, "0.8",
-     "Split: the lower bound of the charge ratio of two planes' parts that belong together", 0,
-     1e6},
-    {"SplitMultiEventsCoefficientHigh", ConfigType::Number, "1.2",
-     "Split: the upper bound of that ratio", 0, 1e6},
-    {"MaxMatchingTimeGap", ConfigType::Integer, "500",
-     "Clusters (either plane) less than this (ns) after an event's end join the event", 0, 65535},
-    {"MaxClusteringTimeGap", ConfigType::Integer, "500",
-     "Hits of a plane less than this (ns) after the previous hit join its cluster", 0, 65535},
+    reduction::kSplitMultiEventsKey,
+    reduction::kSplitLowKey,
+    reduction::kSplitHighKey,
+    reduction::kMatchingGapKey,
+    reduction::kClusteringGapKey,
 };
 const size_t kVmm3ConfigKeyCount = std::size(kVmm3ConfigKeys);
 
