@@ -416,8 +416,7 @@ TEST(ReadoutGen, MaxPulseGapOfAnInstrumentFile) {
   EXPECT_EQ(gap(R"({"MaxPulseTimeDiffNS": 4294967295})"), 4'294'967'295LL);
   EXPECT_EQ(gap(R"({"MaxPulseTimeDiffNS": 4294967296})"), 0) << "wraps to no limit";
   // MaxPulseTimeNS wins over MaxPulseTimeDiffNS, and is not wrapped.
-  EXPECT_EQ(gap(R"({"MaxPulseTimeNS": 5000000000, "MaxPulseTimeDiffNS": 1000})"),
-            5'000'000'000LL);
+  EXPECT_EQ(gap(R"({"MaxPulseTimeNS": 5000000000, "MaxPulseTimeDiffNS": 1000})"), 5'000'000'000LL);
   // A MaxPulseTimeNS that is no integer leaves MaxPulseTimeDiffNS to decide.
   EXPECT_EQ(gap(R"({"MaxPulseTimeNS": 1.5, "MaxPulseTimeDiffNS": 1000})"), 1'000);
   EXPECT_EQ(gap(R"({"MaxPulseTimeNS": "71428570"})"), std::nullopt);
