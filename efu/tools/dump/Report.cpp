@@ -9,7 +9,10 @@
 #include "common/system/Printable.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <string_view>
 
@@ -173,6 +176,41 @@ nlohmann::json fetchReport(const std::string &address, uint16_t port, const std:
     return parseJson(std::string_view(reply).substr(prefix.size()));
   } catch (const JsonError &e) {
     throw std::runtime_error("report '" + printable(name) + "' is not usable JSON: " + e.what());
+  }
+}
+
+void showReport(const std::string &address, uint16_t port, const std::string &name,
+                const std::string &pngPrefix) {
+  const nlohmann::json report = fetchReport(address, port, name);
+  const auto histograms = histogramsOf(report);
+  for (const auto &histogram : histograms) {
+    std::fputs(histogramText(histogram).c_str(), stdout);
+  }
+  if (report.is_object()) {
+    for (const auto &[key, value] : report.items()) {
+      if (std::none_of(histograms.begin(), histograms.end(),
+                       [&key](const auto &h) { return h.name == key; })) {
+        std::printf("%s: %s\n", key.c_str(), value.dump().c_str());
+      }
+    }
+  } else {
+    std::printf("%s\n", report.dump().c_str());
+  }
+  std::fflush(stdout);
+  if (pngPrefix.empty()) {
+    return;
+  }
+  if (histograms.empty()) {
+    spdlog::warn("report {} holds no histograms: no --report-png charts", name);
+  }
+  for (const auto &histogram : histograms) {
+    if (histogram.bins.empty()) {
+      spdlog::info("{} is empty: no chart", histogram.name);
+      continue;
+    }
+    const std::string path = pngPrefix + histogram.name + ".png";
+    writePng(renderHistogramChart(histogram), path);
+    spdlog::info("wrote {} ({} values)", path, histogram.count);
   }
 }
 

@@ -45,4 +45,11 @@ struct ReportHistogram {
 [[nodiscard]] nlohmann::json fetchReport(const std::string &address, uint16_t port,
                                          const std::string &name);
 
+/// efu-dump --report: fetches the report `name` (fetchReport), prints its histograms as tables
+/// and any other member as "key: JSON" on stdout; with a non-empty `pngPrefix`, draws each
+/// non-empty histogram as <pngPrefix><histogram>.png. Throws what fetchReport, histogramsOf and
+/// writePng throw.
+void showReport(const std::string &address, uint16_t port, const std::string &name,
+                const std::string &pngPrefix);
+
 } // namespace efu::tools

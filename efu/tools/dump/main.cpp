@@ -2,12 +2,12 @@
 // efu-dump: consumes Kafka topics and prints ev44, f144, x5f2, ar51 and da00 messages as JSON
 // lines or text; draws pictures of them (--image, --tof-histogram, --da00-png).
 #include "common/net/PcapWriter.h"
-#include "common/system/CliAliases.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
 #include "common/time/Time.h"
 #include "efu/tools/dump/Da00Chart.h"
 #include "efu/tools/dump/Decode.h"
+#include "efu/tools/dump/DumpOptions.h"
 #include "efu/tools/dump/Format.h"
 #include "efu/tools/dump/Image.h"
 #include "efu/tools/dump/Report.h"
@@ -42,76 +42,12 @@ constexpr int kMetadataTimeoutMs = 2000;
 constexpr int kMetadataSliceMs = 100;
 constexpr int64_t kTopicRetryNs = 500 * efu::kNsPerMs;
 
-struct Options {
-  std::string brokers = "localhost:9092";
-  std::vector<std::string> topics;
-  std::string from = "end";
-  uint64_t count = 0;
-  double timeoutS = 0.0;
-  std::string format = "json";
-  bool summary = false;
-  std::vector<std::string> settings;
-  std::string logLevel = "info";
-  std::string geometryPath;
-  std::string module;                  ///< --det: the module that reads --geometry
-  std::vector<std::string> moduleDirs; ///< --module-path
-  std::string imagePath;
-  uint32_t imageScale = 1;
-  bool logScale = false;
-  double imageEveryS = 0.0;
-  std::string tofPath;
-  uint32_t tofBins = 200;
-  std::optional<int64_t> tofMaxNs;
-  std::string da00Prefix; ///< --da00-png PREFIX
-  std::string pcapPath;
-  uint16_t pcapPort = 9000;
-  std::string report; ///< --report NAME: read from efu's control port instead
-  std::string cmdAddress = "127.0.0.1";
-  uint16_t cmdPort = 8888;
-  std::string reportPng; ///< --report-png PREFIX
-};
-
-/// --report: REPORT_GET from efu's control port; histograms as tables (and PNG charts), any
-/// other member as one JSON line.
-int showReport(const Options &options) {
-  const nlohmann::json report =
-      efu::tools::fetchReport(options.cmdAddress, options.cmdPort, options.report);
-  const auto histograms = efu::tools::histogramsOf(report);
-  for (const auto &histogram : histograms) {
-    std::fputs(efu::tools::histogramText(histogram).c_str(), stdout);
-  }
-  if (report.is_object()) {
-    for (const auto &[key, value] : report.items()) {
-      if (std::none_of(histograms.begin(), histograms.end(),
-                       [&key](const auto &h) { return h.name == key; })) {
-        std::printf("%s: %s\n", key.c_str(), value.dump().c_str());
-      }
-    }
-  } else {
-    std::printf("%s\n", report.dump().c_str());
-  }
-  std::fflush(stdout);
-  if (!options.reportPng.empty()) {
-    if (histograms.empty()) {
-      spdlog::warn("report {} holds no histograms: no --report-png charts", options.report);
-    }
-    for (const auto &histogram : histograms) {
-      if (histogram.bins.empty()) {
-        spdlog::info("{} is empty: no chart", histogram.name);
-        continue;
-      }
-      const std::string path = options.reportPng + histogram.name + ".png";
-      efu::tools::writePng(efu::tools::renderHistogramChart(histogram), path);
-      spdlog::info("wrote {} ({} values)", path, histogram.count);
-    }
-  }
-  return 0;
-}
+using efu::tools::DumpOptions;
 
 using efu::kafka::logToSpdlog;
 template <typename T> using KafkaPtr = efu::kafka::RdKafkaPtr<T>;
 
-KafkaPtr<rd_kafka_t> createConsumer(const Options &options) {
+KafkaPtr<rd_kafka_t> createConsumer(const DumpOptions &options) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   char errstr[512];
   auto set = [&](const std::string &key, const std::string &value, const std::string &origin) {
@@ -144,7 +80,7 @@ KafkaPtr<rd_kafka_t> createConsumer(const Options &options) {
 
 /// Partition count of `topic`; waits while the topic does not exist (yet) or the broker is
 /// unreachable, until a stop signal or `timeoutS` (0 = forever). Returns 0 when giving up.
-int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &options) {
+int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const DumpOptions &options) {
   KafkaPtr<rd_kafka_topic_t> rkt(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
   const int64_t startNs = efu::monotonicNs();
   bool reported = false;
@@ -191,7 +127,7 @@ int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const Options &o
 class Pictures {
 public:
   /// Loads --geometry and checks the histogram options; throws with the option named.
-  explicit Pictures(const Options &options)
+  explicit Pictures(const DumpOptions &options)
       : imagePath_(options.imagePath), tofPath_(options.tofPath),
         da00Prefix_(options.da00Prefix), style_{options.imageScale, options.logScale} {
     if (!imagePath_.empty()) {
@@ -328,7 +264,7 @@ private:
 /// Prints decoded messages and counts everything; ev44 events also go to the pictures.
 class Printer {
 public:
-  Printer(const Options &options, Pictures &pictures)
+  Printer(const DumpOptions &options, Pictures &pictures)
       : text_(options.format == "text"), pictures_(pictures) {
     if (!options.pcapPath.empty()) {
       pcap_.emplace(options.pcapPath, options.pcapPort, options.pcapPort);
@@ -389,7 +325,7 @@ private:
   efu::tools::DumpCounts counts_;
 };
 
-int run(const Options &options, Pictures &pictures) {
+int run(const DumpOptions &options, Pictures &pictures) {
   auto rk = createConsumer(options);
   KafkaPtr<rd_kafka_topic_partition_list_t> assignment(
       rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size())));
@@ -475,160 +411,49 @@ int run(const Options &options, Pictures &pictures) {
   return 0;
 }
 
+/// The Kafka run with its pictures: written and described at the end, whatever stopped the run.
+int dump(const DumpOptions &options) {
+  Pictures pictures(options);
+  int code = run(options, pictures);
+  if (pictures.active()) {
+    try {
+      pictures.write(true);
+      pictures.report();
+    } catch (const efu::tools::ImageError &e) {
+      std::fprintf(stderr, "efu-dump: %s\n", e.what());
+      code = kExitError;
+    }
+  }
+  return code;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  Options options;
   CLI::App app{
       "efu-dump: consume Kafka topics and print ev44, f144, x5f2, ar51 and da00 messages.\n"
       "Output goes to stdout (one message per line); problems, skipped messages and\n"
       "the --summary go to stderr. Exit status: 0 done, 1 error, 2 --count not\n"
       "reached before --timeout."};
-  app.add_option("-b,--broker", options.brokers, "Kafka bootstrap servers (host:port[,...])")
-      ->type_name("LIST")
-      ->capture_default_str();
-  auto *topic = app.add_option("-t,--topic", options.topics,
-                               "Topic to consume (repeatable; required unless --report)")
-                    ->type_name("TOPIC");
-  app.add_option("--from", options.from, "Start at the beginning or the end of each partition")
-      ->check(CLI::IsMember({"beginning", "end"}))
-      ->capture_default_str();
-  auto *count = app.add_option("-n,--count", options.count, "Stop after N messages (0 = unlimited)")
-                    ->capture_default_str();
-  efu::cli::addDeprecatedAlias(app, "-c", count); // before the option vocabulary, docs/tools.md
-  app.add_option("--timeout", options.timeoutS,
-                 "Stop after S seconds without a message (0 = never)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--format", options.format, "Output: json (one object per line) or text")
-      ->check(CLI::IsMember({"json", "text"}))
-      ->capture_default_str();
-  app.add_flag("--summary", options.summary,
-               "At the end, print counts and messages/s, events/s, bytes/s to stderr");
-  app.add_option("-X", options.settings,
-                 "librdkafka consumer setting key=value (repeatable, as in kcat)")
-      ->check(
-          [](const std::string &value) {
-            const auto eq = value.find('=');
-            return eq == std::string::npos || eq == 0 ? "'" + value + "' is not key=value"
-                                                      : std::string();
-          },
-          "")
-      ->type_name("KEY=VALUE");
-  app.add_option("-l,--log-level", options.logLevel, std::string("One of: ") + efu::kLogLevels)
-      ->capture_default_str();
-  auto *geometry = app.add_option("--geometry", options.geometryPath,
-                                  "Instrument config (modules/*/configs/*.json) giving the image "
-                                  "geometry for --image")
-                       ->type_name("CONFIG.json")
-                       ->group("Pictures");
-  auto *image = app.add_option("--image", options.imagePath,
-                               "Write a PNG of the counts per ev44 pixel id (at the end, and with "
-                               "--image-every also while running)")
-                    ->type_name("FILE.png")
-                    ->needs(geometry)
-                    ->group("Pictures");
-  geometry->needs(image);
-  app.add_option("-d,--det", options.module,
-                 "Module whose geometry --geometry is (efu -d NAME); default: the one module "
-                 "that accepts the config")
-      ->type_name("NAME")
-      ->needs(geometry)
-      ->group("Pictures");
-  app.add_option("--module-path", options.moduleDirs,
-                 "Directories searched first for efu-module-NAME.so (as efu --module-path)")
-      ->type_name("DIR")
-      ->group("Pictures");
-  app.add_option("--image-scale", options.imageScale,
-                 "Draw each detector pixel as N x N picture pixels")
-      ->check(CLI::Range(1U, efu::tools::kMaxImageScale))
-      ->capture_default_str()
-      ->needs(image)
-      ->group("Pictures");
-  app.add_flag("--log-scale", options.logScale, "Colour --image by log(1 + count)")
-      ->needs(image)
-      ->group("Pictures");
-  app.add_option("--pcap", options.pcapPath,
-                 "Also write the datagrams of ar51 raw-readout samples to this pcap file "
-                 "(Ethernet/IPv4/UDP on 127.0.0.1, for Wireshark or replay)");
-  app.add_option("--pcap-port", options.pcapPort, "UDP port the --pcap datagrams are addressed to")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65535));
-  auto *tof = app.add_option("--tof-histogram", options.tofPath,
-                             "Write a PNG bar chart of the ev44 time of flight")
-                  ->type_name("FILE.png")
-                  ->group("Pictures");
-  app.add_option("--tof-bins", options.tofBins, "Bins of --tof-histogram")
-      ->check(CLI::Range(1U, efu::tools::TofHistogram::kMaxBins))
-      ->capture_default_str()
-      ->needs(tof)
-      ->group("Pictures");
-  app.add_option("--tof-max-ns", options.tofMaxNs,
-                 "Range of --tof-histogram is [0, NS) (default: the largest tof seen, rounded "
-                 "up to whole bins)")
-      ->check(CLI::Range(int64_t{1}, efu::tools::TofHistogram::kMaxRangeNs))
-      ->needs(tof)
-      ->group("Pictures");
-  app.add_option("--da00-png", options.da00Prefix,
-                 "Write a PNG bar chart per da00 source (the cbm module's histograms) as "
-                 "PREFIX<source>.png: its 'signal' summed over the messages, against its "
-                 "time-bin axis")
-      ->type_name("PREFIX")
-      ->group("Pictures");
-  app.add_option("--image-every", options.imageEveryS,
-                 "Also rewrite --image, --tof-histogram and --da00-png every S seconds when "
-                 "new messages arrived (0 = only at the end)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str()
-      ->group("Pictures");
-  auto *report =
-      app.add_option("--report", options.report,
-                     "Instead of Kafka: print a module's report (REPORT_GET NAME, e.g. "
-                     "udp.histograms, udp.loss.pattern) from efu's control port and exit")
-          ->group("Reports");
-  app.add_option("-m,--cmdport", options.cmdPort, "With --report: efu's control port")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65535))
-      ->needs(report)
-      ->group("Reports");
-  app.add_option("--cmdaddr", options.cmdAddress, "With --report: efu's control address")
-      ->capture_default_str()
-      ->needs(report)
-      ->group("Reports");
-  app.add_option("--report-png", options.reportPng,
-                 "With --report: draw each histogram of the report as PREFIX<name>.png (log "
-                 "bins, one bar each)")
-      ->type_name("PREFIX")
-      ->needs(report)
-      ->group("Reports");
-  topic->excludes(report);
+  DumpOptions options;
+  efu::tools::addDumpOptions(app, options);
   app.set_version_flag("--version", EFU_VERSION);
   if (const auto code = efu::cli::parseCommandLine(app, argc, argv)) {
     return *code;
   }
-
   try {
     efu::setupLogging("efu-dump", options.logLevel, "");
     if (!options.report.empty()) {
-      return showReport(options);
+      efu::tools::showReport(options.cmdAddress, options.cmdPort, options.report,
+                             options.reportPng);
+      return 0;
     }
     if (options.topics.empty()) {
       std::fprintf(stderr, "efu-dump: -t/--topic is required (or --report NAME)\n");
       return kExitError;
     }
     efu::installStopSignals();
-    Pictures pictures(options);
-    int code = run(options, pictures);
-    if (pictures.active()) {
-      try {
-        pictures.write(true);
-        pictures.report();
-      } catch (const efu::tools::ImageError &e) {
-        std::fprintf(stderr, "efu-dump: %s\n", e.what());
-        code = kExitError;
-      }
-    }
-    return code;
+    return dump(options);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "efu-dump: %s\n", e.what());
     return kExitError;

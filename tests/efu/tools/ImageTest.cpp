@@ -372,6 +372,20 @@ TEST(NiceTickStep, OneTwoFive) {
   EXPECT_EQ(efu::tools::niceTickStep(3000, 5), 1000u);
 }
 
+/// Height in rows of the bar of `bin` of a chart drawn with `layout`, measured up from the plot's
+/// bottom in the middle of the bar until the first light pixel (background or grid).
+uint32_t barHeight(const DecodedPng &png, const efu::tools::ChartLayout &layout, uint32_t bin) {
+  const uint32_t x = layout.plotX0 + bin * layout.barWidth + layout.barWidth / 2;
+  uint32_t rows = 0;
+  for (uint32_t y = layout.plotY0 + layout.plotHeight; y-- > layout.plotY0;) {
+    if (png.luminance(x, y) > 150.0) {
+      break;
+    }
+    ++rows;
+  }
+  return rows;
+}
+
 TEST(RenderTofChart, BarsFollowTheCounts) {
   efu::tools::TofBins tof{{0, 10, 40, 20}, 4'000'000};
   efu::tools::ChartLayout layout;
@@ -384,22 +398,10 @@ TEST(RenderTofChart, BarsFollowTheCounts) {
   EXPECT_EQ(layout.barWidth, 200u);
   EXPECT_EQ(layout.yMax, 40u);
   EXPECT_EQ(layout.xTickNs, 500'000u);
-  // Height of the bar of bin i, measured in the middle of the bar.
-  auto barHeight = [&](uint32_t bin) {
-    const uint32_t x = layout.plotX0 + bin * layout.barWidth + layout.barWidth / 2;
-    uint32_t rows = 0;
-    for (uint32_t y = layout.plotY0 + layout.plotHeight; y-- > layout.plotY0;) {
-      if (png.luminance(x, y) > 150.0) { // background or grid
-        break;
-      }
-      ++rows;
-    }
-    return rows;
-  };
-  EXPECT_EQ(barHeight(0), 0u);
-  EXPECT_EQ(barHeight(2), layout.plotHeight);
-  EXPECT_EQ(barHeight(1), layout.plotHeight / 4);
-  EXPECT_EQ(barHeight(3), layout.plotHeight / 2);
+  EXPECT_EQ(barHeight(png, layout, 0), 0u);
+  EXPECT_EQ(barHeight(png, layout, 2), layout.plotHeight);
+  EXPECT_EQ(barHeight(png, layout, 1), layout.plotHeight / 4);
+  EXPECT_EQ(barHeight(png, layout, 3), layout.plotHeight / 2);
 }
 
 // ---- --da00-png: the signal of da00 messages per source ------------------------------------
@@ -486,21 +488,10 @@ TEST(RenderDa00Chart, BarsFollowTheSummedSignal) {
   EXPECT_EQ(layout.barWidth * 4, layout.plotWidth);
   EXPECT_EQ(layout.yMax, 40u);
   EXPECT_EQ(layout.xTickNs, 500'000u);
-  auto barHeight = [&](uint32_t bin) {
-    const uint32_t x = layout.plotX0 + bin * layout.barWidth + layout.barWidth / 2;
-    uint32_t rows = 0;
-    for (uint32_t y = layout.plotY0 + layout.plotHeight; y-- > layout.plotY0;) {
-      if (png.luminance(x, y) > 150.0) { // background or grid
-        break;
-      }
-      ++rows;
-    }
-    return rows;
-  };
-  EXPECT_EQ(barHeight(0), 0u);
-  EXPECT_EQ(barHeight(1), layout.plotHeight / 4); // 10 of 40
-  EXPECT_EQ(barHeight(2), layout.plotHeight);     // 40
-  EXPECT_EQ(barHeight(3), 0u);                    // -2: drawn as 0
+  EXPECT_EQ(barHeight(png, layout, 0), 0u);
+  EXPECT_EQ(barHeight(png, layout, 1), layout.plotHeight / 4); // 10 of 40
+  EXPECT_EQ(barHeight(png, layout, 2), layout.plotHeight);     // 40
+  EXPECT_EQ(barHeight(png, layout, 3), 0u);                    // -2: drawn as 0
   // An axis that is not 0, w, 2w ... ns still gets its bars.
   efu::tools::Da00Histograms other;
   Json m = da00Message("x", {5, 7, 20}, {3, 1});

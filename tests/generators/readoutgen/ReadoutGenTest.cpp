@@ -4,6 +4,7 @@
 #include "tests/support/FakeModuleContext.h"
 #include "modules/caen/CaenSource.h"
 #include "generators/readoutgen/Generator.h"
+#include "generators/readoutgen/Run.h"
 #include "generators/readoutgen/Sources.h"
 #include "modules/caen/CaenConfig.h"
 #include "modules/caen/CaenReadout.h"
@@ -362,6 +363,69 @@ TEST(ReadoutGen, HeadersKeepThePulseGapOfTheFile) {
               readout::HeaderError::Ok);
     EXPECT_GT(h.pulseTimeNs - h.prevPulseTimeNs, o.maxPulseGapNs - 12); // within a tick of it
   }
+}
+
+// A gap far below the pulse period, taken from an instrument file as readoutgen takes it: every
+// header's previous pulse is moved up to within the gap (never past the pulse), while the pulses
+// themselves stay one period apart. Without the gap the same run's headers are a period apart.
+TEST(ReadoutGen, HeadersKeepASmallPulseGapFromTheFile) {
+  GeneratorOptions o;
+  o.count = 1000;
+  o.eventsPerPulse = 100;
+  o.pulseHz = 14;
+  const auto gap = maxPulseGapNs(nlohmann::json::parse(R"({"MaxPulseTimeNS": 1000000})"));
+  ASSERT_EQ(gap, 1'000'000);
+  auto gaps = [](const GenRun &r) {
+    std::vector<std::pair<int64_t, int64_t>> out; // pulse, pulse - previous pulse
+    for (const auto &d : r.sink.datagrams) {
+      readout::EssHeader h;
+      EXPECT_EQ(readout::validateHeader(d.data(), d.size(), readout::DetectorTypes{0x30}, h),
+                readout::HeaderError::Ok);
+      out.emplace_back(h.pulseTimeNs, h.pulseTimeNs - h.prevPulseTimeNs);
+    }
+    return out;
+  };
+  const auto unlimited = gaps(generate("LokiFull.json", o));
+  ASSERT_FALSE(unlimited.empty());
+  EXPECT_NEAR(static_cast<double>(unlimited.front().second), 1e9 / 14, 12.0);
+  o.maxPulseGapNs = *gap;
+  const GenRun r = generate("LokiFull.json", o);
+  ASSERT_GE(r.summary.pulses, 10U);
+  const auto limited = gaps(r);
+  ASSERT_FALSE(limited.empty());
+  int64_t pulses = 0;
+  for (size_t i = 0; i < limited.size(); ++i) {
+    const auto [pulseNs, gapNs] = limited[i];
+    EXPECT_LE(gapNs, *gap) << "datagram " << i;
+    EXPECT_GT(gapNs, *gap - 12) << "datagram " << i; // the nearest tick, 11.4 ns each
+    if (i > 0 && pulseNs != limited[i - 1].first) {
+      EXPECT_NEAR(static_cast<double>(pulseNs - limited[i - 1].first), 1e9 / 14, 12.0);
+      ++pulses;
+    }
+  }
+  EXPECT_EQ(pulses + 1, static_cast<int64_t>(r.summary.pulses));
+}
+
+// The instrument file's limit as the ESS EFU reads it: MaxPulseTimeNS as an integer, else
+// MaxPulseTimeDiffNS as an unsigned integer modulo 2^32; nothing else counts. (Parsed, as from a
+// file: a parsed positive number is unsigned.)
+TEST(ReadoutGen, MaxPulseGapOfAnInstrumentFile) {
+  const auto gap = [](const char *text) { return maxPulseGapNs(nlohmann::json::parse(text)); };
+  EXPECT_EQ(gap(R"({"MaxPulseTimeNS": 71428570})"), 71'428'570);
+  EXPECT_EQ(gap(R"({"MaxPulseTimeDiffNS": 5000000000})"), 5'000'000'000LL - (int64_t{1} << 32));
+  EXPECT_EQ(gap(R"({"MaxPulseTimeDiffNS": 4294967295})"), 4'294'967'295LL);
+  EXPECT_EQ(gap(R"({"MaxPulseTimeDiffNS": 4294967296})"), 0) << "wraps to no limit";
+  // MaxPulseTimeNS wins over MaxPulseTimeDiffNS, and is not wrapped.
+  EXPECT_EQ(gap(R"({"MaxPulseTimeNS": 5000000000, "MaxPulseTimeDiffNS": 1000})"), 5'000'000'000LL);
+  // A MaxPulseTimeNS that is no integer leaves MaxPulseTimeDiffNS to decide.
+  EXPECT_EQ(gap(R"({"MaxPulseTimeNS": 1.5, "MaxPulseTimeDiffNS": 1000})"), 1'000);
+  EXPECT_EQ(gap(R"({"MaxPulseTimeNS": "71428570"})"), std::nullopt);
+  EXPECT_EQ(gap(R"({"MaxPulseTimeDiffNS": -1})"), std::nullopt);
+  EXPECT_EQ(gap(R"({"MaxPulseTimeDiffNS": 1e6})"), std::nullopt);
+  EXPECT_EQ(gap(R"({"MaxPulseTimeDiffNS": "1000"})"), std::nullopt);
+  EXPECT_EQ(gap("{}"), std::nullopt);
+  EXPECT_EQ(gap("[1, 2]"), std::nullopt);
+  EXPECT_EQ(maxPulseGapNs(instrument("LokiFull.json")), 357'142'855);
 }
 
 TEST(ReadoutGen, CaenNoiseReadoutsAreAdded) {
