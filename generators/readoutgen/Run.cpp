@@ -3,6 +3,7 @@
 
 #include "common/net/LineRate.h"
 #include "common/net/PcapWriter.h"
+#include "common/sdk/CalibrationCheck.h"
 #include "common/system/BoundedJson.h"
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
@@ -87,7 +88,8 @@ std::optional<int64_t> maxPulseGapNs(const nlohmann::json &config) {
   }
   if (const auto it = config.find("MaxPulseTimeDiffNS");
       it != config.end() && it->is_number_unsigned()) {
-    return static_cast<int64_t>(it->get<uint64_t>() & 0xFFFFFFFFU);
+    bool wrapped = false;
+    return sdk::essUint32(*it, wrapped);
   }
   return std::nullopt;
 }
