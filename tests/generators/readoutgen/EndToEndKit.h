@@ -1,15 +1,25 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Shared by the readoutgen end-to-end tests: readoutgen's truth CSV and efu-dump's ev44 lines as
-// multisets of (pulse ns, tof ns, pixel).
+// multisets of (pulse ns, tof ns, pixel), and EndToEnd, the run readoutgen --truth → efu →
+// efu-broker → efu-dump of one instrument file. A test including it defines EFU_BINARY,
+// READOUTGEN, EFU_BROKER and EFU_DUMP (tests/generators/readoutgen/CMakeLists.txt).
 #pragma once
+
+#include "tests/integration/TestKit.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -82,5 +92,84 @@ inline std::map<Event, int64_t> dumpedEvents(const std::string &output, int64_t 
   }
   return out;
 }
+
+/// One dev broker and a scratch folder, for a test's runs of readoutgen → efu → efu-broker →
+/// efu-dump, one instrument file at a time.
+class EndToEnd {
+public:
+  explicit EndToEnd(const std::string &name)
+      : dir_(fs::temp_directory_path() / (name + "-e2e-" + std::to_string(getpid()))),
+        broker_(EFU_BROKER, {"--log-level", "warn"}), bootstrap_(broker_.bootstrap()) {
+    fs::create_directories(dir_);
+  }
+  ~EndToEnd() { fs::remove_all(dir_); }
+  EndToEnd(const EndToEnd &) = delete;
+  EndToEnd &operator=(const EndToEnd &) = delete;
+
+  /// One instrument's run: efu, its control port and readoutgen's truth.
+  struct Run {
+    std::string label;
+    std::unique_ptr<Process> efu;
+    uint16_t cmd = 0;
+    std::map<Event, int64_t> truth;
+    int64_t truthEvents = 0;
+    [[nodiscard]] std::optional<int64_t> counter(const std::string &name) const {
+      return testkit::counter(cmd, name);
+    }
+  };
+
+  [[nodiscard]] const fs::path &dir() const { return dir_; }
+
+  /// Starts efu with `efuArgs` (-d, -f, ...; the ports, the broker and a 0.2-s stats interval
+  /// are added), sends readoutgen's neutrons with `generatorArgs` (-d, -f, -n, ...; the port, -q
+  /// and --truth are added) and waits until efu has formed as many events as the truth holds.
+  /// A failure is fatal: call it in ASSERT_NO_FATAL_FAILURE.
+  void start(Run &run, const std::string &label, std::vector<std::string> efuArgs,
+             std::vector<std::string> generatorArgs) {
+    using namespace std::chrono_literals;
+    run.label = label;
+    const uint16_t udp = freeUdpPort();
+    run.cmd = freeTcpPort();
+    efuArgs.insert(efuArgs.begin(), EFU_BINARY);
+    efuArgs.insert(efuArgs.end(), {"-p", std::to_string(udp), "-m", std::to_string(run.cmd), "-b",
+                                   bootstrap_, "--stats-interval", "0.2"});
+    run.efu = std::make_unique<Process>(efuArgs);
+    ASSERT_TRUE(eventually([&] {
+      return !control(run.cmd, "VERSION_GET").empty() || !run.efu->running();
+    })) << run.efu->output();
+    ASSERT_TRUE(run.efu->running()) << run.efu->output();
+    const fs::path truthPath = dir_ / (label + "-truth.csv");
+    generatorArgs.insert(generatorArgs.begin(), READOUTGEN);
+    generatorArgs.insert(generatorArgs.end(),
+                         {"-p", std::to_string(udp), "-q", "--truth", truthPath.string()});
+    Process generator(generatorArgs);
+    ASSERT_EQ(generator.wait(120s), std::optional<int>(0)) << generator.output();
+    run.truth = readTruth(truthPath);
+    for (const auto &[e, n] : run.truth) {
+      run.truthEvents += n;
+    }
+    ASSERT_TRUE(eventually([&] { return run.counter("events.count") == run.truthEvents; }))
+        << label << ": " << run.counter("events.count").value_or(-1) << " of " << run.truthEvents;
+  }
+
+  /// Stops efu (it must exit 0, having flushed) and reads `topic` back from the beginning with
+  /// efu-dump: exactly the truth, no event more.
+  void expectPublishedTruth(Run &run, const std::string &topic) {
+    using namespace std::chrono_literals;
+    run.efu->signal(SIGTERM);
+    ASSERT_EQ(run.efu->wait(20s), std::optional<int>(0)) << run.efu->output();
+    Process dump({EFU_DUMP, "-b", bootstrap_, "-t", topic, "--from", "beginning", "--timeout", "3",
+                  "--log-level", "warn"});
+    ASSERT_TRUE(dump.wait(60s).has_value());
+    int64_t dumped = 0;
+    EXPECT_EQ(dumpedEvents(dump.output(), dumped), run.truth) << run.label;
+    EXPECT_EQ(dumped, run.truthEvents) << run.label;
+  }
+
+private:
+  fs::path dir_;
+  DevBroker broker_;
+  std::string bootstrap_;
+};
 
 } // namespace efu::testkit
