@@ -2,11 +2,12 @@
 // efu command line: defaults equal DaemonOptions, bad values are refused, --help shows defaults.
 #include "efu/Options.h"
 
+#include "tests/support/CommandLine.h"
+
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
 
-#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,24 +15,12 @@
 namespace efu {
 namespace {
 
-/// Parses `args` (without the program name) as the daemon does.
 DaemonOptions parse(std::vector<std::string> args) {
-  CLI::App app{"efu"};
-  DaemonOptions options;
-  addDaemonOptions(app, options);
-  std::reverse(args.begin(), args.end()); // CLI11 takes the vector reversed
-  app.parse(args);
-  return options;
+  return test::parseOptions<DaemonOptions>(addDaemonOptions, std::move(args));
 }
 
-/// The text of the ParseError that `args` raise, or "(accepted)".
 std::string errorOf(const std::vector<std::string> &args) {
-  try {
-    parse(args);
-  } catch (const CLI::ParseError &e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return test::parseErrorOf<DaemonOptions>(addDaemonOptions, args);
 }
 
 std::string helpText() {
@@ -241,7 +230,7 @@ TEST(Options, RingSlotsMustBeAPowerOfTwoInRange) {
 }
 
 TEST(Options, RingMemoryIsBoundedAcrossSlotsGroAndQueues) {
-  EXPECT_EQ(errorOf({"-d", "udp", "--ring-slots", "65536"}), "(accepted)"); // 576 MiB
+  EXPECT_EQ(errorOf({"-d", "udp", "--ring-slots", "65536"}), "(accepted)");          // 576 MiB
   EXPECT_EQ(errorOf({"-d", "udp", "--ring-slots", "16384", "--gro"}), "(accepted)"); // 1 GiB
   const std::string gro = errorOf({"-d", "udp", "--ring-slots", "65536", "--gro"});
   EXPECT_NE(gro.find("--ring-slots"), std::string::npos) << gro;

@@ -3,33 +3,22 @@
 // without it, bad values are refused naming the option.
 #include "efu/tools/dump/DumpOptions.h"
 
+#include "tests/support/CommandLine.h"
+
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
 namespace efu::tools {
 namespace {
 
-/// Parses `args` (without the program name) as efu-dump does.
 DumpOptions parse(std::vector<std::string> args) {
-  CLI::App app{"efu-dump"};
-  DumpOptions options;
-  addDumpOptions(app, options);
-  std::reverse(args.begin(), args.end()); // CLI11 takes the vector reversed
-  app.parse(args);
-  return options;
+  return test::parseOptions<DumpOptions>(addDumpOptions, std::move(args));
 }
 
-/// The text of the ParseError that `args` raise, or "(accepted)".
 std::string errorOf(const std::vector<std::string> &args) {
-  try {
-    parse(args);
-  } catch (const CLI::ParseError &e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return test::parseErrorOf<DumpOptions>(addDumpOptions, args);
 }
 
 TEST(DumpOptions, DefaultsAreTheDocumentedOnes) {

@@ -3,9 +3,10 @@
 // deprecated ones set the same fields, bad values are refused naming the option.
 #include "generators/readoutgen/ReadoutgenOptions.h"
 
+#include "tests/support/CommandLine.h"
+
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,24 +16,12 @@ namespace {
 /// An instrument file that exists (-f must name a regular file).
 const std::string kConfig = std::string(EFU_SOURCE_DIR) + "/modules/caen/configs/LokiFull.json";
 
-/// Parses `args` (without the program name) as readoutgen does.
 ReadoutgenOptions parse(std::vector<std::string> args) {
-  CLI::App app{"readoutgen"};
-  ReadoutgenOptions options;
-  addReadoutgenOptions(app, options);
-  std::reverse(args.begin(), args.end()); // CLI11 takes the vector reversed
-  app.parse(args);
-  return options;
+  return test::parseOptions<ReadoutgenOptions>(addReadoutgenOptions, std::move(args));
 }
 
-/// The text of the ParseError that `args` raise, or "(accepted)".
 std::string errorOf(const std::vector<std::string> &args) {
-  try {
-    parse(args);
-  } catch (const CLI::ParseError &e) {
-    return e.what();
-  }
-  return "(accepted)";
+  return test::parseErrorOf<ReadoutgenOptions>(addReadoutgenOptions, args);
 }
 
 TEST(ReadoutgenOptions, DefaultsAreTheDocumentedOnes) {
