@@ -9,6 +9,7 @@
 #include "common/sdk/ModuleConfig.h"
 #include "modules/trex/TrexConfig.h"
 #include "tests/support/EssDatagram.h"
+#include "tests/support/Vmm3Hit.h"
 
 #include <nlohmann/json.hpp>
 
@@ -37,19 +38,7 @@ inline std::string configError(const nlohmann::json &config) {
   return "";
 }
 
-inline vmm3::Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t channel,
-                                 uint16_t otadc, uint32_t high, uint32_t low) {
-  vmm3::Vmm3Readout r{};
-  r.fiber = static_cast<uint8_t>(2 * ring);
-  r.fen = fen;
-  r.length = vmm3::kReadoutBytes;
-  r.timeHigh = high;
-  r.timeLow = low;
-  r.otadc = otadc;
-  r.vmm = vmm;
-  r.channel = channel;
-  return r;
-}
+using vmm3::test::readout; // a valid VMM3 readout
 
 /// An ESS datagram (header version 0, TREX's type unless given) of readouts.
 class Datagram : public readout::test::EssDatagram {

@@ -9,6 +9,7 @@
 #include "common/sdk/ModuleConfig.h"
 #include "modules/vmm3/Vmm3Config.h"
 #include "tests/support/EssDatagram.h"
+#include "tests/support/Vmm3Hit.h"
 #include "tests/support/SourceDatagrams.h"
 
 #include <nlohmann/json.hpp>
@@ -59,24 +60,6 @@ inline std::string configError(const nlohmann::json &config,
 
 using readout::test::pulseTime; // pulse k of a 14 Hz source
 
-/// A valid readout (every field within its limits): fiber 2 * ring, time (high, low), raw
-/// OTADC `otadc`.
-inline Vmm3Readout readout(uint8_t ring, uint8_t fen, uint8_t vmm, uint8_t channel, uint16_t otadc,
-                           uint32_t high, uint32_t low, uint8_t tdc = 0) {
-  Vmm3Readout r{};
-  r.fiber = static_cast<uint8_t>(2 * ring);
-  r.fen = fen;
-  r.length = kReadoutBytes;
-  r.timeHigh = high;
-  r.timeLow = low;
-  r.bc = 0;
-  r.otadc = otadc;
-  r.geo = 0;
-  r.tdc = tdc;
-  r.vmm = vmm;
-  r.channel = channel;
-  return r;
-}
 
 /// An ESS datagram (header version 0, FREIA's type unless given) of readouts, or of raw bytes.
 class Datagram : public readout::test::EssDatagram {
