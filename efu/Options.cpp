@@ -87,6 +87,10 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
                  "kernel keeps each source on one queue")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
+  app.add_flag("--reuse-port", o.reusePort,
+               "Bind the data port with SO_REUSEPORT with one rx queue too, so that other efu "
+               "processes of the same user share it: the kernel keeps each source (address and "
+               "port) on one process (docs/deploy.md, Beyond one core)");
   app.add_flag("--gro", o.gro,
                "UDP GRO: the kernel hands over up to 64 KiB of same-size datagrams per message "
                "(fewer system calls at small sizes; slots become 64 KiB)");

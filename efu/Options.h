@@ -40,6 +40,7 @@ struct DaemonOptions {
   int procCpu = -1;
   std::string threads = "auto"; ///< "auto", "1" (run to completion) or "2" (hand-off)
   unsigned rxQueues = 1;
+  bool reusePort = false; ///< SO_REUSEPORT with one rx queue: other processes share the port
   bool gro = false;
   int rxPriority = 0;
   int busyPollUs = 0;

@@ -18,7 +18,7 @@ std::vector<std::unique_ptr<UdpReceiver>> openReceivers(const DaemonOptions &opt
   for (unsigned q = 0; q < options.rxQueues; ++q) {
     receivers.push_back(std::make_unique<UdpReceiver>(
         UdpReceiver::Options{options.dataAddress, port, options.rcvbufBytes, 10, rxBatch(options),
-                             options.rxQueues > 1, options.gro, options.busyPollUs,
+                             options.rxQueues > 1 || options.reusePort, options.gro, options.busyPollUs,
                              options.rxTimestamps == "kernel"}));
     port = receivers.back()->port();
   }

@@ -119,6 +119,7 @@ public:
   };
 
   [[nodiscard]] const fs::path &dir() const { return dir_; }
+  [[nodiscard]] const std::string &bootstrap() const { return bootstrap_; }
 
   /// Starts efu with `efuArgs` (-d, -f, ...; the ports, the broker and a 0.2-s stats interval
   /// are added), sends readoutgen's neutrons with `generatorArgs` (-d, -f, -n, ...; the port, -q
