@@ -53,6 +53,50 @@ private:
   std::array<EssSequenceTracker, kOutputQueues> queues_{};
 };
 
+/// The checks every readout of the fixed-size ESS families (VMM3, CBM) starts with, in the ESS
+/// EFU's order. A family's own error enum begins with these values and adds its checks after.
+enum class CommonReadoutError : uint8_t {
+  Ok,
+  Fiber,      ///< fiber > kMaxFiber (23)
+  Fen,        ///< FEN > kMaxFen (23)
+  DataLength, ///< the length field is not the readout's size
+  TimeFrac,   ///< time low > kMaxTicksLow (88 052 499)
+};
+
+/// The first failing common check of readout `r` (a packed struct whose size is its length).
+template <class Readout> constexpr CommonReadoutError checkCommonFields(const Readout &r) noexcept {
+  if (r.fiber > kMaxFiber) {
+    return CommonReadoutError::Fiber;
+  }
+  if (r.fen > kMaxFen) {
+    return CommonReadoutError::Fen;
+  }
+  if (r.length != sizeof(Readout)) {
+    return CommonReadoutError::DataLength;
+  }
+  if (r.timeLow > kMaxTicksLow) {
+    return CommonReadoutError::TimeFrac;
+  }
+  return CommonReadoutError::Ok;
+}
+
+/// The ESS EFU's counter-name ending of a common check: "fiber", "fen", "datalen", "timefrac".
+constexpr const char *commonReadoutErrorName(CommonReadoutError e) noexcept {
+  switch (e) {
+  case CommonReadoutError::Ok:
+    return "ok";
+  case CommonReadoutError::Fiber:
+    return "fiber";
+  case CommonReadoutError::Fen:
+    return "fen";
+  case CommonReadoutError::DataLength:
+    return "datalen";
+  case CommonReadoutError::TimeFrac:
+    return "timefrac";
+  }
+  return "?";
+}
+
 /// The key of an ESS instrument file that sets EssReadoutParser's maxPulseGapNs, as every
 /// family's key table lists it (the ESS EFU's default: 5 pulses of 14 Hz).
 inline constexpr EfuConfigKey kMaxPulseTimeKey{

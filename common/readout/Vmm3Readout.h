@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/readout/EssHeader.h"
+#include "common/readout/EssReadout.h"
 #include "common/sdk/CalibrationCheck.h"
 #include "common/sdk/Module.h"
 
@@ -83,20 +84,19 @@ enum class ReadoutError : uint8_t {
   Channel,    ///< channel > 63
   Count_
 };
+static_assert(static_cast<int>(ReadoutError::TimeFrac) ==
+                  static_cast<int>(readout::CommonReadoutError::TimeFrac),
+              "the common checks come first, in readout::CommonReadoutError's order");
 
 /// Stable lowercase name of an error kind (the last part of its counter name).
 constexpr const char *readoutErrorName(ReadoutError e) noexcept {
   switch (e) {
   case ReadoutError::Ok:
-    return "ok";
   case ReadoutError::Fiber:
-    return "fiber";
   case ReadoutError::Fen:
-    return "fen";
   case ReadoutError::DataLength:
-    return "datalen";
   case ReadoutError::TimeFrac:
-    return "timefrac";
+    return readout::commonReadoutErrorName(static_cast<readout::CommonReadoutError>(e));
   case ReadoutError::Bc:
     return "bc";
   case ReadoutError::Adc:
@@ -114,17 +114,8 @@ constexpr const char *readoutErrorName(ReadoutError e) noexcept {
 /// Checks every field limit of a readout, in the order of the ReadoutError enum. Pure; hot path.
 /// The caller has checked that the payload is a whole number of readouts.
 constexpr ReadoutError checkReadout(const Vmm3Readout &r) noexcept {
-  if (r.fiber > readout::kMaxFiber) {
-    return ReadoutError::Fiber;
-  }
-  if (r.fen > readout::kMaxFen) {
-    return ReadoutError::Fen;
-  }
-  if (r.length != kReadoutBytes) {
-    return ReadoutError::DataLength;
-  }
-  if (r.timeLow > readout::kMaxTicksLow) {
-    return ReadoutError::TimeFrac;
+  if (const auto e = readout::checkCommonFields(r); e != readout::CommonReadoutError::Ok) {
+    return static_cast<ReadoutError>(e);
   }
   if (r.bc > kMaxBc) {
     return ReadoutError::Bc;

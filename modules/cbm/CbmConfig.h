@@ -42,9 +42,9 @@ struct Monitor {
   [[nodiscard]] int32_t binWidth() const noexcept { return maxTofBin / binCount; }
 };
 
-/// The ESS limits of the readout fields (the ESS EFU's CBM parser).
-constexpr uint8_t kMaxFiber = 23;
-constexpr uint8_t kMaxFen = 23;
+/// The ESS limits of the readout fields (the same for every ESS family).
+using readout::kMaxFen;
+using readout::kMaxFiber;
 
 /// The parsed and checked file, shared by the module and readoutgen's source.
 struct CbmConfig {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/readout/EssHeader.h"
+#include "common/readout/EssReadout.h"
 #include "modules/cbm/CbmConfig.h"
 
 #include <cstdint>
@@ -68,20 +69,19 @@ enum class ReadoutError : uint8_t {
   Type,       ///< parser.readout.errors.type: type not 1, 2 or 3 (BEER: not 2)
   Count_
 };
+static_assert(static_cast<int>(ReadoutError::TimeFrac) ==
+                  static_cast<int>(readout::CommonReadoutError::TimeFrac),
+              "the common checks come first, in readout::CommonReadoutError's order");
 
 /// The last part of the counter parser.readout.errors.<name>.
 constexpr const char *readoutErrorName(ReadoutError e) noexcept {
   switch (e) {
   case ReadoutError::Ok:
-    return "ok";
   case ReadoutError::Fiber:
-    return "fiber";
   case ReadoutError::Fen:
-    return "fen";
   case ReadoutError::DataLength:
-    return "datalen";
   case ReadoutError::TimeFrac:
-    return "timefrac";
+    return readout::commonReadoutErrorName(static_cast<readout::CommonReadoutError>(e));
   case ReadoutError::Type:
     return "type";
   case ReadoutError::Count_:
@@ -93,17 +93,8 @@ constexpr const char *readoutErrorName(ReadoutError e) noexcept {
 /// The parser's checks of one readout, first failing one counted. `event2DOnly` (BEER): a type
 /// other than EVENT_2D is refused as ReadoutError::Type too.
 constexpr ReadoutError checkReadout(const CbmReadout &r, bool event2DOnly = false) noexcept {
-  if (r.fiber > kMaxFiber) {
-    return ReadoutError::Fiber;
-  }
-  if (r.fen > kMaxFen) {
-    return ReadoutError::Fen;
-  }
-  if (r.length != kReadoutBytes) {
-    return ReadoutError::DataLength;
-  }
-  if (r.timeLow > readout::kMaxTicksLow) {
-    return ReadoutError::TimeFrac;
+  if (const auto e = readout::checkCommonFields(r); e != readout::CommonReadoutError::Ok) {
+    return static_cast<ReadoutError>(e);
   }
   if (r.type < static_cast<uint8_t>(MonitorType::Event0D) ||
       r.type > static_cast<uint8_t>(MonitorType::Ibm) ||
