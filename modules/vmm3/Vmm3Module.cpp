@@ -66,7 +66,6 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
       tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
       builders_(config_.hybrids.size(), reduction::EventBuilder2D(paramsOf(config_))) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
-  events_.reserve(1024);
   for (size_t slot = 0; slot < config_.hybrids.size(); ++slot) {
     const Hybrid &hybrid = config_.hybrids[slot];
     for (uint8_t half = 0; half < 2; ++half) {
@@ -177,46 +176,45 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
   int64_t stripOnly = 0;
   int64_t published = 0;
   reduction::BuilderStats stats{};
+  const auto onEvent = [&](const reduction::Event2D &e) {
+    const bool hasA = !e.a.empty();
+    const bool hasB = !e.b.empty();
+    if (!hasA && !hasB) {
+      return;
+    }
+    EventError fault = EventError::Count_;
+    if (!hasA || !hasB) {
+      fault = EventError::NoCoincidence;
+      wireOnly += hasB ? 1 : 0;
+      stripOnly += hasA ? 1 : 0;
+    } else if (e.b.hasGap(config_.maxGapWire)) {
+      fault = EventError::WireGap;
+    } else if (e.a.hasGap(config_.maxGapStrip)) {
+      fault = EventError::StripGap;
+    }
+    if (fault != EventError::Count_) {
+      ++errors[static_cast<size_t>(fault)];
+      return;
+    }
+    ++matched;
+    readout::Tof t;
+    if (!tof_.compute(readout::eventTimeNs(e.timeStart()), h, t)) {
+      return;
+    }
+    const uint32_t pixel =
+        config_.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
+    if (pixel == 0) {
+      ++errors[static_cast<size_t>(EventError::Pixel)];
+      return;
+    }
+    ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
+    ++published;
+  };
   for (reduction::EventBuilder2D &builder : builders_) {
-    events_.clear();
-    const reduction::BuilderStats s = builder.flush(events_);
+    const reduction::BuilderStats s = builder.flushEach(onEvent);
     stats.spanTooLarge += s.spanTooLarge;
     stats.splitSpanTooLarge += s.splitSpanTooLarge;
     stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
-    for (const reduction::Event2D &e : events_) {
-      const bool hasA = !e.a.empty();
-      const bool hasB = !e.b.empty();
-      if (!hasA && !hasB) {
-        continue;
-      }
-      EventError fault = EventError::Count_;
-      if (!hasA || !hasB) {
-        fault = EventError::NoCoincidence;
-        wireOnly += hasB ? 1 : 0;
-        stripOnly += hasA ? 1 : 0;
-      } else if (e.b.hasGap(config_.maxGapWire)) {
-        fault = EventError::WireGap;
-      } else if (e.a.hasGap(config_.maxGapStrip)) {
-        fault = EventError::StripGap;
-      }
-      if (fault != EventError::Count_) {
-        ++errors[static_cast<size_t>(fault)];
-        continue;
-      }
-      ++matched;
-      readout::Tof t;
-      if (!tof_.compute(readout::eventTimeNs(e.timeStart()), h, t)) {
-        continue;
-      }
-      const uint32_t pixel =
-          config_.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
-      if (pixel == 0) {
-        ++errors[static_cast<size_t>(EventError::Pixel)];
-        continue;
-      }
-      ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
-      ++published;
-    }
   }
   for (size_t i = 0; i < errors.size(); ++i) {
     if (errors[i] != 0) {

@@ -104,7 +104,6 @@ private:
   ParserCounters parserCounters_;
   Vmm3Counters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per Config entry
-  std::vector<reduction::Event2D> events_;          ///< reused per builder
   std::vector<VmmRoute> routes_;                    ///< [Config entry][vmm & 1]
 };
 
