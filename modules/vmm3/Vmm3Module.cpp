@@ -176,6 +176,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
   int64_t stripOnly = 0;
   int64_t published = 0;
   reduction::BuilderStats stats{};
+  readout::TofTally tofTally; // in registers, added once
   const auto onEvent = [&](const reduction::Event2D &e) {
     const bool hasA = !e.a.empty();
     const bool hasB = !e.b.empty();
@@ -198,7 +199,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
     }
     ++matched;
     readout::Tof t;
-    if (!tof_.compute(readout::eventTimeNs(e.timeStart()), h, t)) {
+    if (!tof_.compute(readout::eventTimeNs(e.timeStart()), h, t, tofTally)) {
       return;
     }
     const uint32_t pixel =
@@ -221,6 +222,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
       counters_.eventErrors[i]->add(errors[i]);
     }
   }
+  tof_.add(tofTally);
   counters_.matched.add(matched);
   counters_.wireOnly.add(wireOnly);
   counters_.stripOnly.add(stripOnly);
