@@ -81,7 +81,7 @@ public:
   /// rounded to the nearest multiple of the step (ties to an even multiple).
   [[nodiscard]] static uint64_t identityTimeNs(uint64_t ns, uint8_t tdc) noexcept {
     if (ns >= uint64_t{1} << 60 && ns < uint64_t{1} << 63) [[likely]] {
-      const int drop = std::bit_width(ns) - 53; // 8..10 bits below the double's precision
+      const int drop = static_cast<int>(std::bit_width(ns)) - 53; // 8..10 bits below 53
       const uint64_t step = uint64_t{1} << drop;
       return (ns + step / 2 - 1 + ((ns >> drop) & 1)) & ~(step - 1);
     }
