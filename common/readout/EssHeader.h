@@ -112,13 +112,27 @@ constexpr EssTime nsToTicks(int64_t ns) noexcept {
 }
 
 /// The time the ESS EFU measures an event's time of flight from: an event time in ns converted
-/// to an ESS time (the nearest tick) and back with ticksToNs. Rounds as std::round does, without
-/// the libm call (the fraction of a non-negative double below 2^52 is exact).
+/// to an ESS time (the nearest tick) and back with ticksToNs. The ESS EFU rounds the double
+/// frac / kTickNs half away from zero. The exact quotient is frac x 35221 / 400000 (88 052 500
+/// / 1e9 in lowest terms), and the double is within 2e-8 of it, while every fraction of the
+/// exact quotient other than 0 and 1/2 lies at least 1/400000 = 2.5e-6 from both: rounding the
+/// exact quotient in integers gives the same tick without a division. At fractions 0 and 1/2
+/// (2 frac values in 400000) the double decides, as the ESS EFU computes it.
 constexpr int64_t eventTimeNs(uint64_t ns) noexcept {
   const uint64_t high = ns / 1'000'000'000;
-  const double ticks = static_cast<double>(ns - high * 1'000'000'000) / kTickNs;
-  auto low = static_cast<uint32_t>(ticks);
-  low += ticks - low >= 0.5 ? 1U : 0U;
+  const uint64_t frac = ns - high * 1'000'000'000;
+  const uint64_t scaled = frac * 35'221;
+  const uint64_t rest = scaled % 400'000;
+  auto low = static_cast<uint32_t>(scaled / 400'000);
+  if (rest != 0 && rest != 200'000) [[likely]] {
+    low += rest > 200'000 ? 1U : 0U;
+  } else {
+    // std::round without the libm call (the fraction of a non-negative double below 2^52 is
+    // exact).
+    const double ticks = static_cast<double>(frac) / kTickNs;
+    low = static_cast<uint32_t>(ticks);
+    low += ticks - low >= 0.5 ? 1U : 0U;
+  }
   return ticksToNs(static_cast<uint32_t>(high), low);
 }
 

@@ -94,10 +94,7 @@ EventBuilder2D::EventBuilder2D(const BuilderParams &p)
   scratch_.reserve(256);
 }
 
-BuilderStats EventBuilder2D::flush(std::vector<Event2D> &out) {
-  clusterPlane(0);
-  clusterPlane(1);
-  match(out);
+BuilderStats EventBuilder2D::reset() noexcept {
   for (int plane = 0; plane < 2; ++plane) {
     hits_[plane].clear();
     clusters_[plane].clear();
@@ -211,67 +208,11 @@ void EventBuilder2D::addClusters(int plane, size_t begin, size_t end) {
   }
 }
 
-// Both planes' clusters in stable timeStart order (a merge of the two ordered lists, plane A
-// first on equal times); a cluster joins the open event unless it starts more than
-// matchTimeGapNs after the latest end of the clusters already in it. An event's clusters are
-// clusters_[0][a0, i) and clusters_[1][b0, j).
-void EventBuilder2D::match(std::vector<Event2D> &out) {
-  const std::vector<Cluster> &ca = clusters_[0];
-  const std::vector<Cluster> &cb = clusters_[1];
-  const size_t na = ca.size(), nb = cb.size();
-  const uint64_t gap = params_.matchTimeGapNs;
-  size_t i = 0, j = 0, a0 = 0, b0 = 0;
-  Event2D ev;
-  uint64_t evEnd = 0;
-  bool open = false;
-  while (i < na || j < nb) {
-    const bool fromA = j == nb || (i < na && ca[i].timeStart <= cb[j].timeStart);
-    const Cluster &c = fromA ? ca[i] : cb[j];
-    if (open && c.timeStart > evEnd && c.timeStart - evEnd > gap) {
-      close(ev, a0, i, b0, j, out);
-      ev = Event2D{};
-      a0 = i;
-      b0 = j;
-      open = false;
-    }
-    if (!open) {
-      evEnd = c.timeEnd;
-      open = true;
-    }
-    evEnd = std::max(evEnd, c.timeEnd);
-    PlaneCluster &p = fromA ? ev.a : ev.b;
-    if (p.hits == 0) {
-      p.utpcCoord = c.utpcCoord; // the ESS event plane takes its first cluster whole
-    }
-    p.timeStart = std::min(p.timeStart, c.timeStart);
-    p.timeEnd = std::max(p.timeEnd, c.timeEnd);
-    p.coordStart = std::min(p.coordStart, c.coordStart);
-    p.coordEnd = std::max(p.coordEnd, c.coordEnd);
-    p.hits += c.hits;
-    p.weightSum += c.weightSum;
-    p.coordMass += c.coordMass;
-    if (fromA) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  if (open) {
-    close(ev, a0, i, b0, j, out);
-  }
-}
-
 bool EventBuilder2D::weightsMatch(const PlaneCluster &x, const PlaneCluster &y) const noexcept {
   return x.weightSum * low_ <= y.weightSum && x.weightSum * high_ >= y.weightSum;
 }
 
-void EventBuilder2D::close(const Event2D &ev, size_t a0, size_t a1, size_t b0, size_t b1,
-                           std::vector<Event2D> &out) {
-  if (!params_.splitMultiEvents ||
-      (ev.a.coordSpan() < kMaxCoordSpan && ev.b.coordSpan() < kMaxCoordSpan)) [[likely]] {
-    out.push_back(ev);
-    return;
-  }
+int EventBuilder2D::split(size_t a0, size_t a1, size_t b0, size_t b1, Event2D (&parts)[2]) {
   ++stats_.spanTooLarge;
   PlaneCluster a1p, a2p, b1p, b2p;
   splitPlane(0, a0, a1, a1p, a2p);
@@ -279,16 +220,17 @@ void EventBuilder2D::close(const Event2D &ev, size_t a0, size_t a1, size_t b0, s
   const bool m11 = weightsMatch(a1p, b1p), m22 = weightsMatch(a2p, b2p);
   const bool m12 = weightsMatch(a1p, b2p), m21 = weightsMatch(a2p, b1p);
   if (m11 && m22 && !m12 && !m21) {
-    out.push_back(Event2D{a1p, b1p});
-    out.push_back(Event2D{a2p, b2p});
+    parts[0] = Event2D{a1p, b1p};
+    parts[1] = Event2D{a2p, b2p};
   } else if (m12 && m21 && !m11 && !m22) {
-    out.push_back(Event2D{a1p, b2p});
-    out.push_back(Event2D{a2p, b1p});
+    parts[0] = Event2D{a1p, b2p};
+    parts[1] = Event2D{a2p, b1p};
   } else {
     ++stats_.discardedSpanTooLarge;
-    return;
+    return 0;
   }
   ++stats_.splitSpanTooLarge;
+  return 2;
 }
 
 // The plane's hits of the event in coordinate order: up to the first step larger than

@@ -7,6 +7,7 @@
 
 #include "common/sdk/Module.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -147,9 +148,19 @@ public:
       ++stats_.invalidPlane;
     }
   }
-  /// Forms the events of every hit inserted since the last flush, appends them to out in
-  /// closing order, then forgets the hits. Returns what was counted since the last flush.
-  BuilderStats flush(std::vector<Event2D> &out);
+  /// Forms the events of every hit inserted since the last flush and calls onEvent(const
+  /// Event2D &) for each in closing order, then forgets the hits. Returns what was counted since
+  /// the last flush. Inlined into the caller: no event is stored on the way.
+  template <class OnEvent> BuilderStats flushEach(OnEvent &&onEvent) {
+    clusterPlane(0);
+    clusterPlane(1);
+    match(onEvent);
+    return reset();
+  }
+  /// flushEach() appending the events to out.
+  BuilderStats flush(std::vector<Event2D> &out) {
+    return flushEach([&out](const Event2D &e) { out.push_back(e); });
+  }
   /// Hits waiting for the next flush.
   [[nodiscard]] size_t pending() const noexcept { return hits_[0].size() + hits_[1].size(); }
   [[nodiscard]] const BuilderStats &stats() const noexcept { return stats_; }
@@ -183,10 +194,13 @@ private:
   void clusterPlane(int plane);
   void addGroups(int plane);
   void addClusters(int plane, size_t begin, size_t end);
-  void match(std::vector<Event2D> &out);
-  void close(const Event2D &ev, size_t a0, size_t a1, size_t b0, size_t b1,
-             std::vector<Event2D> &out);
+  template <class OnEvent> void match(OnEvent &onEvent);
+  /// The split path of an event whose clusters are clusters_[0][a0, a1) and clusters_[1][b0,
+  /// b1): fills parts and returns how many events it becomes (0 or 2).
+  int split(size_t a0, size_t a1, size_t b0, size_t b1, Event2D (&parts)[2]);
   void splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &part1, PlaneCluster &part2);
+  /// Forgets the flushed hits and clusters; returns the counts since the last flush.
+  BuilderStats reset() noexcept;
   void essOrder(int plane);
   [[nodiscard]] bool weightsMatch(const PlaneCluster &x, const PlaneCluster &y) const noexcept;
 
@@ -203,5 +217,67 @@ private:
   BuilderStats stats_;
   BuilderStats returned_; ///< stats_ at the last flush
 };
+
+// Both planes' clusters in stable timeStart order (a merge of the two ordered lists, plane A
+// first on equal times); a cluster joins the open event unless it starts more than
+// matchTimeGapNs after the latest end of the clusters already in it. An event's clusters are
+// clusters_[0][a0, i) and clusters_[1][b0, j).
+template <class OnEvent> void EventBuilder2D::match(OnEvent &onEvent) {
+  const std::vector<Cluster> &ca = clusters_[0];
+  const std::vector<Cluster> &cb = clusters_[1];
+  const size_t na = ca.size(), nb = cb.size();
+  const uint64_t gap = params_.matchTimeGapNs;
+  size_t i = 0, j = 0, a0 = 0, b0 = 0;
+  Event2D ev;
+  uint64_t evEnd = 0;
+  const auto close = [&] {
+    if (!params_.splitMultiEvents ||
+        (ev.a.coordSpan() < kMaxCoordSpan && ev.b.coordSpan() < kMaxCoordSpan)) [[likely]] {
+      onEvent(static_cast<const Event2D &>(ev));
+      return;
+    }
+    Event2D parts[2];
+    const int n = split(a0, i, b0, j, parts);
+    for (int k = 0; k < n; ++k) {
+      onEvent(static_cast<const Event2D &>(parts[k]));
+    }
+  };
+  bool open = false;
+  while (i < na || j < nb) {
+    const bool fromA = j == nb || (i < na && ca[i].timeStart <= cb[j].timeStart);
+    const Cluster &c = fromA ? ca[i] : cb[j];
+    if (open && c.timeStart > evEnd && c.timeStart - evEnd > gap) {
+      close();
+      ev = Event2D{};
+      a0 = i;
+      b0 = j;
+      open = false;
+    }
+    if (!open) {
+      evEnd = c.timeEnd;
+      open = true;
+    }
+    evEnd = std::max(evEnd, c.timeEnd);
+    PlaneCluster &p = fromA ? ev.a : ev.b;
+    if (p.hits == 0) {
+      p.utpcCoord = c.utpcCoord; // the ESS event plane takes its first cluster whole
+    }
+    p.timeStart = std::min(p.timeStart, c.timeStart);
+    p.timeEnd = std::max(p.timeEnd, c.timeEnd);
+    p.coordStart = std::min(p.coordStart, c.coordStart);
+    p.coordEnd = std::max(p.coordEnd, c.coordEnd);
+    p.hits += c.hits;
+    p.weightSum += c.weightSum;
+    p.coordMass += c.coordMass;
+    if (fromA) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  if (open) {
+    close();
+  }
+}
 
 } // namespace efu::reduction

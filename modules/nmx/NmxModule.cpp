@@ -68,7 +68,6 @@ NmxModule::NmxModule(sdk::ModuleContext &ctx)
       tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
       builders_(config_.builders(), reduction::EventBuilder2D(paramsOf(config_))) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
-  events_.reserve(1024);
   ctx.log().info("nmx: {} x {} pixels, {} hybrids, {} panels, gaps: clustering {} ns, matching "
                  "{} ns; DefaultMinADC {}; split multi-events {}",
                  config_.sizeX, config_.sizeY, config_.hybrids.size(), config_.numPanels,
@@ -136,58 +135,59 @@ void NmxModule::formEvents(const readout::EssHeader &h) noexcept {
   int64_t matched = 0;
   int64_t published = 0;
   reduction::BuilderStats stats{};
+  readout::TofTally tofTally; // in registers, added once
+  const auto onEvent = [&](const reduction::Event2D &e) {
+    if (e.empty()) {
+      return;
+    }
+    if (!e.bothPlanes()) {
+      ++noCoincidence;
+      yOnly += e.a.empty() ? 1 : 0;
+      xOnly += e.b.empty() ? 1 : 0;
+      return;
+    }
+    const uint16_t spanX = e.a.coordSpan();
+    const uint16_t spanY = e.b.coordSpan();
+    EventError fault = EventError::Count_;
+    if (config_.maxSpanX < spanX) {
+      fault = EventError::SpanXLarge;
+    } else if (config_.minSpanX > spanX) {
+      fault = EventError::SpanXSmall;
+    } else if (NmxConfig::kMaxTimeSpanNs < e.a.timeEnd - e.a.timeStart + 1) {
+      fault = EventError::TimeSpan;
+    } else if (config_.maxSpanY < spanY) {
+      fault = EventError::SpanYLarge;
+    } else if (config_.minSpanY > spanY) {
+      fault = EventError::SpanYSmall;
+    } else if (NmxConfig::kMaxTimeSpanNs < e.b.timeEnd - e.b.timeStart + 1) {
+      fault = EventError::TimeSpan;
+    }
+    if (fault != EventError::Count_) {
+      ++errors[static_cast<size_t>(fault)];
+      return;
+    }
+    ++matched;
+    // The ESS NMX measures the time of flight from the event's LATEST hit.
+    const uint64_t end = e.a.timeEnd > e.b.timeEnd ? e.a.timeEnd : e.b.timeEnd;
+    readout::Tof t;
+    if (!tof_.compute(readout::eventTimeNs(end), h, t, tofTally)) {
+      return;
+    }
+    const uint32_t pixel = config_.pixel(e.a.utpcCoord, e.b.utpcCoord);
+    if (pixel == 0) {
+      ++errors[static_cast<size_t>(EventError::Pixel)];
+      return;
+    }
+    ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
+    ++published;
+  };
   for (reduction::EventBuilder2D &builder : builders_) {
-    events_.clear();
-    const reduction::BuilderStats s = builder.flush(events_);
+    const reduction::BuilderStats s = builder.flushEach(onEvent);
     stats.spanTooLarge += s.spanTooLarge;
     stats.splitSpanTooLarge += s.splitSpanTooLarge;
     stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
-    for (const reduction::Event2D &e : events_) {
-      if (e.empty()) {
-        continue;
-      }
-      if (!e.bothPlanes()) {
-        ++noCoincidence;
-        yOnly += e.a.empty() ? 1 : 0;
-        xOnly += e.b.empty() ? 1 : 0;
-        continue;
-      }
-      const uint16_t spanX = e.a.coordSpan();
-      const uint16_t spanY = e.b.coordSpan();
-      EventError fault = EventError::Count_;
-      if (config_.maxSpanX < spanX) {
-        fault = EventError::SpanXLarge;
-      } else if (config_.minSpanX > spanX) {
-        fault = EventError::SpanXSmall;
-      } else if (NmxConfig::kMaxTimeSpanNs < e.a.timeEnd - e.a.timeStart + 1) {
-        fault = EventError::TimeSpan;
-      } else if (config_.maxSpanY < spanY) {
-        fault = EventError::SpanYLarge;
-      } else if (config_.minSpanY > spanY) {
-        fault = EventError::SpanYSmall;
-      } else if (NmxConfig::kMaxTimeSpanNs < e.b.timeEnd - e.b.timeStart + 1) {
-        fault = EventError::TimeSpan;
-      }
-      if (fault != EventError::Count_) {
-        ++errors[static_cast<size_t>(fault)];
-        continue;
-      }
-      ++matched;
-      // The ESS NMX measures the time of flight from the event's LATEST hit.
-      const uint64_t end = e.a.timeEnd > e.b.timeEnd ? e.a.timeEnd : e.b.timeEnd;
-      readout::Tof t;
-      if (!tof_.compute(readout::eventTimeNs(end), h, t)) {
-        continue;
-      }
-      const uint32_t pixel = config_.pixel(e.a.utpcCoord, e.b.utpcCoord);
-      if (pixel == 0) {
-        ++errors[static_cast<size_t>(EventError::Pixel)];
-        continue;
-      }
-      ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
-      ++published;
-    }
   }
+  tof_.add(tofTally);
   for (size_t i = 0; i < errors.size(); ++i) {
     if (errors[i] != 0) {
       counters_.eventErrors[i]->add(errors[i]);

@@ -85,7 +85,6 @@ private:
   vmm3::ParserCounters parserCounters_;
   NmxCounters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per panel
-  std::vector<reduction::Event2D> events_;          ///< reused per builder
 };
 
 } // namespace efu::nmx

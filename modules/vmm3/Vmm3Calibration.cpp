@@ -12,7 +12,7 @@
 namespace efu::vmm3 {
 
 Vmm3Calibration::Vmm3Calibration(const Vmm3Config &config)
-    : channels_(config.hybrids.size() * 2 * kChannelsPerVmm) {}
+    : firstChannel_(config.hybrids.size() * 2, -1) {}
 
 Vmm3Calibration::Vmm3Calibration(const nlohmann::json &calibration, const std::string &source,
                                  const Vmm3Config &config, const std::string &configSource)
@@ -72,9 +72,19 @@ Vmm3Calibration::Vmm3Calibration(const nlohmann::json &calibration, const std::s
       const auto adcSlope = values("adc_slope");
       const auto tdcOffset = values("tdc_offset");
       const auto tdcSlope = values("tdc_slope");
-      for (uint8_t ch = 0; ch < kChannelsPerVmm; ++ch) {
-        channels_[(hybrid * 2 + vmm) * kChannelsPerVmm + ch] =
-            Channel{adcOffset[ch], adcSlope[ch], tdcOffset[ch], tdcSlope[ch]};
+      // Offsets 0 (or -0) and slopes 1 change no bit of the ESS arithmetic: such a VMM keeps
+      // no table, and the hot path none of its cache lines.
+      bool identity = true;
+      for (size_t ch = 0; ch < kChannelsPerVmm; ++ch) {
+        identity = identity && adcOffset[ch] == 0 && adcSlope[ch] == 1 && tdcOffset[ch] == 0 &&
+                   tdcSlope[ch] == 1;
+      }
+      if (identity) {
+        continue;
+      }
+      firstChannel_[hybrid * 2 + vmm] = static_cast<int32_t>(channels_.size());
+      for (size_t ch = 0; ch < kChannelsPerVmm; ++ch) {
+        channels_.push_back(Channel{adcOffset[ch], adcSlope[ch], tdcOffset[ch], tdcSlope[ch]});
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,8 +49,16 @@ public:
   Vmm3Calibration(const nlohmann::json &calibration, const std::string &source,
                   const Vmm3Config &config, const std::string &configSource);
 
+  /// The 64 channels of VMM `vmm` of hybrid `hybrid`, or nullptr when every one of them is the
+  /// identity (then adc() is the raw value and timeNs() is identityTimeNs()).
+  [[nodiscard]] const Channel *vmm(size_t hybrid, uint8_t vmm) const noexcept {
+    const int32_t first = firstChannel_[hybrid * 2 + (vmm & 1)];
+    return first < 0 ? nullptr : channels_.data() + first;
+  }
   [[nodiscard]] const Channel &channel(size_t hybrid, uint8_t vmm, uint8_t ch) const noexcept {
-    return channels_[(hybrid * 2 + (vmm & 1)) * kChannelsPerVmm + ch];
+    static constexpr Channel kIdentity{};
+    const Channel *v = this->vmm(hybrid, vmm);
+    return v == nullptr ? kIdentity : v[ch];
   }
   /// The corrected ADC (the hit's weight).
   [[nodiscard]] static uint16_t adc(const Channel &c, uint16_t raw) noexcept {
@@ -66,6 +75,18 @@ public:
     // ESS EFU's uint64_t conversion does on x86-64: through int64_t, wrapping (no UB here).
     return t < 0 ? static_cast<uint64_t>(static_cast<int64_t>(t)) : static_cast<uint64_t>(t);
   }
+  /// timeNs() of an identity channel, in integers from 2^60 ns (the year 2006) on. There a
+  /// double holds ns to a multiple of 256 ns or more, its neighbours at least 128 ns away, and
+  /// the model moves it by less than 35 ns: the sum rounds back to double(ns), which is ns
+  /// rounded to the nearest multiple of the step (ties to an even multiple).
+  [[nodiscard]] static uint64_t identityTimeNs(uint64_t ns, uint8_t tdc) noexcept {
+    if (ns >= uint64_t{1} << 60 && ns < uint64_t{1} << 63) [[likely]] {
+      const int drop = static_cast<int>(std::bit_width(ns)) - 53; // 8..10 bits below 53
+      const uint64_t step = uint64_t{1} << drop;
+      return (ns + step / 2 - 1 + ((ns >> drop) & 1)) & ~(step - 1);
+    }
+    return timeNs(Channel{}, ns, tdc);
+  }
   /// The inverse for generators: a raw ADC (0..1023) whose corrected value is `corrected`, or
   /// -1 when there is none.
   [[nodiscard]] static int32_t rawAdc(const Channel &c, uint16_t corrected) noexcept;
@@ -75,7 +96,9 @@ public:
   [[nodiscard]] const std::vector<std::string> &uncovered() const noexcept { return uncovered_; }
 
 private:
-  std::vector<Channel> channels_; ///< [hybrid index][vmm & 1][channel]
+  /// [hybrid index][vmm & 1]: where the VMM's 64 channels start in channels_, -1 for identity.
+  std::vector<int32_t> firstChannel_;
+  std::vector<Channel> channels_; ///< only the VMMs with a channel that is not the identity
   std::vector<std::string> uncovered_;
 };
 

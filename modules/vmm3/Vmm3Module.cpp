@@ -66,7 +66,28 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
       tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
       builders_(config_.hybrids.size(), reduction::EventBuilder2D(paramsOf(config_))) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
-  events_.reserve(1024);
+  for (size_t slot = 0; slot < config_.hybrids.size(); ++slot) {
+    const Hybrid &hybrid = config_.hybrids[slot];
+    for (uint8_t half = 0; half < 2; ++half) {
+      // The VMMs of this entry are 2 x Hybrid + half: only vmm & 1 matters below.
+      const bool x = config_.isX(half);
+      const bool wire = config_.isWire(half);
+      const uint16_t offset = x ? hybrid.xOffset : hybrid.yOffset;
+      VmmRoute r;
+      r.builder = &builders_[slot];
+      r.calibration = calibration_.vmm(slot, half);
+      r.threshold = hybrid.threshold[half];
+      // coordinateOf() is offset + a - channel or offset + channel - b: linear in the channel.
+      r.coordBase = static_cast<int32_t>(coordinateOf(config_.layout, wire, offset, 0));
+      r.coordStep =
+          static_cast<int32_t>(coordinateOf(config_.layout, wire, offset, 1)) - r.coordBase;
+      r.firstChannel = wire ? kFirstWireChannel : 0;
+      r.channels = wire ? kLastWireChannel - kFirstWireChannel + 1 : kStrips;
+      r.plane = x ? 0 : 1;
+      r.wire = wire;
+      routes_.push_back(r);
+    }
+  }
   ctx.log().info("vmm3: {} geometry ({} x {} pixels), {} cassettes, gaps: clustering {} ns, "
                  "matching {} ns, wire {}, strip {}; split multi-events {}",
                  config_.geometryName, config_.width(), config_.height(), config_.hybrids.size(),
@@ -93,8 +114,6 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
   const bool whole =
       forEachReadout(h.payload, h.payloadBytes, parserCounters_, [&](const Vmm3Readout &r) {
         const auto ring = static_cast<uint8_t>(r.fiber / 2);
-        const bool x = config_.isX(r.vmm);
-        const bool wire = config_.isWire(r.vmm);
         int16_t slot = -1;
         HitError fault = HitError::Count_;
         if (ring > kMaxRing) {
@@ -103,29 +122,35 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
           fault = HitError::Fen;
         } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
           fault = HitError::Hybrid;
-        } else if (!validChannel(wire, r.channel)) {
-          fault = wire ? HitError::WireChannel : HitError::StripChannel;
-          ++invalidCoord[x ? 0 : 1];
         }
         if (fault != HitError::Count_) {
           ++hitErrors[static_cast<size_t>(fault)];
           return;
         }
-        const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
-        if (r.otadc < hybrid.threshold[r.vmm & 1]) {
+        const VmmRoute &route = routes_[static_cast<size_t>(slot) * 2 + (r.vmm & 1)];
+        if (static_cast<uint8_t>(r.channel - route.firstChannel) >= route.channels) {
+          ++hitErrors[static_cast<size_t>(route.wire ? HitError::WireChannel
+                                                     : HitError::StripChannel)];
+          ++invalidCoord[route.plane];
+          return;
+        }
+        if (r.otadc < route.threshold) {
           ++hitErrors[static_cast<size_t>(HitError::Threshold)];
           return;
         }
-        const Vmm3Calibration::Channel &c =
-            calibration_.channel(static_cast<size_t>(slot), r.vmm, r.channel);
-        const uint64_t timeNs = Vmm3Calibration::timeNs(
-            c, static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow)), r.tdc);
-        const uint16_t adc = Vmm3Calibration::adc(c, r.otadc & kMaxAdc);
+        const auto ns = static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow));
+        uint64_t timeNs = 0;
+        uint16_t adc = r.otadc & kMaxAdc;
+        if (route.calibration == nullptr) {
+          timeNs = Vmm3Calibration::identityTimeNs(ns, r.tdc);
+        } else {
+          const Vmm3Calibration::Channel &c = route.calibration[r.channel];
+          timeNs = Vmm3Calibration::timeNs(c, ns, r.tdc);
+          adc = Vmm3Calibration::adc(c, adc);
+        }
         adcMax += adc >= kMaxAdc ? 1 : 0;
-        const uint32_t coord =
-            coordinateOf(config_.layout, wire, x ? hybrid.xOffset : hybrid.yOffset, r.channel);
-        builders_[static_cast<size_t>(slot)].insert(reduction::Hit{
-            timeNs, static_cast<uint16_t>(coord), adc, static_cast<uint8_t>(x ? 0 : 1)});
+        const auto coord = static_cast<uint16_t>(route.coordBase + route.coordStep * r.channel);
+        route.builder->insert(reduction::Hit{timeNs, coord, adc, route.plane});
       });
   if (!whole) {
     return;
@@ -151,52 +176,53 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
   int64_t stripOnly = 0;
   int64_t published = 0;
   reduction::BuilderStats stats{};
+  readout::TofTally tofTally; // in registers, added once
+  const auto onEvent = [&](const reduction::Event2D &e) {
+    const bool hasA = !e.a.empty();
+    const bool hasB = !e.b.empty();
+    if (!hasA && !hasB) {
+      return;
+    }
+    EventError fault = EventError::Count_;
+    if (!hasA || !hasB) {
+      fault = EventError::NoCoincidence;
+      wireOnly += hasB ? 1 : 0;
+      stripOnly += hasA ? 1 : 0;
+    } else if (e.b.hasGap(config_.maxGapWire)) {
+      fault = EventError::WireGap;
+    } else if (e.a.hasGap(config_.maxGapStrip)) {
+      fault = EventError::StripGap;
+    }
+    if (fault != EventError::Count_) {
+      ++errors[static_cast<size_t>(fault)];
+      return;
+    }
+    ++matched;
+    readout::Tof t;
+    if (!tof_.compute(readout::eventTimeNs(e.timeStart()), h, t, tofTally)) {
+      return;
+    }
+    const uint32_t pixel =
+        config_.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
+    if (pixel == 0) {
+      ++errors[static_cast<size_t>(EventError::Pixel)];
+      return;
+    }
+    ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
+    ++published;
+  };
   for (reduction::EventBuilder2D &builder : builders_) {
-    events_.clear();
-    const reduction::BuilderStats s = builder.flush(events_);
+    const reduction::BuilderStats s = builder.flushEach(onEvent);
     stats.spanTooLarge += s.spanTooLarge;
     stats.splitSpanTooLarge += s.splitSpanTooLarge;
     stats.discardedSpanTooLarge += s.discardedSpanTooLarge;
-    for (const reduction::Event2D &e : events_) {
-      const bool hasA = !e.a.empty();
-      const bool hasB = !e.b.empty();
-      if (!hasA && !hasB) {
-        continue;
-      }
-      EventError fault = EventError::Count_;
-      if (!hasA || !hasB) {
-        fault = EventError::NoCoincidence;
-        wireOnly += hasB ? 1 : 0;
-        stripOnly += hasA ? 1 : 0;
-      } else if (e.b.hasGap(config_.maxGapWire)) {
-        fault = EventError::WireGap;
-      } else if (e.a.hasGap(config_.maxGapStrip)) {
-        fault = EventError::StripGap;
-      }
-      if (fault != EventError::Count_) {
-        ++errors[static_cast<size_t>(fault)];
-        continue;
-      }
-      ++matched;
-      readout::Tof t;
-      if (!tof_.compute(readout::eventTimeNs(e.timeStart()), h, t)) {
-        continue;
-      }
-      const uint32_t pixel =
-          config_.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
-      if (pixel == 0) {
-        ++errors[static_cast<size_t>(EventError::Pixel)];
-        continue;
-      }
-      ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
-      ++published;
-    }
   }
   for (size_t i = 0; i < errors.size(); ++i) {
     if (errors[i] != 0) {
       counters_.eventErrors[i]->add(errors[i]);
     }
   }
+  tof_.add(tofTally);
   counters_.matched.add(matched);
   counters_.wireOnly.add(wireOnly);
   counters_.stripOnly.add(stripOnly);

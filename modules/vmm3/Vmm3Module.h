@@ -61,6 +61,8 @@ class Vmm3Module final : public sdk::Module {
 public:
   /// Throws sdk::ConfigError for a configuration or calibration it cannot use.
   explicit Vmm3Module(sdk::ModuleContext &ctx);
+  Vmm3Module(const Vmm3Module &) = delete; // routes_ points into its own members
+  Vmm3Module &operator=(const Vmm3Module &) = delete;
   /// Reads ctx.calibration(): the ESS VMM3 hybrid calibration (Vmm3Calibration).
   static constexpr bool kAcceptsCalibration = true;
 
@@ -76,6 +78,20 @@ public:
   using Source = Vmm3Source;
 
 private:
+  /// Everything a readout of one VMM of a configured hybrid needs after the ring, FEN and
+  /// hybrid checks, gathered at construction: one lookup per readout.
+  struct VmmRoute {
+    reduction::EventBuilder2D *builder = nullptr;
+    const Vmm3Calibration::Channel *calibration = nullptr; ///< its 64 channels; null: identity
+    int32_t threshold = 0;                                 ///< raw OTADC below it is dropped
+    int32_t coordBase = 0;    ///< coordinate = coordBase + coordStep * channel (Vmm3Geometry.h)
+    int32_t coordStep = 0;    ///< +1 or -1
+    uint8_t firstChannel = 0; ///< valid channels: firstChannel .. firstChannel + channels - 1
+    uint8_t channels = 0;
+    uint8_t plane = 0; ///< 0 x, 1 y
+    bool wire = false;
+  };
+
   void formEvents(const readout::EssHeader &h) noexcept;
 
   sdk::ModuleContext &ctx_;
@@ -88,7 +104,7 @@ private:
   ParserCounters parserCounters_;
   Vmm3Counters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per Config entry
-  std::vector<reduction::Event2D> events_;          ///< reused per builder
+  std::vector<VmmRoute> routes_;                    ///< [Config entry][vmm & 1]
 };
 
 } // namespace efu::vmm3

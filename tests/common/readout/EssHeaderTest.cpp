@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -237,6 +238,58 @@ TEST(Ticks, RoundTripEveryTickOfASlice) {
     const EssTime t{5, low};
     ASSERT_EQ(nsToTicks(ticksToNs(t.high, t.low)), t) << low;
   }
+}
+
+// eventTimeNs() rounds the tick in integers and leaves the two exact fractions 0 and 1/2 to the
+// ESS double arithmetic. Against the literal double formula: every fraction of a second whose
+// exact tick fraction is 0 or 1/2 (2 in 400000) and its neighbours, the first 2^20 ns of a
+// second, the last ns, and random stretches. (Every one of the 1e9 fractions was compared once,
+// by hand, for the change that introduced it: no difference.)
+TEST(Ticks, EventTimeIsTheDoubleRoundingBitForBit) {
+  const auto literal = [](uint64_t ns) {
+    const uint64_t high = ns / 1'000'000'000;
+    const double ticks = static_cast<double>(ns - high * 1'000'000'000) / kTickNs;
+    auto low = static_cast<uint32_t>(ticks);
+    low += ticks - low >= 0.5 ? 1U : 0U;
+    return ticksToNs(static_cast<uint32_t>(high), low);
+  };
+  const uint64_t second = 1'700'000'123'000'000'000;
+  int64_t checked = 0;
+  int64_t doubled = 0; // fractions at 0 or 1/2 of a tick
+  const auto check = [&](uint64_t frac) {
+    const uint64_t rest = frac * 35'221 % 400'000;
+    doubled += rest == 0 || rest == 200'000 ? 1 : 0;
+    ++checked;
+    return eventTimeNs(second + frac) == literal(second + frac);
+  };
+  // The fractions at 1/2 of a tick are one residue modulo 400000 (35221 is prime to it); those
+  // at 0 are the multiples of 400000.
+  uint64_t half = 0;
+  while (half * 35'221 % 400'000 != 200'000) {
+    ++half;
+  }
+  for (uint64_t base = 0; base < 1'000'000'000; base += 400'000) {
+    for (const uint64_t at : {base, base + half}) {
+      for (uint64_t f = at > 2 ? at - 2 : 0; f <= at + 2; ++f) {
+        ASSERT_TRUE(check(f)) << "frac " << f;
+      }
+    }
+  }
+  for (uint64_t f = 0; f < 1U << 20; ++f) {
+    ASSERT_TRUE(check(f)) << "frac " << f;
+  }
+  for (uint64_t f = 999'999'000; f < 1'000'000'000; ++f) {
+    ASSERT_TRUE(check(f)) << "frac " << f;
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 64; ++i) {
+    const uint64_t start = rng() % (1'000'000'000 - 65'536);
+    for (uint64_t f = start; f < start + 65'536; ++f) {
+      ASSERT_TRUE(check(f)) << "frac " << f;
+    }
+  }
+  EXPECT_GE(doubled, 5'000);
+  EXPECT_GT(checked, 5'000'000);
 }
 
 TEST(Ticks, NsToTicksNearestAndCarry) {

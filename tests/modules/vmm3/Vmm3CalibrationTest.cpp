@@ -13,6 +13,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -138,6 +139,56 @@ TEST(Vmm3Calibration, ATimeBeforeTheEpochWrapsAsTheEssConversionDoes) {
   EXPECT_EQ(Vmm3Calibration::timeNs(identity, 0, 255), uint64_t{0} - 25);
   EXPECT_EQ(Vmm3Calibration::timeNs(identity, 25, 255), uint64_t{0});   // -0.92 truncates to 0
   EXPECT_EQ(Vmm3Calibration::timeNs(identity, 100, 255), uint64_t{74}); // 74.08
+}
+
+// identityTimeNs() is the module's path for identity channels: integers from 2^60 ns on, the
+// ESS double arithmetic below. Against the literal formula, for every TDC value and 1024
+// consecutive ns (every residue of the double's step there, 256 to 1024 ns, ties included):
+// across each power of two from 2^60 to 2^63, at random times in between, and below 2^60.
+TEST(Vmm3Calibration, IdentityTimeIsTheDoubleFormulaBitForBit) {
+  const auto literal = [](uint64_t ns, uint8_t tdc) {
+    const double t = static_cast<double>(ns) + (Vmm3Calibration::kTdcModelNs[tdc] - 0.0) * 1.0;
+    return t < 0 ? static_cast<uint64_t>(static_cast<int64_t>(t)) : static_cast<uint64_t>(t);
+  };
+  std::vector<uint64_t> bases{0, (uint64_t{1} << 59) - 512, 1'700'000'000'000'011'000,
+                              ~uint64_t{0} - 1024};
+  for (const int e : {60, 61, 62, 63}) {
+    bases.push_back((uint64_t{1} << e) - 512);
+  }
+  std::mt19937_64 rng(23);
+  for (int i = 0; i < 40; ++i) {
+    bases.push_back((uint64_t{1} << 60) + rng() % (uint64_t{7} << 60));
+  }
+  int64_t checked = 0;
+  for (const uint64_t base : bases) {
+    for (uint64_t ns = base; ns < base + 1024; ++ns) {
+      for (int tdc = 0; tdc < 256; ++tdc) {
+        const auto t = static_cast<uint8_t>(tdc);
+        if (Vmm3Calibration::identityTimeNs(ns, t) != literal(ns, t)) {
+          FAIL() << "ns " << ns << " tdc " << tdc << ": " << Vmm3Calibration::identityTimeNs(ns, t)
+                 << " != " << literal(ns, t);
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, static_cast<int64_t>(bases.size()) * 1024 * 256);
+}
+
+TEST(Vmm3Calibration, OnlyVmmsWithACorrectionKeepATable) {
+  nlohmann::json cal = shippedCalibration("calib.json");
+  cal["Calibrations"][5]["VMMHybridCalibration"]["vmm1"]["tdc_slope"][7] = 0.75;
+  cal["Calibrations"][6]["VMMHybridCalibration"]["vmm0"]["adc_offset"][0] = -0.0; // identity
+  const Vmm3Calibration c(cal, "cal.json", freiaConfig(), "freia.json");
+  for (size_t h = 0; h < 32; ++h) {
+    for (uint8_t vmm = 0; vmm < 2; ++vmm) {
+      EXPECT_EQ(c.vmm(h, vmm) != nullptr, h == 5 && vmm == 1) << h << " " << int{vmm};
+    }
+  }
+  ASSERT_NE(c.vmm(5, 3), nullptr);
+  EXPECT_EQ(c.vmm(5, 3)[7].tdcSlope, 0.75);
+  EXPECT_EQ(c.vmm(5, 3)[6].tdcSlope, 1.0);
+  EXPECT_EQ(&c.channel(5, 1, 7), &c.vmm(5, 3)[7]);
 }
 
 TEST(Vmm3Calibration, TheShippedFilesAreIdentityForTheirConfigs) {
