@@ -139,4 +139,34 @@ inline std::vector<std::vector<uint8_t>> encodePulses(sdk::ReadoutSource &source
   return datagrams;
 }
 
+/// `datagramsPerPulse` full datagrams for each of `pulses` pulses (pulseTime(0), ...), each with
+/// its pulse and the previous one; neutrons at random positions, in time order within the pulse
+/// as readoutgen sends them (benchmarks: up to 200 neutrons a datagram).
+inline std::vector<std::vector<uint8_t>> fullDatagrams(sdk::ReadoutSource &source,
+                                                       sdk::TruthSink &truth, int pulses,
+                                                       int datagramsPerPulse, uint64_t seed = 42) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<uint8_t>> out;
+  DatagramPacker packer(source, truth);
+  for (int p = 0; p < pulses; ++p) {
+    const EssTime pulse = pulseTime(p);
+    std::vector<int64_t> tofs(static_cast<size_t>(datagramsPerPulse) * 200);
+    for (int64_t &t : tofs) {
+      t = static_cast<int64_t>(rng() % 70'000'000);
+    }
+    std::sort(tofs.begin(), tofs.end());
+    size_t next = 0;
+    packer.setPulse(pulse, pulseTime(p - 1));
+    for (int k = 0; k < datagramsPerPulse; ++k) {
+      while (packer.hasRoom() && next < tofs.size()) {
+        const auto x = static_cast<uint32_t>(rng() % source.imageWidth());
+        const auto y = static_cast<uint32_t>(rng() % source.imageHeight());
+        packer.add(neutronAt(x, y, pulse, tofs[next++]));
+      }
+      out.push_back(packer.take());
+    }
+  }
+  return out;
+}
+
 } // namespace efu::readout::test

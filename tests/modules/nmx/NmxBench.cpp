@@ -10,8 +10,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -24,33 +22,10 @@ struct NoTruth final : sdk::TruthSink {
   int64_t count = 0;
 };
 
-/// 64 full datagrams, 8 per pulse, each with its pulse and the previous one; neutrons in time
-/// order within the pulse, as readoutgen sends them.
+/// 64 full datagrams, 8 per pulse (tests/support/SourceDatagrams.h); `neutrons` encoded.
 std::vector<std::vector<uint8_t>> makeDatagrams(nmx::NmxSource &source, int64_t &neutrons) {
-  std::mt19937_64 rng(42);
-  std::vector<std::vector<uint8_t>> out;
   NoTruth truth;
-  readout::test::DatagramPacker packer(source, truth);
-  constexpr int kPerPulse = 8;
-  for (int p = 0; p < 64 / kPerPulse; ++p) {
-    const readout::EssTime pulse = nmx::test::pulseTime(p);
-    const readout::EssTime prev = nmx::test::pulseTime(p - 1);
-    std::vector<int64_t> tofs(kPerPulse * 200);
-    for (int64_t &t : tofs) {
-      t = static_cast<int64_t>(rng() % 70'000'000);
-    }
-    std::sort(tofs.begin(), tofs.end());
-    size_t next = 0;
-    packer.setPulse(pulse, prev);
-    for (int k = 0; k < kPerPulse; ++k) {
-      while (packer.hasRoom() && next < tofs.size()) {
-        const auto x = static_cast<uint32_t>(rng() % source.imageWidth());
-        const auto y = static_cast<uint32_t>(rng() % source.imageHeight());
-        packer.add(readout::test::neutronAt(x, y, pulse, tofs[next++]));
-      }
-      out.push_back(packer.take());
-    }
-  }
+  auto out = readout::test::fullDatagrams(source, truth, 8, 8);
   neutrons = truth.count;
   return out;
 }

@@ -9,8 +9,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -23,50 +21,10 @@ struct NoTruth final : sdk::TruthSink {
   int64_t count = 0;
 };
 
-/// 64 full datagrams (as many readouts as fit in 8972 bytes), 8 per pulse, each with its pulse
-/// and the previous one; neutrons in time order within the pulse, as readoutgen sends them.
+/// 64 full datagrams, 8 per pulse (tests/support/SourceDatagrams.h); `neutrons` encoded.
 std::vector<std::vector<uint8_t>> makeDatagrams(vmm3::Vmm3Source &source, int64_t &neutrons) {
-  std::mt19937_64 rng(42);
-  std::vector<std::vector<uint8_t>> out;
   NoTruth truth;
-  constexpr int kPerPulse = 8;
-  for (int p = 0; p < 64 / kPerPulse; ++p) {
-    const readout::EssTime pulse = vmm3::test::pulseTime(p);
-    const readout::EssTime prev = vmm3::test::pulseTime(p - 1);
-    const int64_t pulseNs = readout::ticksToNs(pulse.high, pulse.low);
-    // Enough sorted times for the pulse's datagrams (at most 74 neutrons each; ESTIA covers
-    // half its image).
-    std::vector<int64_t> tofs(kPerPulse * 200);
-    for (int64_t &t : tofs) {
-      t = static_cast<int64_t>(rng() % 70'000'000);
-    }
-    std::sort(tofs.begin(), tofs.end());
-    size_t next = 0;
-    for (int k = 0; k < kPerPulse; ++k) {
-      std::vector<uint8_t> d(readout::headerBytes(0));
-      while (d.size() + source.maxEventBytes() <= readout::kMaxDatagramBytes &&
-             next < tofs.size()) {
-        sdk::Neutron n;
-        n.x = static_cast<uint32_t>(rng() % source.imageWidth());
-        n.y = static_cast<uint32_t>(rng() % source.imageHeight());
-        n.pulse = pulse;
-        n.pulseTimeNs = pulseNs;
-        n.eventTime = readout::nsToTicks(pulseNs + tofs[next++]);
-        n.eventTimeNs = readout::ticksToNs(n.eventTime.high, n.eventTime.low);
-        std::vector<uint8_t> r(source.maxEventBytes());
-        const size_t bytes = source.encodeEvent(n, r, truth);
-        d.insert(d.end(), r.begin(), r.begin() + static_cast<std::ptrdiff_t>(bytes));
-      }
-      readout::HeaderFields f;
-      f.detectorType = source.detectorType();
-      f.pulse = pulse;
-      f.prevPulse = prev;
-      f.seqNum = static_cast<uint32_t>(out.size());
-      f.totalLength = static_cast<uint16_t>(d.size());
-      readout::writeHeader(d, f);
-      out.push_back(std::move(d));
-    }
-  }
+  auto out = readout::test::fullDatagrams(source, truth, 8, 8);
   neutrons = truth.count;
   return out;
 }
