@@ -6,12 +6,15 @@
 
 #include <spdlog/sinks/null_sink.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace efu::readout {
@@ -22,7 +25,21 @@ struct RecordedEvent {
   int32_t tofNs;
   int32_t pixelId;
   friend bool operator==(const RecordedEvent &, const RecordedEvent &) = default;
+  friend std::ostream &operator<<(std::ostream &out, const RecordedEvent &e) {
+    return out << "(pulse " << e.pulseTimeNs << ", tof " << e.tofNs << ", pixel " << e.pixelId
+               << ")";
+  }
 };
+
+/// `events` ordered by pulse, time of flight and pixel: a module's events and a truth compare
+/// as multisets (a module may publish a datagram's events in another order).
+inline std::vector<RecordedEvent> sortedEvents(std::vector<RecordedEvent> events) {
+  std::sort(events.begin(), events.end(), [](const RecordedEvent &a, const RecordedEvent &b) {
+    return std::tie(a.pulseTimeNs, a.tofNs, a.pixelId) <
+           std::tie(b.pulseTimeNs, b.tofNs, b.pixelId);
+  });
+  return events;
+}
 
 /// Records events in a vector (reserve() it before a benchmark, or set `keep` false to only
 /// count them). Not for production: it allocates.
@@ -142,9 +159,7 @@ public:
   [[nodiscard]] const std::string &configSource() const override { return source_; }
   [[nodiscard]] uint32_t statsIntervalMs() const override { return 1000; }
   [[nodiscard]] const nlohmann::json &calibration() const override { return calibration_; }
-  [[nodiscard]] const std::string &calibrationSource() const override {
-    return calibrationSource_;
-  }
+  [[nodiscard]] const std::string &calibrationSource() const override { return calibrationSource_; }
   /// What calibration() returns (null = none, the default).
   void setCalibration(nlohmann::json calibration, std::string source = "calib.json") {
     calibration_ = std::move(calibration);

@@ -367,14 +367,7 @@ TEST_F(DreamModuleTest, EveryImagePositionRoundTripsThroughTheSource) {
     process(d);
     ASSERT_GT(truth.events.size(), 1000u) << file;
     // Within a datagram the module publishes part type by part type: compare as multisets.
-    auto sorted = [](std::vector<RecordedEvent> v) {
-      std::sort(v.begin(), v.end(), [](const RecordedEvent &a, const RecordedEvent &b) {
-        return std::tie(a.pulseTimeNs, a.tofNs, a.pixelId) <
-               std::tie(b.pulseTimeNs, b.tofNs, b.pixelId);
-      });
-      return v;
-    };
-    EXPECT_EQ(sorted(events()), sorted(truth.events)) << file;
+    EXPECT_EQ(readout::sortedEvents(events()), readout::sortedEvents(truth.events)) << file;
     EXPECT_EQ(stat("geometry.pixel_errors"), 0) << file;
     EXPECT_EQ(stat("geometry.validation_errors"), 0) << file;
   }

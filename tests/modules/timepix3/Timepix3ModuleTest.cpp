@@ -406,16 +406,9 @@ void roundTrip(const nlohmann::json &config, int pulses, int perPulse, int perDa
       }
     }
   }
-  auto got = f.ctx.sink.events;
-  auto want = rt.truth.events;
+  const auto want = readout::sortedEvents(rt.truth.events);
   ASSERT_GT(want.size(), static_cast<size_t>(pulses * perPulse) * 8 / 10) << "refused " << refused;
-  const auto order = [](const RecordedEvent &a, const RecordedEvent &b) {
-    return std::tie(a.pulseTimeNs, a.tofNs, a.pixelId) <
-           std::tie(b.pulseTimeNs, b.tofNs, b.pixelId);
-  };
-  std::sort(got.begin(), got.end(), order);
-  std::sort(want.begin(), want.end(), order);
-  EXPECT_EQ(got, want);
+  EXPECT_EQ(readout::sortedEvents(f.ctx.sink.events), want);
   EXPECT_EQ(f.v("events.count"), static_cast<int64_t>(want.size()));
   EXPECT_EQ(f.v("handlers.pixelevent.cluster_size_to_small"), 0);
   EXPECT_EQ(f.v("events.pixel_errors"), 0);

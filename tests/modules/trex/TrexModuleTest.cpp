@@ -299,13 +299,8 @@ void roundTrip(const std::string &file, int neutrons) {
     }
   }
   module.flush();
-  std::vector<RecordedEvent> got = ctx.sink.events, want = truth.events;
-  const auto less = [](const RecordedEvent &a, const RecordedEvent &b) {
-    return std::tie(a.pulseTimeNs, a.tofNs, a.pixelId) <
-           std::tie(b.pulseTimeNs, b.tofNs, b.pixelId);
-  };
-  std::sort(got.begin(), got.end(), less);
-  std::sort(want.begin(), want.end(), less);
+  const std::vector<RecordedEvent> got = readout::sortedEvents(ctx.sink.events);
+  const std::vector<RecordedEvent> want = readout::sortedEvents(truth.events);
   EXPECT_EQ(got.size(), want.size()) << file << [&] {
     std::string s;
     for (const auto &[k, v] : ctx.snapshot()) {
