@@ -60,7 +60,10 @@ std::vector<ReportHistogram> histogramsOf(const nlohmann::json &report) {
   if (!report.is_object()) {
     return out;
   }
-  for (const auto &[key, value] : report.items()) {
+  for (const auto &item : report.items()) {
+    // (Not a structured binding: clang before 16 cannot capture one in a lambda.)
+    const std::string &key = item.key();
+    const nlohmann::json &value = item.value();
     if (!looksLikeHistogram(value)) {
       continue;
     }
@@ -187,7 +190,9 @@ void showReport(const std::string &address, uint16_t port, const std::string &na
     std::fputs(histogramText(histogram).c_str(), stdout);
   }
   if (report.is_object()) {
-    for (const auto &[key, value] : report.items()) {
+    for (const auto &item : report.items()) {
+      const std::string &key = item.key();
+      const nlohmann::json &value = item.value();
       if (std::none_of(histograms.begin(), histograms.end(),
                        [&key](const auto &h) { return h.name == key; })) {
         std::printf("%s: %s\n", key.c_str(), value.dump().c_str());
