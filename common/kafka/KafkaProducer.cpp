@@ -14,6 +14,13 @@ namespace {
 
 /// How long produce() waits for delivery reports before retrying a full queue.
 constexpr int kQueueFullPollMs = 10;
+/// Payloads from this size on are copied into the PayloadPool instead of by librdkafka (the
+/// smaller ones come from malloc's heap, which reuses memory without mapping it). 64 KiB is
+/// above librdkafka's message.copy.max.bytes default, so the broker thread sends them in place.
+constexpr size_t kPooledPayloadBytes = 64 * 1024;
+/// Spare payload blocks kept for reuse: enough for the messages in flight at LoKI's link rate
+/// (160-kB ev44 messages, 20 ms linger), little next to the 32 MiB producer queue.
+constexpr size_t kSparePayloadBytes = 8 * 1024 * 1024;
 /// How long the destructor serves the reports of purged messages.
 constexpr int kPurgeReportMs = 1000;
 
@@ -60,10 +67,11 @@ KafkaProducer::HandlePtr KafkaProducer::createHandle(const KafkaOptions &options
 // The handle is created (and the configuration checked) before the counters are registered, so a
 // refused configuration leaves `stats` untouched.
 KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::logger &log)
-    : log_(log), rk_(createHandle(options)), produced_(stats.add("kafka.produced")),
-      delivered_(stats.add("kafka.delivered")), failed_(stats.add("kafka.failed")),
-      bytes_(stats.add("kafka.bytes")), queueFullRetries_(stats.add("kafka.queue_full_retries")),
-      errors_(stats.add("kafka.errors")), discarded_(stats.add("kafka.discarded")),
+    : log_(log), pool_(kSparePayloadBytes, kPooledPayloadBytes), rk_(createHandle(options)),
+      produced_(stats.add("kafka.produced")), delivered_(stats.add("kafka.delivered")),
+      failed_(stats.add("kafka.failed")), bytes_(stats.add("kafka.bytes")),
+      queueFullRetries_(stats.add("kafka.queue_full_retries")), errors_(stats.add("kafka.errors")),
+      discarded_(stats.add("kafka.discarded")),
       queued_(stats.add("kafka.queue.messages", CounterKind::Gauge)),
       problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs, 0, false, 0, {}} {
   log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
@@ -158,19 +166,33 @@ bool KafkaProducer::send(std::string_view topic, std::span<const uint8_t> payloa
     failed_.add(1);
     return false;
   }
+  // A large payload is copied into a pooled block that its delivery report gives back; a small
+  // one is copied by librdkafka (F_COPY). Either way the caller may reuse its buffer at once.
+  PayloadPool::Block *block = nullptr;
+  if (payload.size() >= kPooledPayloadBytes) {
+    block = pool_.take(payload);
+    if (block == nullptr) {
+      produced_.add(1);
+      failed_.add(1);
+      problem(kSyslogError, "Kafka: no memory for a message of " + std::to_string(payload.size()) +
+                                " bytes to '" + std::string(topic) + "'");
+      return false;
+    }
+  }
+  void *bytes = block != nullptr ? PayloadPool::data(block) : const_cast<uint8_t *>(payload.data());
+  const int flags = block != nullptr ? 0 : RD_KAFKA_MSG_F_COPY;
   for (;;) {
-    // F_COPY: librdkafka copies the payload, so the caller may reuse its buffer at once.
     const rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_.get(), RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_VALUE(const_cast<uint8_t *>(payload.data()), payload.size()),
-        RD_KAFKA_V_TIMESTAMP(timestampMs), RD_KAFKA_V_END);
+        RD_KAFKA_V_MSGFLAGS(flags), RD_KAFKA_V_VALUE(bytes, payload.size()),
+        RD_KAFKA_V_OPAQUE(block), RD_KAFKA_V_TIMESTAMP(timestampMs), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       produced_.add(1);
       rd_kafka_poll(rk_.get(), 0);
       return true;
     }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && !wait) {
+      giveBack(block);
       return false;
     }
     if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL && !abort_.load(std::memory_order_relaxed)) {
@@ -181,11 +203,18 @@ bool KafkaProducer::send(std::string_view topic, std::span<const uint8_t> payloa
       queued_.set(inFlight());
       continue;
     }
+    giveBack(block);
     produced_.add(1);
     failed_.add(1);
     problem(kSyslogError, std::string("Kafka: cannot produce to '") + std::string(topic) +
                               "': " + rd_kafka_err2str(err));
     return false;
+  }
+}
+
+void KafkaProducer::giveBack(PayloadPool::Block *block) noexcept {
+  if (block != nullptr) {
+    pool_.give(block);
   }
 }
 
@@ -243,6 +272,8 @@ void KafkaProducer::problem(int level, std::string_view what, bool brokerTrouble
 
 void KafkaProducer::onDelivery(rd_kafka_t *, const rd_kafka_message_t *message, void *opaque) {
   auto *self = static_cast<KafkaProducer *>(opaque);
+  // The message's own opaque: its pooled payload block, if it has one (librdkafka is done with it).
+  self->giveBack(static_cast<PayloadPool::Block *>(message->_private));
   if (message->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
     self->delivered_.add(1);
     self->bytes_.add(static_cast<int64_t>(message->len));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "common/kafka/KafkaOptions.h"
+#include "common/kafka/PayloadPool.h"
 #include "common/kafka/Producer.h"
 #include "common/stats/Stats.h"
 #include "common/system/LogRateLimit.h"
@@ -73,6 +74,8 @@ public:
   [[nodiscard]] bool fatal() const noexcept { return fatal_.load(std::memory_order_acquire); }
   /// What the fatal error was and what to do about it; valid once fatal() is true.
   [[nodiscard]] const std::string &fatalMessage() const noexcept { return fatalMessage_; }
+  /// The pool of large payload copies (for tests).
+  [[nodiscard]] const PayloadPool &payloadPool() const noexcept { return pool_; }
   /// The effective value of a librdkafka property (for logs and tests); empty if unknown.
   [[nodiscard]] std::string setting(const std::string &key) const;
   /// Asks the cluster for its broker list, waiting at most timeoutMs: "" when a broker answered,
@@ -91,6 +94,8 @@ private:
   /// produce() and tryProduce(): `wait` = retry on a full queue (back-pressure).
   bool send(std::string_view topic, std::span<const uint8_t> payload, int64_t timestampMs,
             bool wait) noexcept;
+  /// Returns a pooled payload block (nullptr: none) once librdkafka no longer needs it.
+  void giveBack(PayloadPool::Block *block) noexcept;
   /// Rate-limited log of a problem; brokerTrouble arms the "delivering again" message.
   void problem(int level, std::string_view what, bool brokerTrouble = true) noexcept;
   /// Logs the count of suppressed problem lines once their window has closed.
@@ -100,6 +105,9 @@ private:
   static void onLog(const rd_kafka_s *rk, int level, const char *facility, const char *text);
 
   spdlog::logger &log_;
+  /// Copies of large payloads (declared before rk_: librdkafka may point into them until the
+  /// handle is gone).
+  PayloadPool pool_;
   HandlePtr rk_; // declared before the counters: created (and checked) before they are registered
   Counter &produced_;
   Counter &delivered_;

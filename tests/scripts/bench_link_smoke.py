@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""Smoke test of scripts/bench-link: `--quick` (LoKI, Kafka off, 1-s steps) against a build tree.
+"""Smoke test of scripts/bench-link against a build tree: `--quick` (LoKI, Kafka off, 1-s steps),
+then `--at-link` (one step per mode at a low rate, Kafka off and on).
 
 Asserts what cannot depend on the machine's speed: the script exits 0, its table has the loki
 no-kafka row with a lossless rate > 0, and every step it reports lossless really had every
-datagram counted (sent > 0, formed events == published). No timing threshold.
+datagram counted (sent > 0, formed events == published); --at-link's table has both modes with
+a CPU time per datagram > 0 and their ratio, matching its steps. No timing threshold.
 usage: bench_link_smoke.py SOURCE_DIR BUILD_DIR
 """
 import json
@@ -38,4 +40,28 @@ with tempfile.TemporaryDirectory(prefix="bench-link-test-") as work:
             sys.exit(f"a step called lossless that is not: {s}")
     if abs(max(s["offered"] for s in lossless) - int(row.group(1))) > 1:
         sys.exit(f"the table's rate {row.group(1)} is not the highest lossless step's")
-print(f"ok: loki no-kafka lossless at {row.group(1)} datagrams/s, {len(steps)} steps")
+    print(f"ok: loki no-kafka lossless at {row.group(1)} datagrams/s, {len(steps)} steps")
+
+    cost_steps, cost_out = os.path.join(work, "cost.jsonl"), os.path.join(work, "cost.md")
+    result = subprocess.run([sys.executable, os.path.join(source, "scripts", "bench-link"),
+                             "--no-build", "--build-dir", build, "--instruments", "loki",
+                             "--at-link", "0.05", "--reps", "1", "--step-seconds", "1",
+                             "--datagrams", "500", "--json", cost_steps, "--out", cost_out],
+                            capture_output=True, text=True, timeout=240)
+    sys.stderr.write(result.stderr)
+    if result.returncode != 0:
+        sys.exit(f"bench-link --at-link exited with {result.returncode}")
+    with open(cost_out) as f:
+        table = f.read()
+    with open(cost_steps) as f:
+        steps = {s["mode"]: s for s in map(json.loads, f)}
+    for mode in ("no-kafka", "kafka"):
+        row = re.search(rf"^\| loki \| {mode} \| \d+ \| \d of 1 \| ([0-9.]+) \|", table, re.M)
+        if not row or float(row.group(1)) <= 0:
+            sys.exit(f"no loki {mode} row with a CPU time per datagram > 0 in:\n" + table)
+        if abs(float(row.group(1)) - steps[mode]["cpu_us_per_datagram"]) > 0.01:
+            sys.exit(f"{mode}: the table's {row.group(1)} us is not its step's: {steps[mode]}")
+    if not re.search(r"^\| loki \| kafka \|.*\| [0-9.]+ \|$", table, re.M):
+        sys.exit("no kafka / no-kafka ratio in:\n" + table)
+    print("ok: --at-link, " + ", ".join(f"{m} {s['cpu_us_per_datagram']:.2f} us/datagram"
+                                        for m, s in steps.items()))
