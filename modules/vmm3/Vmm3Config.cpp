@@ -3,6 +3,7 @@
 #include "modules/vmm3/Vmm3Config.h"
 
 #include "common/readout/EssReadout.h"
+#include "common/reduction/BuilderKeys.h"
 #include "common/reduction/EventBuilder2D.h"
 #include "common/sdk/CalibrationCheck.h"
 #include "common/sdk/ModuleConfig.h"

@@ -9,9 +9,19 @@
 
 namespace efu::vmm3 {
 
-/// True when `channel` is one the plane reads: wires on 16..47, strips on 0..63.
+/// The channels a plane reads are firstChannel(wire) .. firstChannel(wire) + channels(wire) - 1:
+/// wires on 16..47, strips on 0..63.
+constexpr uint8_t firstChannel(bool wire) noexcept {
+  return wire ? kFirstWireChannel : 0;
+}
+constexpr uint8_t channels(bool wire) noexcept {
+  return wire ? kLastWireChannel - kFirstWireChannel + 1 : kStrips;
+}
+
+/// True when `channel` is one the plane reads (the module's hot path checks the same range
+/// as one unsigned comparison).
 constexpr bool validChannel(bool wire, uint8_t channel) noexcept {
-  return wire ? channel >= kFirstWireChannel && channel <= kLastWireChannel : channel < kStrips;
+  return static_cast<uint8_t>(channel - firstChannel(wire)) < channels(wire);
 }
 
 /// The coordinate of a valid channel of a plane whose cassette starts at `offset`:

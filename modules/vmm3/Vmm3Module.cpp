@@ -81,8 +81,8 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
       r.coordBase = static_cast<int32_t>(coordinateOf(config_.layout, wire, offset, 0));
       r.coordStep =
           static_cast<int32_t>(coordinateOf(config_.layout, wire, offset, 1)) - r.coordBase;
-      r.firstChannel = wire ? kFirstWireChannel : 0;
-      r.channels = wire ? kLastWireChannel - kFirstWireChannel + 1 : kStrips;
+      r.firstChannel = firstChannel(wire);
+      r.channels = channels(wire);
       r.plane = x ? 0 : 1;
       r.wire = wire;
       routes_.push_back(r);

@@ -49,6 +49,12 @@ struct TruthList final : sdk::TruthSink {
   std::vector<RecordedEvent> events;
 };
 
+/// A truth sink that only counts (benchmarks: the neutrons a stream encodes).
+struct TruthCount final : sdk::TruthSink {
+  void add(int64_t, int64_t, int32_t) override { ++count; }
+  int64_t count = 0;
+};
+
 /// A datagram as the daemon hands it to a module (no receive time, queue 0).
 inline sdk::Packet packetOf(std::span<const uint8_t> datagram) {
   return sdk::Packet{datagram.data(), static_cast<uint32_t>(datagram.size()), 0, 0};

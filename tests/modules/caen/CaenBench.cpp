@@ -23,9 +23,7 @@ std::vector<std::vector<uint8_t>> makeDatagrams(caen::CaenSource &source) {
   std::mt19937_64 rng(42);
   std::vector<std::vector<uint8_t>> out;
   const caen::CaenConfig &cfg = source.config();
-  struct NoTruth final : sdk::TruthSink {
-    void add(int64_t, int64_t, int32_t) override {}
-  } truth;
+  readout::test::TruthCount truth;
   readout::test::DatagramPacker packer(source, truth);
   const readout::EssTime pulse{1'700'000'000, 1000};
   packer.setPulse(pulse, {1'699'999'999, 82'000'000});

@@ -21,11 +21,6 @@ namespace {
 
 using namespace efu;
 
-struct NoTruth final : sdk::TruthSink {
-  void add(int64_t, int64_t, int32_t) override {}
-  void addFrom(std::string_view, int64_t, int64_t, int32_t) override {}
-};
-
 void BM_CbmProcess(benchmark::State &state) {
   const std::string path = std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/cbmtest.json";
   const nlohmann::json config = validateModuleConfig(
@@ -33,7 +28,7 @@ void BM_CbmProcess(benchmark::State &state) {
   cbm::CbmSource source(config, path, 1);
   const auto perPulse = static_cast<int>(state.range(0));
   std::mt19937_64 rng(42);
-  NoTruth truth;
+  readout::test::TruthCount truth;
   std::vector<std::vector<uint8_t>> datagrams;
   readout::test::DatagramPacker packer(source, truth);
   int64_t readouts = 0;

@@ -8,7 +8,7 @@
 #include "common/readout/EssHeader.h"
 #include "common/sdk/ModuleConfig.h"
 #include "tests/support/FakeModuleContext.h"
-#include "tests/support/SourceDatagrams.h"
+#include "tests/support/ModuleBench.h"
 
 #include <benchmark/benchmark.h>
 
@@ -59,15 +59,7 @@ void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
   readout::FakeModuleContext ctx(shipped(file), file);
   ctx.sink.keep = false;
   DreamModule module(ctx);
-  size_t i = 0;
-  int64_t readouts = 0;
-  for (auto _ : state) {
-    const std::vector<uint8_t> &d = s[i];
-    module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
-    readouts += static_cast<int64_t>((d.size() - readout::headerBytes(0)) / kReadoutBytes);
-    i = (i + 1) % s.size();
-  }
-  state.SetItemsProcessed(readouts);
+  (void)readout::test::processInCycle(state, module, s, kReadoutBytes);
   state.counters["events"] = static_cast<double>(ctx.sink.count);
 }
 
