@@ -4,7 +4,6 @@
 
 #include "common/readout/EssReadout.h"
 #include "common/reduction/BuilderKeys.h"
-#include "common/reduction/EventBuilder2D.h"
 #include "common/sdk/CalibrationCheck.h"
 #include "common/sdk/ModuleConfig.h"
 
