@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace efu::vmm3 {
 
@@ -68,6 +69,31 @@ void readHybridAddress(const nlohmann::json &entry, const std::string &path,
     check.fail(path + ".HybridId", id,
                "expected " + std::to_string(kHybridIdLength) + " characters");
   }
+}
+
+/// The Config hybrid that entry `entry` of a VMM3 calibration file's Calibrations names by its
+/// HybridId (`idJson`, at `path`.HybridId): its index in `hybrids`. `claimed[h]` is the entry
+/// that named hybrid h so far (-1: none; one per hybrid), updated here. A HybridId no Config
+/// entry of `configSource` has, or one an earlier entry named, is a ConfigError naming it.
+template <class Hybrid>
+size_t claimHybrid(const std::vector<Hybrid> &hybrids, const nlohmann::json &idJson,
+                   const std::string &path, const std::string &configSource,
+                   const sdk::CalibrationCheck &check, std::vector<int> &claimed, size_t entry) {
+  const std::string &id = check.string(idJson, path + ".HybridId");
+  size_t hybrid = 0;
+  while (hybrid < hybrids.size() && hybrids[hybrid].hybridId != id) {
+    ++hybrid;
+  }
+  if (hybrid == hybrids.size()) {
+    check.fail(path + ".HybridId", idJson,
+               "no Config entry of " + configSource + " has this HybridId");
+  }
+  if (claimed[hybrid] >= 0) {
+    check.fail(path + ".HybridId", idJson,
+               "Calibrations[" + std::to_string(claimed[hybrid]) + "] has it too");
+  }
+  claimed[hybrid] = static_cast<int>(entry);
+  return hybrid;
 }
 
 /// Why a readout was refused (or Ok), in the order the ESS EFU checks. One counter per value

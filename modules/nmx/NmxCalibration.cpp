@@ -35,24 +35,11 @@ void checkNmxCalibration(const nlohmann::json &calibration, const std::string &s
     const nlohmann::json &entry =
         check.member(entries[i], fmt::format("Calibrations[{}]", i), "VMMHybridCalibration");
     const nlohmann::json &idJson = check.member(entry, path, "HybridId");
-    const std::string &id = check.string(idJson, path + ".HybridId");
-    if (id.size() != kHybridIdLength) {
+    if (check.string(idJson, path + ".HybridId").size() != kHybridIdLength) {
       check.fail(path + ".HybridId", idJson,
                  fmt::format("expected {} characters", kHybridIdLength));
     }
-    size_t hybrid = 0;
-    while (hybrid < config.hybrids.size() && config.hybrids[hybrid].hybridId != id) {
-      ++hybrid;
-    }
-    if (hybrid == config.hybrids.size()) {
-      check.fail(path + ".HybridId", idJson,
-                 "no Config entry of " + configSource + " has this HybridId");
-    }
-    if (from[hybrid] >= 0) {
-      check.fail(path + ".HybridId", idJson,
-                 fmt::format("Calibrations[{}] has it too", from[hybrid]));
-    }
-    from[hybrid] = static_cast<int>(i);
+    (void)vmm3::claimHybrid(config.hybrids, idJson, path, configSource, check, from, i);
     for (const char *key : {"CalibrationDate", "vmm0", "vmm1"}) {
       (void)check.member(entry, path, key);
     }

@@ -40,21 +40,8 @@ Vmm3Calibration::Vmm3Calibration(const nlohmann::json &calibration, const std::s
     const nlohmann::json &entry =
         check.member(entries[i], fmt::format("Calibrations[{}]", i), "VMMHybridCalibration");
     (void)check.member(entry, path, "CalibrationDate");
-    const nlohmann::json &idJson = check.member(entry, path, "HybridId");
-    const std::string &id = check.string(idJson, path + ".HybridId");
-    size_t hybrid = 0;
-    while (hybrid < config.hybrids.size() && config.hybrids[hybrid].hybridId != id) {
-      ++hybrid;
-    }
-    if (hybrid == config.hybrids.size()) {
-      check.fail(path + ".HybridId", idJson,
-                 "no Config entry of " + configSource + " has this HybridId");
-    }
-    if (from[hybrid] >= 0) {
-      check.fail(path + ".HybridId", idJson,
-                 fmt::format("Calibrations[{}] has it too", from[hybrid]));
-    }
-    from[hybrid] = static_cast<int>(i);
+    const size_t hybrid = claimHybrid(config.hybrids, check.member(entry, path, "HybridId"), path,
+                                      configSource, check, from, i);
     for (uint8_t vmm = 0; vmm < 2; ++vmm) {
       const std::string vpath = fmt::format("{}.vmm{}", path, vmm);
       const nlohmann::json &v = check.member(entry, path, vmm == 0 ? "vmm0" : "vmm1");

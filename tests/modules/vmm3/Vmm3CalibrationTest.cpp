@@ -304,7 +304,7 @@ TEST(Vmm3Calibration, EveryRefusalNamesFileKeyAndValue) {
              c["Calibrations"][1]["VMMHybridCalibration"]["HybridId"];
        },
        {"Calibrations[3].VMMHybridCalibration.HybridId = \"E5533333222222221111111100000001\"",
-        "Calibrations[1]"}},
+        "Calibrations[1] has it too"}},
       {"vmm0 missing",
        [](J &c) { c["Calibrations"][0]["VMMHybridCalibration"].erase("vmm0"); },
        {e0 + " = {", "missing key 'vmm0'"}},
