@@ -231,6 +231,28 @@ def process_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+def thread_ticks(pid, names):
+    """User + system ticks of the threads of pid whose name (comm) starts with one of names."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                comm = f.read().strip()
+            if not comm.startswith(tuple(names)):
+                continue
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                text = f.read()
+        except FileNotFoundError:  # the thread ended
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        total += int(fields[11]) + int(fields[12])
+    return total
+
+
 def all_process_ticks():
     """{pid: (comm, user+system ticks)} of every process."""
     result = {}
