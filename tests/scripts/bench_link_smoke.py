@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
 """Smoke test of scripts/bench-link against a build tree: `--quick` (LoKI, Kafka off, 1-s steps),
-then `--at-link` (one step per mode at a low rate, Kafka off and on).
+then `--at-link --pin threads` (one step per mode at a low rate, Kafka off and on, the CPU time
+of efu's pinned threads only).
 
 Asserts what cannot depend on the machine's speed: the script exits 0, its table has the loki
 no-kafka row with a lossless rate > 0, and every step it reports lossless really had every
 datagram counted (sent > 0, formed events == published); --at-link's table has both modes with
-a CPU time per datagram > 0 and their ratio, matching its steps. No timing threshold.
+a CPU time per datagram > 0 (so the pinned threads were found by name) and their ratio,
+matching its steps. No timing threshold.
 usage: bench_link_smoke.py SOURCE_DIR BUILD_DIR
 """
 import json
@@ -46,6 +48,7 @@ with tempfile.TemporaryDirectory(prefix="bench-link-test-") as work:
     result = subprocess.run([sys.executable, os.path.join(source, "scripts", "bench-link"),
                              "--no-build", "--build-dir", build, "--instruments", "loki",
                              "--at-link", "0.05", "--reps", "1", "--step-seconds", "1",
+                             "--pin", "threads",
                              "--datagrams", "500", "--json", cost_steps, "--out", cost_out],
                             capture_output=True, text=True, timeout=240)
     sys.stderr.write(result.stderr)
@@ -61,6 +64,8 @@ with tempfile.TemporaryDirectory(prefix="bench-link-test-") as work:
             sys.exit(f"no loki {mode} row with a CPU time per datagram > 0 in:\n" + table)
         if abs(float(row.group(1)) - steps[mode]["cpu_us_per_datagram"]) > 0.01:
             sys.exit(f"{mode}: the table's {row.group(1)} us is not its step's: {steps[mode]}")
+    if "receive and processing threads on CPU" not in table:
+        sys.exit("the report does not say which threads were pinned:\n" + table)
     if not re.search(r"^\| loki \| kafka \|.*\| [0-9.]+ \|$", table, re.M):
         sys.exit("no kafka / no-kafka ratio in:\n" + table)
     print("ok: --at-link, " + ", ".join(f"{m} {s['cpu_us_per_datagram']:.2f} us/datagram"
