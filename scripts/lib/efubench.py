@@ -221,9 +221,10 @@ def task_ticks(pid):
     return result
 
 
-def process_ticks(pid):
+def stat_ticks(path):
+    """User + system ticks in a /proc stat file (of a process or a thread); 0 once it is gone."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
+        with open(path) as f:
             text = f.read()
     except FileNotFoundError:
         return 0
@@ -231,25 +232,25 @@ def process_ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
+def process_ticks(pid):
+    return stat_ticks(f"/proc/{pid}/stat")
+
+
 def thread_ticks(pid, names):
     """User + system ticks of the threads of pid whose name (comm) starts with one of names."""
-    total = 0
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except FileNotFoundError:
         return 0
+    total = 0
     for tid in tids:
         try:
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                comm = f.read().strip()
-            if not comm.startswith(tuple(names)):
-                continue
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                text = f.read()
+                if not f.read().strip().startswith(tuple(names)):
+                    continue
         except FileNotFoundError:  # the thread ended
             continue
-        fields = text[text.rindex(")") + 2:].split()
-        total += int(fields[11]) + int(fields[12])
+        total += stat_ticks(f"/proc/{pid}/task/{tid}/stat")
     return total
 
 
