@@ -221,37 +221,14 @@ def task_ticks(pid):
     return result
 
 
-def stat_ticks(path):
-    """User + system ticks in a /proc stat file (of a process or a thread); 0 once it is gone."""
+def process_ticks(pid):
     try:
-        with open(path) as f:
+        with open(f"/proc/{pid}/stat") as f:
             text = f.read()
     except FileNotFoundError:
         return 0
     fields = text[text.rindex(")") + 2:].split()
     return int(fields[11]) + int(fields[12])
-
-
-def process_ticks(pid):
-    return stat_ticks(f"/proc/{pid}/stat")
-
-
-def thread_ticks(pid, names):
-    """User + system ticks of the threads of pid whose name (comm) starts with one of names."""
-    try:
-        tids = os.listdir(f"/proc/{pid}/task")
-    except FileNotFoundError:
-        return 0
-    total = 0
-    for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if not f.read().strip().startswith(tuple(names)):
-                    continue
-        except FileNotFoundError:  # the thread ended
-            continue
-        total += stat_ticks(f"/proc/{pid}/task/{tid}/stat")
-    return total
 
 
 def all_process_ticks():
