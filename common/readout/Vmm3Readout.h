@@ -51,6 +51,55 @@ constexpr uint8_t kMaxFen = 13;    ///< FENs 0..13
 constexpr uint8_t kMaxHybrid = 10; ///< a Config entry's Hybrid (readouts reach vmm / 2 <= 7)
 constexpr size_t kHybridIdLength = 32;
 
+/// The first checks every VMM3 family makes on a valid readout, in the ESS EFU's order — ring =
+/// fiber / 2 <= kMaxRing, FEN <= kMaxFen, a Config entry for (ring, FEN, vmm / 2) — as one table
+/// load per readout, with the family's own index of what the readout goes to.
+class RouteTable {
+public:
+  /// What operator() gives a readout that fails a check: -1 - the check's place in the order.
+  static constexpr int16_t kRingFault = -1, kFenFault = -2, kHybridFault = -3;
+
+  /// routeOf(ring, fen, vmm) -> int: the family's index (0..32767) of a readout with this address
+  /// in range, or < 0 when (ring, FEN, vmm / 2) has no Config entry.
+  template <class RouteOf> explicit RouteTable(RouteOf &&routeOf) : table_(kKeys) {
+    for (uint8_t fiber = 0; fiber <= readout::kMaxFiber; ++fiber) {
+      const auto ring = static_cast<uint8_t>(fiber / 2);
+      for (uint8_t fen = 0; fen <= readout::kMaxFen; ++fen) {
+        for (uint8_t vmm = 0; vmm <= kMaxVmm; ++vmm) {
+          int16_t &to = table_[key(fiber, fen, vmm)];
+          if (ring > kMaxRing) {
+            to = kRingFault;
+          } else if (fen > kMaxFen) {
+            to = kFenFault;
+          } else {
+            const int index = routeOf(ring, fen, vmm);
+            to = index < 0 ? kHybridFault : static_cast<int16_t>(index);
+          }
+        }
+      }
+    }
+  }
+  /// True when a family's enum E starts Ring, Fen, Hybrid: then E(-1 - fault) is a fault's.
+  template <class E> static constexpr bool faultsLead() noexcept {
+    return static_cast<int>(E::Ring) == -1 - kRingFault &&
+           static_cast<int>(E::Fen) == -1 - kFenFault &&
+           static_cast<int>(E::Hybrid) == -1 - kHybridFault;
+  }
+  /// The index of a readout that passed checkReadout(), or a fault (< 0).
+  [[nodiscard]] int16_t operator()(const Vmm3Readout &r) const noexcept {
+    return table_[key(r.fiber, r.fen, r.vmm)];
+  }
+
+private:
+  // checkReadout() leaves fiber and FEN <= 23 and VMM <= 15: ring, FEN and VMM by shifts.
+  static_assert(readout::kMaxFen < 32 && kMaxVmm < 16);
+  static constexpr size_t kKeys = (size_t{readout::kMaxFiber / 2} + 1) << 9;
+  static size_t key(uint8_t fiber, uint8_t fen, uint8_t vmm) noexcept {
+    return (size_t{fiber} >> 1) << 9 | size_t{fen} << 4 | vmm;
+  }
+  std::vector<int16_t> table_;
+};
+
 /// Reads the address a Config entry gives its hybrid into h.ring, h.fen, h.hybrid and
 /// h.hybridId: "Ring" 0..kMaxRing, "FEN" 0..kMaxFen, "Hybrid" 0..kMaxHybrid, "HybridId" of
 /// kHybridIdLength characters. A missing or bad value is a ConfigError naming `path`.key.

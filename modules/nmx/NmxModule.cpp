@@ -17,6 +17,7 @@ using vmm3::ReadoutError;
 constexpr const char *kHitErrorNames[] = {"geometry.ring_errors", "geometry.fen_errors",
                                           "geometry.hybrid_mapping_errors", "geometry.adc_errors"};
 static_assert(std::size(kHitErrorNames) == static_cast<size_t>(HitError::Count_));
+static_assert(vmm3::RouteTable::faultsLead<HitError>());
 
 constexpr const char *kEventErrorNames[] = {
     "cluster.span.x_too_large", "cluster.span.x_too_small", "cluster.span.time_too_large",
@@ -66,7 +67,10 @@ NmxModule::NmxModule(sdk::ModuleContext &ctx)
     : ctx_(ctx), config_(checked(parseNmxConfig(ctx.config(), ctx.configSource()), ctx)),
       headerCounters_(ctx), parser_(headerCounters_, {readout::kTypeNmx}, config_.maxPulseTimeNs),
       tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
-      builders_(config_.builders(), reduction::EventBuilder2D(paramsOf(config_))) {
+      builders_(config_.builders(), reduction::EventBuilder2D(paramsOf(config_))),
+      slotOf_([this](uint8_t ring, uint8_t fen, uint8_t vmm) {
+        return config_.slot(ring, fen, vmm >> 1);
+      }) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   ctx.log().info("nmx: {} x {} pixels, {} hybrids, {} panels, gaps: clustering {} ns, matching "
                  "{} ns; DefaultMinADC {}; split multi-events {}",
@@ -90,21 +94,14 @@ void NmxModule::process(const sdk::Packet &packet) noexcept {
   std::array<int64_t, static_cast<size_t>(HitError::Count_)> hitErrors{};
   const bool whole = vmm3::forEachReadout(
       h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
-        const auto ring = static_cast<uint8_t>(r.fiber / 2);
         const uint16_t adc = vmm3::adcOf(r);
-        int16_t slot = -1;
-        HitError fault = HitError::Count_;
-        if (ring > kMaxRing) {
-          fault = HitError::Ring;
-        } else if (r.fen > kMaxFen) {
-          fault = HitError::Fen;
-        } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
-          fault = HitError::Hybrid;
-        } else if (adc < config_.minAdc) {
-          fault = HitError::Adc;
+        const int16_t slot = slotOf_(r);
+        if (slot < 0) [[unlikely]] {
+          ++hitErrors[static_cast<size_t>(-1 - slot)]; // Ring, Fen, Hybrid
+          return;
         }
-        if (fault != HitError::Count_) {
-          ++hitErrors[static_cast<size_t>(fault)];
+        if (adc < config_.minAdc) {
+          ++hitErrors[static_cast<size_t>(HitError::Adc)];
           return;
         }
         const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];

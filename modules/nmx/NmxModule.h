@@ -85,6 +85,7 @@ private:
   vmm3::ParserCounters parserCounters_;
   NmxCounters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per panel
+  vmm3::RouteTable slotOf_; ///< a readout's Config entry, or the ring, FEN or hybrid fault
 };
 
 } // namespace efu::nmx

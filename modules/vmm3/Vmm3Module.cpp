@@ -19,6 +19,7 @@ constexpr const char *kHitErrorNames[] = {"geometry.ring_errors",
                                           "geometry.strip_channel_range_errors",
                                           "readouts.adc_below_threshold"};
 static_assert(std::size(kHitErrorNames) == static_cast<size_t>(HitError::Count_));
+static_assert(RouteTable::faultsLead<HitError>());
 
 constexpr const char *kEventErrorNames[] = {"cluster.no_coincidence", "events.wire_gaps",
                                             "events.strip_gaps", "geometry.pixel_errors"};
@@ -64,7 +65,11 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
       headerCounters_(ctx),
       parser_(headerCounters_, config_.detectorTypes(), config_.maxPulseTimeNs), tofCounters_(ctx),
       tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
-      builders_(config_.hybrids.size(), reduction::EventBuilder2D(paramsOf(config_))) {
+      builders_(config_.hybrids.size(), reduction::EventBuilder2D(paramsOf(config_))),
+      routeOf_([this](uint8_t ring, uint8_t fen, uint8_t vmm) {
+        const int16_t slot = config_.slot(ring, fen, vmm >> 1);
+        return slot < 0 ? -1 : slot * 2 + (vmm & 1);
+      }) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   for (size_t slot = 0; slot < config_.hybrids.size(); ++slot) {
     const Hybrid &hybrid = config_.hybrids[slot];
@@ -113,21 +118,12 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
   int64_t adcMax = 0;
   const bool whole =
       forEachReadout(h.payload, h.payloadBytes, parserCounters_, [&](const Vmm3Readout &r) {
-        const auto ring = static_cast<uint8_t>(r.fiber / 2);
-        int16_t slot = -1;
-        HitError fault = HitError::Count_;
-        if (ring > kMaxRing) {
-          fault = HitError::Ring;
-        } else if (r.fen > kMaxFen) {
-          fault = HitError::Fen;
-        } else if ((slot = config_.slot(ring, r.fen, r.vmm >> 1)) < 0) {
-          fault = HitError::Hybrid;
-        }
-        if (fault != HitError::Count_) {
-          ++hitErrors[static_cast<size_t>(fault)];
+        const int16_t to = routeOf_(r);
+        if (to < 0) [[unlikely]] {
+          ++hitErrors[static_cast<size_t>(-1 - to)]; // Ring, Fen, Hybrid
           return;
         }
-        const VmmRoute &route = routes_[static_cast<size_t>(slot) * 2 + (r.vmm & 1)];
+        const VmmRoute &route = routes_[static_cast<size_t>(to)];
         if (static_cast<uint8_t>(r.channel - route.firstChannel) >= route.channels) {
           ++hitErrors[static_cast<size_t>(route.wire ? HitError::WireChannel
                                                      : HitError::StripChannel)];

@@ -105,6 +105,7 @@ private:
   Vmm3Counters counters_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per Config entry
   std::vector<VmmRoute> routes_;                    ///< [Config entry][vmm & 1]
+  RouteTable routeOf_; ///< a readout's routes_ index, or the ring, FEN or hybrid fault
 };
 
 } // namespace efu::vmm3

@@ -303,6 +303,15 @@ TEST_F(NmxModuleTest, EachReadoutErrorIsCountedOnce) {
   r.fen = 8; // no hybrid
   d.add(r);
   r = ok;
+  r.fiber = 23; // the largest address the parser passes: ring 11
+  r.fen = 23;
+  r.vmm = 15;
+  d.add(r);
+  r = ok;
+  r.fen = 14;
+  r.otadc = 10; // a FEN error comes before the ADC check
+  d.add(r);
+  r = ok;
   r.otadc = 0x8000 | 49; // below DefaultMinADC 50 (bit 15 is not the ADC)
   d.add(r);
   r = ok;
@@ -311,17 +320,17 @@ TEST_F(NmxModuleTest, EachReadoutErrorIsCountedOnce) {
   d.add(r);
   process(d);
   EXPECT_EQ(moved(),
-            (std::map<std::string, int64_t>{{"readouts.count", 7},
+            (std::map<std::string, int64_t>{{"readouts.count", 9},
                                             {"readouts.error_fiber", 1},
                                             {"readouts.error_channel", 1},
-                                            {"readouts.data", 4},
+                                            {"readouts.data", 6},
                                             {"readouts.bccalib", 1},
                                             {"readouts.over_threshold", 2},
-                                            {"geometry.ring_errors", 1},
-                                            {"geometry.fen_errors", 1},
+                                            {"geometry.ring_errors", 2},
+                                            {"geometry.fen_errors", 2},
                                             {"geometry.hybrid_mapping_errors", 1},
                                             {"geometry.adc_errors", 1},
-                                            {"geometry.validation_errors", 4},
+                                            {"geometry.validation_errors", 6},
                                             {"cluster.no_coincidence", 1},
                                             {"cluster.matched_x_only", 1},
                                             {"cluster.matcherstats.match_attempt_count", 4}}));
