@@ -75,15 +75,14 @@ public:
     // ESS EFU's uint64_t conversion does on x86-64: through int64_t, wrapping (no UB here).
     return t < 0 ? static_cast<uint64_t>(static_cast<int64_t>(t)) : static_cast<uint64_t>(t);
   }
-  /// timeNs() of an identity channel, in integers from 2^60 ns (the year 2006) on. There a
-  /// double holds ns to a multiple of 256 ns or more, its neighbours at least 128 ns away, and
-  /// the model moves it by less than 35 ns: the sum rounds back to double(ns), which is ns
-  /// rounded to the nearest multiple of the step (ties to an even multiple).
+  /// timeNs() of an identity channel without the model from 2^60 to 2^62 ns (the years 2006 to
+  /// 2116). There a double holds ns to a multiple of 256 or 512 ns, its neighbours at least 128
+  /// ns away, and the model moves it by less than 35 ns: the sum rounds back to double(ns), ns
+  /// rounded to the nearest multiple of the step (ties to an even multiple), at most 2^62.
   [[nodiscard]] static uint64_t identityTimeNs(uint64_t ns, uint8_t tdc) noexcept {
-    if (ns >= uint64_t{1} << 60 && ns < uint64_t{1} << 63) [[likely]] {
-      const int drop = static_cast<int>(std::bit_width(ns)) - 53; // 8..10 bits below 53
-      const uint64_t step = uint64_t{1} << drop;
-      return (ns + step / 2 - 1 + ((ns >> drop) & 1)) & ~(step - 1);
+    if (ns >= uint64_t{1} << 60 && ns < uint64_t{1} << 62) [[likely]] {
+      const auto rounded = static_cast<double>(static_cast<int64_t>(ns));
+      return static_cast<uint64_t>(static_cast<int64_t>(rounded));
     }
     return timeNs(Channel{}, ns, tdc);
   }

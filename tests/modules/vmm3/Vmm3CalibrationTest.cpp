@@ -141,10 +141,11 @@ TEST(Vmm3Calibration, ATimeBeforeTheEpochWrapsAsTheEssConversionDoes) {
   EXPECT_EQ(Vmm3Calibration::timeNs(identity, 100, 255), uint64_t{74}); // 74.08
 }
 
-// identityTimeNs() is the module's path for identity channels: integers from 2^60 ns on, the
-// ESS double arithmetic below. Against the literal formula, for every TDC value and 1024
-// consecutive ns (every residue of the double's step there, 256 to 1024 ns, ties included):
-// across each power of two from 2^60 to 2^63, at random times in between, and below 2^60.
+// identityTimeNs() is the module's path for identity channels: one rounding of ns to a double
+// from 2^60 to 2^62 ns, the ESS double arithmetic elsewhere. Against the literal formula, for every
+// TDC value and 1024 consecutive ns (every residue of the double's step there, 256 to 1024 ns, ties
+// included): across each power of two from 2^60 to 2^63, at random times in between, and below
+// 2^60.
 TEST(Vmm3Calibration, IdentityTimeIsTheDoubleFormulaBitForBit) {
   const auto literal = [](uint64_t ns, uint8_t tdc) {
     const double t = static_cast<double>(ns) + (Vmm3Calibration::kTdcModelNs[tdc] - 0.0) * 1.0;
