@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
