@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // vmm3 throughput per core: full 8972-byte datagrams of readoutgen's readouts (Vmm3Source, fixed
 // seed, random pixels, event times sorted within each 14 Hz pulse) through Vmm3Module::process()
-// with a counting sink. Items = readouts.
+// with a counting sink. Items = readouts. freia_corrected: FREIA with a correction on every
+// channel.
 #include "modules/vmm3/Vmm3Module.h"
 #include "modules/vmm3/Vmm3Source.h"
 #include "tests/modules/vmm3/Vmm3TestSupport.h"
@@ -17,11 +18,31 @@ namespace {
 
 using namespace efu;
 
+/// A calibration file with a correction on every channel (the shipped ones are identity): the
+/// path of the ADC and TDC corrections a commissioned instrument takes.
+nlohmann::json corrected(nlohmann::json cal) {
+  for (nlohmann::json &entry : cal["Calibrations"]) {
+    for (const char *vmm : {"vmm0", "vmm1"}) {
+      nlohmann::json &v = entry["VMMHybridCalibration"][vmm];
+      for (size_t ch = 0; ch < v["tdc_offset"].size(); ++ch) {
+        v["adc_offset"][ch] = 2.0 + 0.05 * static_cast<double>(ch);
+        v["adc_slope"][ch] = 0.97;
+        v["tdc_offset"][ch] = 1.5 - 0.04 * static_cast<double>(ch);
+        v["tdc_slope"][ch] = 1.02;
+      }
+    }
+  }
+  return cal;
+}
+
 void processInstrument(benchmark::State &state, const std::string &config,
-                       const std::string &calibration) {
+                       const std::string &calibration, bool correct = false) {
   const nlohmann::json cfg = vmm3::test::shipped(config);
-  const nlohmann::json cal =
+  nlohmann::json cal =
       calibration.empty() ? nlohmann::json() : vmm3::test::shippedCalibration(calibration);
+  if (correct) {
+    cal = corrected(cal);
+  }
   readout::FakeModuleContext ctx(cfg, config);
   if (!calibration.empty()) {
     ctx.setCalibration(cal, calibration);
@@ -51,4 +72,6 @@ BENCHMARK(BM_ModuleProcess);
 BENCHMARK_CAPTURE(processInstrument, estia, std::string("estia_config.json"),
                   std::string("estia_calib.json"));
 BENCHMARK_CAPTURE(processInstrument, amor, std::string("amor.json"), std::string());
+BENCHMARK_CAPTURE(processInstrument, freia_corrected, std::string("freia.json"),
+                  std::string("calib.json"), true);
 BENCHMARK_MAIN();
