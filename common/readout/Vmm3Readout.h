@@ -62,7 +62,7 @@ public:
   /// routeOf(ring, fen, vmm) -> int: the family's index (0..32767) of a readout with this address
   /// in range, or < 0 when (ring, FEN, vmm / 2) has no Config entry.
   template <class RouteOf> explicit RouteTable(RouteOf &&routeOf) : table_(kKeys) {
-    for (uint8_t fiber = 0; fiber <= readout::kMaxFiber; ++fiber) {
+    for (uint8_t fiber = 0; fiber <= readout::kMaxFiber; fiber += 2) { // a ring's two fibers
       const auto ring = static_cast<uint8_t>(fiber / 2);
       for (uint8_t fen = 0; fen <= readout::kMaxFen; ++fen) {
         for (uint8_t vmm = 0; vmm <= kMaxVmm; ++vmm) {
