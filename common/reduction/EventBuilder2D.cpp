@@ -119,17 +119,27 @@ BuilderStats EventBuilder2D::reset() noexcept {
 // clusterTimeGapNs <= matchTimeGapNs of c's start and c joins. A cluster of the other plane that
 // would come between the group's clusters joins either way (the group ends at or after its
 // start), so every decision, event end and aggregate stays the same.
+//
+// A plane's hits mostly arrive in time order. On that path the groups are found on the hits as
+// inserted, and the order is checked in the same pass: only when a hit is earlier than the one
+// before are the groups dropped, the hits sorted and grouped again. Insertion sort is stable, so
+// the sorted array is the inserted one exactly when no hit is earlier than its predecessor.
+// (addGroups sees such a hit as a time step that wraps around above the gap: any gap below 2^63.)
 void EventBuilder2D::clusterPlane(int plane) {
   std::vector<Stored> &v = hits_[plane];
   const size_t n = v.size();
   if (n == 0) {
     return;
   }
-  adaptiveSort(v.data(), n, kByTime);
   if (params_.matchTimeGapNs >= params_.clusterTimeGapNs) {
-    addGroups(plane);
+    if (params_.clusterTimeGapNs >> 63 != 0 || !addGroups(plane)) [[unlikely]] {
+      clusters_[plane].clear();
+      adaptiveSort(v.data(), n, kByTime);
+      static_cast<void>(addGroups(plane)); // sorted: true
+    }
     return;
   }
+  adaptiveSort(v.data(), n, kByTime);
   const Stored *h = v.data();
   const uint64_t gap = params_.clusterTimeGapNs;
   size_t begin = 0;
@@ -142,9 +152,10 @@ void EventBuilder2D::clusterPlane(int plane) {
   addClusters(plane, begin, n);
 }
 
-// One entry per time group of the time-ordered hits, aggregated while finding the groups.
+// One entry per time group of the plane's hits, aggregated while finding the groups. Returns
+// false, with some entries added, at the first hit earlier than the one before it.
 // Sums of 16-bit weights and weight * coord stay far below 2^53: exact as doubles.
-void EventBuilder2D::addGroups(int plane) {
+bool EventBuilder2D::addGroups(int plane) {
   const Stored *h = hits_[plane].data();
   const size_t n = hits_[plane].size();
   std::vector<Cluster> &out = clusters_[plane];
@@ -156,6 +167,9 @@ void EventBuilder2D::addGroups(int plane) {
   uint64_t weights = h[0].weight, mass = uint64_t{h[0].weight} * h[0].coord;
   for (size_t i = 1; i < n; ++i) {
     if (h[i].timeNs - h[i - 1].timeNs > gap) {
+      if (h[i].timeNs < h[i - 1].timeNs) [[unlikely]] {
+        return false; // (the difference wrapped around)
+      }
       out.push_back(Cluster{h[begin].timeNs, h[i - 1].timeNs, static_cast<double>(weights),
                             static_cast<double>(mass), static_cast<uint32_t>(i - begin),
                             static_cast<uint32_t>(begin), lo, hi, utpc});
@@ -174,6 +188,7 @@ void EventBuilder2D::addGroups(int plane) {
   out.push_back(Cluster{h[begin].timeNs, h[n - 1].timeNs, static_cast<double>(weights),
                         static_cast<double>(mass), static_cast<uint32_t>(n - begin),
                         static_cast<uint32_t>(begin), lo, hi, utpc});
+  return true;
 }
 
 // One cluster per distinct coordinate of the time group (the coordinate gap allowed is 0), then

@@ -153,7 +153,7 @@ private:
   };
 
   void clusterPlane(int plane);
-  void addGroups(int plane);
+  [[nodiscard]] bool addGroups(int plane);
   void addClusters(int plane, size_t begin, size_t end);
   template <class OnEvent> void match(OnEvent &onEvent);
   /// The split path of an event whose clusters are clusters_[0][a0, a1) and clusters_[1][b0,
