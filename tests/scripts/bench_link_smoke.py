@@ -9,7 +9,8 @@ Asserts what cannot depend on the machine's speed: the script exits 0, its table
 no-kafka row with a lossless rate > 0, and every step it reports lossless really had every
 datagram counted (sent > 0, formed events == published); --at-link's table has both modes with
 a CPU time per datagram > 0 (so the pinned threads were found by name) and their ratio,
-matching its steps. No timing threshold.
+matching its steps, and with --proc-cpu 1 the processing thread's share of it. No timing
+threshold.
 usage: bench_link_smoke.py SOURCE_DIR BUILD_DIR
 """
 import json
@@ -69,7 +70,17 @@ with tempfile.TemporaryDirectory(prefix="bench-link-test-") as work:
     pinned = "threads on CPUs 0 and 1" if two_cpus else "threads on CPU 0"
     if f"receive and processing {pinned}" not in table:
         sys.exit(f"the report does not say '{pinned}':\n" + table)
-    if not re.search(r"^\| loki \| kafka \|.*\| [0-9.]+ \|$", table, re.M):
+    rows = {cells[1]: cells for cells in (line.split(" | ") for line in table.splitlines()
+                                          if line.startswith("| loki | "))}
+    if not re.fullmatch(r"[0-9.]+", rows.get("kafka", [""] * 9)[8].rstrip(" |")):
         sys.exit("no kafka / no-kafka ratio in:\n" + table)
+    if two_cpus:
+        # The processing thread's own share: in the table as in its step, within the total.
+        for mode, cells in rows.items():
+            proc = steps[mode]["proc_us_per_datagram"]
+            if (proc is None or not 0 <= proc <= steps[mode]["cpu_us_per_datagram"]
+                    or abs(float(cells[9]) - proc) > 0.01):
+                sys.exit(f"{mode}: processing thread {cells[9]} us in the table, step: "
+                         f"{steps[mode]}")
     print("ok: --at-link, " + ", ".join(f"{m} {s['cpu_us_per_datagram']:.2f} us/datagram"
                                         for m, s in steps.items()))
