@@ -120,11 +120,14 @@ BuilderStats EventBuilder2D::reset() noexcept {
 // would come between the group's clusters joins either way (the group ends at or after its
 // start), so every decision, event end and aggregate stays the same.
 //
-// A plane's hits mostly arrive in time order. On that path the groups are found on the hits as
-// inserted, and the order is checked in the same pass: only when a hit is earlier than the one
-// before are the groups dropped, the hits sorted and grouped again. Insertion sort is stable, so
-// the sorted array is the inserted one exactly when no hit is earlier than its predecessor.
-// (addGroups sees such a hit as a time step that wraps around above the gap: any gap below 2^63.)
+// A plane's hits mostly arrive in time order, or out of it only among hits close in time
+// (readoutgen's always arrive in order). So the groups are found on the hits as
+// inserted (addGroups), and only a hit earlier than the start of the open group makes the plane
+// sort and group again. The groups found without sorting are those of the sorted hits: a group
+// opens with a hit more than the gap after the latest hit so far, and takes each later hit from
+// its start to the gap after its latest one; so within a group no step in time order exceeds
+// the gap, and between two groups every step does. Each group is a run of the hits as inserted,
+// as long as in time order, so its index range (firstHit) is the same in both orders.
 void EventBuilder2D::clusterPlane(int plane) {
   std::vector<Stored> &v = hits_[plane];
   const size_t n = v.size();
@@ -152,8 +155,10 @@ void EventBuilder2D::clusterPlane(int plane) {
   addClusters(plane, begin, n);
 }
 
-// One entry per time group of the plane's hits, aggregated while finding the groups. Returns
-// false, with some entries added, at the first hit earlier than the one before it.
+// One entry per time group of the plane's hits, aggregated while finding the groups (see
+// clusterPlane). Returns false, with some entries added, at the first hit earlier than the start
+// of its group. A hit earlier than the group's latest makes the step wrap around to more than
+// any gap below 2^63, so it takes the rare branch.
 // Sums of 16-bit weights and weight * coord stay far below 2^53: exact as doubles.
 bool EventBuilder2D::addGroups(int plane) {
   const Stored *h = hits_[plane].data();
@@ -161,23 +166,28 @@ bool EventBuilder2D::addGroups(int plane) {
   std::vector<Cluster> &out = clusters_[plane];
   const uint64_t gap = params_.clusterTimeGapNs;
   size_t begin = 0;
+  uint64_t start = h[0].timeNs, end = h[0].timeNs;
   uint16_t lo = h[0].coord, hi = h[0].coord;
   // The group's first ESS cluster starts at its earliest time with the lowest coordinate there.
   uint16_t utpc = h[0].coord;
   uint64_t weights = h[0].weight, mass = uint64_t{h[0].weight} * h[0].coord;
   for (size_t i = 1; i < n; ++i) {
-    if (h[i].timeNs - h[i - 1].timeNs > gap) {
-      if (h[i].timeNs < h[i - 1].timeNs) [[unlikely]] {
-        return false; // (the difference wrapped around)
-      }
-      out.push_back(Cluster{h[begin].timeNs, h[i - 1].timeNs, static_cast<double>(weights),
-                            static_cast<double>(mass), static_cast<uint32_t>(i - begin),
-                            static_cast<uint32_t>(begin), lo, hi, utpc});
-      begin = i;
-      lo = hi = utpc = h[i].coord;
-      weights = mass = 0;
+    const uint64_t t = h[i].timeNs;
+    if (t - end > gap) {
+      if (t > end) { // a step of more than the gap: the next group
+        out.push_back(Cluster{start, end, static_cast<double>(weights), static_cast<double>(mass),
+                              static_cast<uint32_t>(i - begin), static_cast<uint32_t>(begin), lo,
+                              hi, utpc});
+        begin = i;
+        start = t;
+        lo = hi = utpc = h[i].coord;
+        weights = mass = 0;
+      } else if (t < start) [[unlikely]] {
+        return false;
+      } // else back in time within the group: it joins
     }
-    if (h[i].timeNs == h[begin].timeNs) {
+    end = std::max(end, t);
+    if (t == start) {
       utpc = std::min(utpc, h[i].coord);
     }
     lo = std::min(lo, h[i].coord);
@@ -185,9 +195,9 @@ bool EventBuilder2D::addGroups(int plane) {
     weights += h[i].weight;
     mass += uint64_t{h[i].weight} * h[i].coord;
   }
-  out.push_back(Cluster{h[begin].timeNs, h[n - 1].timeNs, static_cast<double>(weights),
-                        static_cast<double>(mass), static_cast<uint32_t>(n - begin),
-                        static_cast<uint32_t>(begin), lo, hi, utpc});
+  out.push_back(Cluster{start, end, static_cast<double>(weights), static_cast<double>(mass),
+                        static_cast<uint32_t>(n - begin), static_cast<uint32_t>(begin), lo, hi,
+                        utpc});
   return true;
 }
 

@@ -850,8 +850,9 @@ TEST(Reference, RandomFlushesMatch) {
 
 TEST(Reference, TimeOrderedFlushesMatch) {
   // Hits in time order, as a datagram mostly brings a plane's hits: clusterPlane groups them as
-  // inserted and sorts only when it meets a hit earlier than the one before. Every third round
-  // moves one hit out of place, so both paths run on the same flushes.
+  // inserted and sorts only for a hit earlier than the start of its group. Rounds 3k: in order;
+  // 3k + 1: neighbours swapped here and there (mostly within a group: no sort); 3k + 2: one hit
+  // moved anywhere (mostly into another group: a sort).
   std::mt19937_64 rng(20261203);
   // From a gap of 2^63 a step back can wrap to no more than the gap: such gaps sort first.
   const uint64_t huge = uint64_t{1} << 63, most = std::numeric_limits<uint64_t>::max();
@@ -863,6 +864,13 @@ TEST(Reference, TimeOrderedFlushesMatch) {
       auto hits = randomHits(rng, 1 + rng() % 20, round % 2 == 0 ? 30 : 300);
       std::stable_sort(hits.begin(), hits.end(),
                        [](const Hit &x, const Hit &y) { return x.timeNs < y.timeNs; });
+      if (round % 3 == 1) {
+        for (size_t i = 1; i < hits.size(); ++i) {
+          if (rng() % 4 == 0) {
+            std::swap(hits[i - 1], hits[i]);
+          }
+        }
+      }
       if (round % 3 == 2 && hits.size() > 2) {
         std::swap(hits[rng() % hits.size()], hits[rng() % hits.size()]);
       }
