@@ -86,26 +86,13 @@ struct UtpcTrack {
 
 EventBuilder2D::EventBuilder2D(const BuilderParams &p)
     : params_(p), low_(static_cast<double>(p.coefficientLow)),
-      high_(static_cast<double>(p.coefficientHigh)) {
+      high_(static_cast<double>(p.coefficientHigh)),
+      groupsAsInserted_(p.matchTimeGapNs >= p.clusterTimeGapNs && p.clusterTimeGapNs >> 63 == 0) {
   for (int plane = 0; plane < 2; ++plane) {
     hits_[plane].reserve(1024);
     clusters_[plane].reserve(1024);
   }
   scratch_.reserve(256);
-}
-
-BuilderStats EventBuilder2D::reset() noexcept {
-  for (int plane = 0; plane < 2; ++plane) {
-    hits_[plane].clear();
-    clusters_[plane].clear();
-    essOrderReady_[plane] = false;
-  }
-  const BuilderStats added{stats_.spanTooLarge - returned_.spanTooLarge,
-                           stats_.splitSpanTooLarge - returned_.splitSpanTooLarge,
-                           stats_.discardedSpanTooLarge - returned_.discardedSpanTooLarge,
-                           stats_.invalidPlane - returned_.invalidPlane};
-  returned_ = stats_;
-  return added;
 }
 
 // Time groups: in time order, a step of more than clusterTimeGapNs starts a new group.
@@ -128,21 +115,17 @@ BuilderStats EventBuilder2D::reset() noexcept {
 // its start to the gap after its latest one; so within a group no step in time order exceeds
 // the gap, and between two groups every step does. Each group is a run of the hits as inserted,
 // as long as in time order, so its index range (firstHit) is the same in both orders.
+// (flushEach tries addGroups first when groupsAsInserted_; from a gap of 2^63 a step back can wrap
+// around to no more than the gap, so such gaps always sort first.)
 void EventBuilder2D::clusterPlane(int plane) {
   std::vector<Stored> &v = hits_[plane];
   const size_t n = v.size();
-  if (n == 0) {
-    return;
-  }
-  if (params_.matchTimeGapNs >= params_.clusterTimeGapNs) {
-    if (params_.clusterTimeGapNs >> 63 != 0 || !addGroups(plane)) [[unlikely]] {
-      clusters_[plane].clear();
-      adaptiveSort(v.data(), n, kByTime);
-      static_cast<void>(addGroups(plane)); // sorted: true
-    }
-    return;
-  }
+  clusters_[plane].clear();
   adaptiveSort(v.data(), n, kByTime);
+  if (params_.matchTimeGapNs >= params_.clusterTimeGapNs) {
+    static_cast<void>(addGroups(plane)); // sorted: true
+    return;
+  }
   const Stored *h = v.data();
   const uint64_t gap = params_.clusterTimeGapNs;
   size_t begin = 0;

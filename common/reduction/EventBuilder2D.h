@@ -113,8 +113,12 @@ public:
   /// Event2D &) for each in closing order, then forgets the hits. Returns what was counted since
   /// the last flush. Inlined into the caller: no event is stored on the way.
   template <class OnEvent> BuilderStats flushEach(OnEvent &&onEvent) {
-    clusterPlane(0);
-    clusterPlane(1);
+    for (int plane = 0; plane < 2; ++plane) {
+      // The common case without a call more: groups found on the hits as inserted.
+      if (!hits_[plane].empty() && (!groupsAsInserted_ || !addGroups(plane))) {
+        clusterPlane(plane);
+      }
+    }
     match(onEvent);
     return reset();
   }
@@ -152,6 +156,8 @@ private:
     uint32_t begin, end;
   };
 
+  /// Sorts the plane's hits by time and forms its matching entries (after addGroups found a
+  /// hit before its group's start, or when the groups are not matched whole).
   void clusterPlane(int plane);
   [[nodiscard]] bool addGroups(int plane);
   void addClusters(int plane, size_t begin, size_t end);
@@ -161,12 +167,27 @@ private:
   int split(size_t a0, size_t a1, size_t b0, size_t b1, Event2D (&parts)[2]);
   void splitPlane(int plane, size_t c0, size_t c1, PlaneCluster &part1, PlaneCluster &part2);
   /// Forgets the flushed hits and clusters; returns the counts since the last flush.
-  BuilderStats reset() noexcept;
+  BuilderStats reset() noexcept {
+    for (int plane = 0; plane < 2; ++plane) {
+      hits_[plane].clear();
+      clusters_[plane].clear();
+      essOrderReady_[plane] = false;
+    }
+    const BuilderStats added{stats_.spanTooLarge - returned_.spanTooLarge,
+                             stats_.splitSpanTooLarge - returned_.splitSpanTooLarge,
+                             stats_.discardedSpanTooLarge - returned_.discardedSpanTooLarge,
+                             stats_.invalidPlane - returned_.invalidPlane};
+    returned_ = stats_;
+    return added;
+  }
   void essOrder(int plane);
   [[nodiscard]] bool weightsMatch(const PlaneCluster &x, const PlaneCluster &y) const noexcept;
 
   const BuilderParams params_;
   const double low_, high_; ///< the float coefficients, promoted once
+  /// A time group is one entry for matching and its groups can be found on unsorted hits
+  /// (clusterPlane in EventBuilder2D.cpp).
+  const bool groupsAsInserted_;
   std::vector<Stored> hits_[2];
   std::vector<Cluster> clusters_[2];
   std::vector<Stored> scratch_; ///< hits being sorted by coordinate outside their plane's array
