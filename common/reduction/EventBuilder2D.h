@@ -208,10 +208,17 @@ template <class OnEvent> void EventBuilder2D::match(OnEvent &onEvent) {
   const std::vector<Cluster> &ca = clusters_[0];
   const std::vector<Cluster> &cb = clusters_[1];
   const size_t na = ca.size(), nb = cb.size();
+  if (na == 0 && nb == 0) {
+    return;
+  }
   const uint64_t gap = params_.matchTimeGapNs;
   size_t i = 0, j = 0, a0 = 0, b0 = 0;
   Event2D ev;
-  uint64_t evEnd = 0;
+  // The latest end of the open event's clusters; before the first cluster, that cluster's start
+  // (so it joins). A cluster that closes an event starts after evEnd, so the max below makes
+  // evEnd the new event's first end.
+  uint64_t evEnd = nb == 0 || (na != 0 && ca[0].timeStart <= cb[0].timeStart) ? ca[0].timeStart
+                                                                              : cb[0].timeStart;
   const auto close = [&] {
     if (!params_.splitMultiEvents ||
         (ev.a.coordSpan() < kMaxCoordSpan && ev.b.coordSpan() < kMaxCoordSpan)) [[likely]] {
@@ -224,23 +231,7 @@ template <class OnEvent> void EventBuilder2D::match(OnEvent &onEvent) {
       onEvent(static_cast<const Event2D &>(parts[k]));
     }
   };
-  bool open = false;
-  while (i < na || j < nb) {
-    const bool fromA = j == nb || (i < na && ca[i].timeStart <= cb[j].timeStart);
-    const Cluster &c = fromA ? ca[i] : cb[j];
-    if (open && c.timeStart > evEnd && c.timeStart - evEnd > gap) {
-      close();
-      ev = Event2D{};
-      a0 = i;
-      b0 = j;
-      open = false;
-    }
-    if (!open) {
-      evEnd = c.timeEnd;
-      open = true;
-    }
-    evEnd = std::max(evEnd, c.timeEnd);
-    PlaneCluster &p = fromA ? ev.a : ev.b;
+  const auto join = [](PlaneCluster &p, const Cluster &c) {
     if (p.hits == 0) {
       p.utpcCoord = c.utpcCoord; // the ESS event plane takes its first cluster whole
     }
@@ -251,15 +242,26 @@ template <class OnEvent> void EventBuilder2D::match(OnEvent &onEvent) {
     p.hits += c.hits;
     p.weightSum += c.weightSum;
     p.coordMass += c.coordMass;
+  };
+  while (i < na || j < nb) {
+    const bool fromA = j == nb || (i < na && ca[i].timeStart <= cb[j].timeStart);
+    const Cluster &c = fromA ? ca[i] : cb[j];
+    if (c.timeStart > evEnd && c.timeStart - evEnd > gap) {
+      close();
+      ev = Event2D{};
+      a0 = i;
+      b0 = j;
+    }
+    evEnd = std::max(evEnd, c.timeEnd);
     if (fromA) {
+      join(ev.a, c);
       ++i;
     } else {
+      join(ev.b, c);
       ++j;
     }
   }
-  if (open) {
-    close();
-  }
+  close();
 }
 
 } // namespace efu::reduction
