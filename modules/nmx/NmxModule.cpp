@@ -64,9 +64,10 @@ NmxCounters::NmxCounters(sdk::ModuleContext &ctx)
 }
 
 NmxModule::NmxModule(sdk::ModuleContext &ctx)
-    : ctx_(ctx), config_(checked(parseNmxConfig(ctx.config(), ctx.configSource()), ctx)),
-      headerCounters_(ctx), parser_(headerCounters_, {readout::kTypeNmx}, config_.maxPulseTimeNs),
-      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
+    : events_(ctx.events()),
+      config_(checked(parseNmxConfig(ctx.config(), ctx.configSource()), ctx)), headerCounters_(ctx),
+      parser_(headerCounters_, {readout::kTypeNmx}, config_.maxPulseTimeNs), tofCounters_(ctx),
+      tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
       builders_(config_.builders(), reduction::EventBuilder2D(paramsOf(config_))),
       slotOf_([this](uint8_t ring, uint8_t fen, uint8_t vmm) {
         return config_.slot(ring, fen, vmm >> 1);
@@ -175,7 +176,7 @@ void NmxModule::formEvents(const readout::EssHeader &h) noexcept {
       ++errors[static_cast<size_t>(EventError::Pixel)];
       return;
     }
-    ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
+    events_.add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
     ++published;
   };
   for (reduction::EventBuilder2D &builder : builders_) {

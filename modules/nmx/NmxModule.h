@@ -76,7 +76,7 @@ public:
 private:
   void formEvents(const readout::EssHeader &h) noexcept;
 
-  sdk::ModuleContext &ctx_;
+  sdk::EventSink &events_; ///< ctx.events(), valid for the module's life
   const NmxConfig config_;
   readout::HeaderCounters headerCounters_;
   readout::EssReadoutParser parser_;

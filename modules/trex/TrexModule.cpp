@@ -26,9 +26,9 @@ TrexCounters::TrexCounters(sdk::ModuleContext &ctx)
       flushed(ctx.counter("events.formed_at_shutdown")), events(ctx.counter("events.count")) {}
 
 TrexModule::TrexModule(sdk::ModuleContext &ctx)
-    : ctx_(ctx), config_(parseTrexConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
-      parser_(headerCounters_, {readout::kTypeTrex}, config_.maxPulseTimeNs), tofCounters_(ctx),
-      tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx) {
+    : sink_(ctx.events()), config_(parseTrexConfig(ctx.config(), ctx.configSource())),
+      headerCounters_(ctx), parser_(headerCounters_, {readout::kTypeTrex}, config_.maxPulseTimeNs),
+      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   builderOf_.fill(-1);
   for (const TrexHybrid &h : config_.hybrids) {
@@ -159,7 +159,7 @@ void TrexModule::formEvents(bool full) noexcept {
         ++pixel;
         continue;
       }
-      ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(id));
+      sink_.add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(id));
       ++published;
     }
   }

@@ -61,7 +61,7 @@ public:
 private:
   void formEvents(bool full) noexcept;
 
-  sdk::ModuleContext &ctx_;
+  sdk::EventSink &sink_; ///< ctx.events(), valid for the module's life
   const TrexConfig config_;
   readout::HeaderCounters headerCounters_;
   readout::EssReadoutParser parser_;

@@ -57,7 +57,7 @@ Vmm3Counters::Vmm3Counters(sdk::ModuleContext &ctx)
 }
 
 Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
-    : ctx_(ctx), config_(parseVmm3Config(ctx.config(), ctx.configSource())),
+    : events_(ctx.events()), config_(parseVmm3Config(ctx.config(), ctx.configSource())),
       calibration_(ctx.calibration().is_null()
                        ? Vmm3Calibration(config_)
                        : Vmm3Calibration(ctx.calibration(), ctx.calibrationSource(), config_,
@@ -204,7 +204,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
       ++errors[static_cast<size_t>(EventError::Pixel)];
       return;
     }
-    ctx_.events().add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
+    events_.add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
     ++published;
   };
   for (reduction::EventBuilder2D &builder : builders_) {

@@ -94,7 +94,7 @@ private:
 
   void formEvents(const readout::EssHeader &h) noexcept;
 
-  sdk::ModuleContext &ctx_;
+  sdk::EventSink &events_; ///< ctx.events(), valid for the module's life
   const Vmm3Config config_;
   const Vmm3Calibration calibration_;
   readout::HeaderCounters headerCounters_;
