@@ -114,7 +114,7 @@ EventBuilder2D::EventBuilder2D(const BuilderParams &p)
 // opens with a hit more than the gap after the latest hit so far, and takes each later hit from
 // its start to the gap after its latest one; so within a group no step in time order exceeds
 // the gap, and between two groups every step does. Each group is a run of the hits as inserted,
-// as long as in time order, so its index range (firstHit) is the same in both orders.
+// of the same length as in time order, so its index range (firstHit) is the same in both orders.
 // (flushEach tries addGroups first when groupsAsInserted_; from a gap of 2^63 a step back can wrap
 // around to no more than the gap, so such gaps always sort first.)
 void EventBuilder2D::clusterPlane(int plane) {

@@ -114,7 +114,7 @@ public:
   /// the last flush. Inlined into the caller: no event is stored on the way.
   template <class OnEvent> BuilderStats flushEach(OnEvent &&onEvent) {
     for (int plane = 0; plane < 2; ++plane) {
-      // The common case without a call more: groups found on the hits as inserted.
+      // Commonly one call: addGroups finds the groups on the hits as inserted.
       if (!hits_[plane].empty() && (!groupsAsInserted_ || !addGroups(plane))) {
         clusterPlane(plane);
       }
