@@ -121,6 +121,10 @@ void EventBuilder2D::clusterPlane(int plane) {
   std::vector<Stored> &v = hits_[plane];
   const size_t n = v.size();
   clusters_[plane].clear();
+  for (size_t i = 0; i < n; ++i) {
+    v[i].seq = static_cast<uint32_t>(i);
+  }
+  sorted_[plane] = true;
   adaptiveSort(v.data(), n, kByTime);
   if (params_.matchTimeGapNs >= params_.clusterTimeGapNs) {
     static_cast<void>(addGroups(plane)); // sorted: true
@@ -309,8 +313,10 @@ void EventBuilder2D::essOrder(int plane) {
   essOrderReady_[plane] = true;
   std::vector<Stored> &v = essOrder_[plane];
   v = hits_[plane];
-  std::sort(v.begin(), v.end(),
-            [](const Stored &x, const Stored &y) noexcept { return x.seq < y.seq; });
+  if (sorted_[plane]) {
+    std::sort(v.begin(), v.end(),
+              [](const Stored &x, const Stored &y) noexcept { return x.seq < y.seq; });
+  }
   std::sort(v.begin(), v.end(), kByTime);
   const uint64_t gap = params_.clusterTimeGapNs;
   size_t begin = 0;

@@ -104,7 +104,7 @@ public:
   void insert(const Hit &h) noexcept {
     if (h.plane < 2) [[likely]] {
       std::vector<Stored> &v = hits_[h.plane];
-      v.push_back(Stored{h.timeNs, h.coord, h.weight, static_cast<uint32_t>(v.size())});
+      v.push_back(Stored{h.timeNs, h.coord, h.weight, 0});
     } else {
       ++stats_.invalidPlane;
     }
@@ -137,7 +137,9 @@ private:
     uint64_t timeNs;
     uint16_t coord;
     uint16_t weight;
-    uint32_t seq; ///< insertion index since the last flush (the ESS EFU's hit order)
+    /// Insertion index since the last flush (the ESS EFU's hit order), set by clusterPlane
+    /// before it sorts the plane (sorted_); until then the hits are in insertion order.
+    uint32_t seq;
   };
   /// What matching takes from a plane: a cluster (the hits of one coordinate within one time
   /// group), or a whole time group when matching cannot tell the two apart (see clusterPlane).
@@ -172,6 +174,7 @@ private:
       hits_[plane].clear();
       clusters_[plane].clear();
       essOrderReady_[plane] = false;
+      sorted_[plane] = false;
     }
     const BuilderStats added{stats_.spanTooLarge - returned_.spanTooLarge,
                              stats_.splitSpanTooLarge - returned_.splitSpanTooLarge,
@@ -195,6 +198,7 @@ private:
   /// with std::sort, then each time group by coordinate with std::sort), built once per flush.
   std::vector<Stored> essOrder_[2];
   bool essOrderReady_[2] = {false, false};
+  bool sorted_[2] = {false, false}; ///< hits_[plane] sorted by time since the last flush
   std::vector<Run> runs_;
   BuilderStats stats_;
   BuilderStats returned_; ///< stats_ at the last flush

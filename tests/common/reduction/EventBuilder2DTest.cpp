@@ -882,6 +882,33 @@ TEST(Reference, TimeOrderedFlushesMatch) {
   }
 }
 
+TEST(Reference, EqualTimesOnTheSplitPathMatch) {
+  // Few distinct times and coordinates, wide events: the split path's uTPC coordinate depends on
+  // how std::sort orders equal times and coordinates, so on the ESS EFU's order being rebuilt
+  // from the insertion order, whether the plane was sorted (shuffled) or not (in time order).
+  std::mt19937_64 rng(42);
+  const BuilderParams p = params(500, 500, true, 0.5f, 2.0f);
+  EventBuilder2D b(p);
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE(round);
+    std::vector<Hit> hits;
+    const uint64_t t0 = 1'000'000 + static_cast<uint64_t>(round) * 100'000;
+    for (int i = 0; i < 40; ++i) {
+      const auto plane = static_cast<uint8_t>(rng() % 2);
+      const auto coord = static_cast<uint16_t>(rng() % 3 == 0 ? 30 + rng() % 3 : rng() % 3);
+      hits.push_back({t0 + 100 * (rng() % 3), coord, static_cast<uint16_t>(1 + rng() % 4), plane});
+    }
+    if (round % 2 == 1) {
+      std::stable_sort(hits.begin(), hits.end(),
+                       [](const Hit &x, const Hit &y) { return x.timeNs < y.timeNs; });
+    }
+    compare(p, hits, b, b.stats());
+    if (HasFailure()) {
+      return;
+    }
+  }
+}
+
 TEST(Reference, LargeShuffledFlushMatches) {
   // Thousands of hits out of order: the sorts leave their small-input path.
   std::mt19937_64 rng(7);
