@@ -173,6 +173,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
   int64_t published = 0;
   reduction::BuilderStats stats{};
   readout::TofTally tofTally; // in registers, added once
+  const Vmm3Image image = config_.image();
   const auto onEvent = [&](const reduction::Event2D &e) {
     const bool hasA = !e.a.empty();
     const bool hasB = !e.b.empty();
@@ -199,7 +200,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
       return;
     }
     const uint32_t pixel =
-        config_.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
+        image.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
     if (pixel == 0) {
       ++errors[static_cast<size_t>(EventError::Pixel)];
       return;
