@@ -45,15 +45,6 @@ struct Hybrid {
   uint16_t yOffset = 0;               ///< first y coordinate of the cassette
 };
 
-/// The ESS logical image of a Multi-Blade geometry (Vmm3Config::image()).
-struct Vmm3Image {
-  uint32_t width = 0, height = 0;
-  /// Pixel id of image (x, y): y * width + x + 1, or 0 outside the image (ESS logical geometry).
-  [[nodiscard]] uint32_t pixel(uint32_t x, uint32_t y) const noexcept {
-    return x < width && y < height ? y * width + x + 1 : 0;
-  }
-};
-
 /// The parsed and checked file, shared by the module, readoutgen's source and efu-dump.
 struct Vmm3Config {
   Layout layout = Layout::Freia;
@@ -79,10 +70,9 @@ struct Vmm3Config {
   [[nodiscard]] uint32_t height() const noexcept {
     return layout == Layout::Freia ? 1024 : layout == Layout::Amor ? 448 : 128;
   }
-  [[nodiscard]] Vmm3Image image() const noexcept { return {width(), height()}; }
-  /// Pixel id of image (x, y), 0 outside: image().pixel(x, y).
+  /// Pixel id of image (x, y): y * width + x + 1, or 0 outside the image (ESS logical geometry).
   [[nodiscard]] uint32_t pixel(uint32_t x, uint32_t y) const noexcept {
-    return image().pixel(x, y);
+    return x < width() && y < height() ? y * width() + x + 1 : 0;
   }
   /// True when VMM `vmm` reads the x plane.
   [[nodiscard]] bool isX(uint8_t vmm) const noexcept {

@@ -173,7 +173,6 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
   int64_t published = 0;
   reduction::BuilderStats stats{};
   readout::TofTally tofTally; // in registers, added once
-  const Vmm3Image image = config_.image();
   const auto onEvent = [&](const reduction::Event2D &e) {
     const bool hasA = !e.a.empty();
     const bool hasB = !e.b.empty();
@@ -200,7 +199,7 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
       return;
     }
     const uint32_t pixel =
-        image.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
+        config_.pixel(centreCoordinate(e.a.coordCenter()), centreCoordinate(e.b.coordCenter()));
     if (pixel == 0) {
       ++errors[static_cast<size_t>(EventError::Pixel)];
       return;
