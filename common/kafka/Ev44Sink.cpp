@@ -26,7 +26,7 @@ Ev44Sink::Ev44Sink(const Ev44Sink &first, std::string sourceName)
   builder_.setSource(std::move(sourceName));
 }
 
-void Ev44Sink::add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept {
+void Ev44Sink::addAtEdge(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept {
   if (!builder_.add(pulseTimeNs, tofNs, pixelId)) {
     send();
     (void)builder_.add(pulseTimeNs, tofNs, pixelId); // always fits in an empty message

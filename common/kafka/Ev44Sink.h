@@ -39,7 +39,12 @@ public:
 
   /// Buffers one event; produces the message when it becomes full (may then block on
   /// back-pressure, see Producer::produce).
-  void add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept override;
+  void add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept override {
+    // Per event: no call and no saved registers unless the pulse changes or the message fills.
+    if (!builder_.appendToPulse(pulseTimeNs, tofNs, pixelId)) [[unlikely]] {
+      addAtEdge(pulseTimeNs, tofNs, pixelId);
+    }
+  }
 
   /// Call at least every 10 ms, also when idle. Polls the producer, and produces the partial
   /// message once tick() has seen it non-empty for flushIntervalMs. nowNs: any clock, the same
@@ -56,6 +61,8 @@ public:
   [[nodiscard]] const std::string &sourceName() const noexcept { return builder_.source(); }
 
 private:
+  /// add() for an event that opens a pulse, fills the message or finds it full.
+  void addAtEdge(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept;
   void send() noexcept;
 
   Producer &producer_;

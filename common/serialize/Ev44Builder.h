@@ -54,6 +54,19 @@ public:
     return true;
   }
 
+  /// The common case of add(), kept small enough to inline into a caller's fast path: appends
+  /// the event and returns true only when it belongs to the pulse of the previous event and
+  /// leaves the message short of full. Otherwise stores nothing and returns false: call add().
+  bool appendToPulse(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept {
+    if (events_ == 0 || events_ + 1 >= maxEvents_ || pulseTimeNs != lastPulseNs_) {
+      return false;
+    }
+    timeOfFlight_[events_] = tofNs;
+    pixelId_[events_] = pixelId;
+    ++events_;
+    return true;
+  }
+
   /// Events buffered since the last finish().
   [[nodiscard]] size_t events() const noexcept { return events_; }
   /// Reference times (pulses) buffered since the last finish().

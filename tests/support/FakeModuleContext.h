@@ -154,7 +154,7 @@ public:
   }
   /// The sinks of dataArrays(name), by name.
   std::map<std::string, RecordingDataArraySink> arrays;
-  sdk::EventSink &events() override { return sink; }
+  sdk::EventSink &events() override { return eventSink != nullptr ? *eventSink : sink; }
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
   [[nodiscard]] const std::string &configSource() const override { return source_; }
   [[nodiscard]] uint32_t statsIntervalMs() const override { return 1000; }
@@ -206,6 +206,8 @@ public:
   [[nodiscard]] const Counter *lossExpected() const { return expected_; }
 
   RecordingEventSink sink;
+  /// When set (before the module is constructed), events() returns it instead of `sink`.
+  sdk::EventSink *eventSink = nullptr;
   std::string error;
 
 private:

@@ -95,6 +95,45 @@ TEST(Ev44Sink, OnePulsePerMessageByDefault) {
   EXPECT_EQ(ev44(packedProducer.messages[1])->reference_time()->size(), 2u);
 }
 
+// The inline path for an event of the current pulse (Ev44Builder::appendToPulse) must leave the
+// message edges to the full path: the event that fills a message sends it at once, and the
+// first event after a send opens its pulse even when the pulse time is the one before.
+TEST(Ev44Sink, EventsOfOnePulseFillAndReopenMessages) {
+  FakeProducer producer;
+  efu::Stats stats;
+  Ev44Sink sink(producer, "t", "s", 4, 1000, stats);
+  for (int32_t pixel = 1; pixel <= 4; ++pixel) {
+    sink.add(5000, pixel * 10, pixel);
+  }
+  ASSERT_EQ(producer.messages.size(), 1u) << "the fourth event fills the message and sends it";
+  EXPECT_EQ(sink.buffered(), 0u);
+  for (int32_t pixel = 5; pixel <= 7; ++pixel) {
+    sink.add(5000, pixel * 10, pixel);
+  }
+  EXPECT_EQ(producer.messages.size(), 1u);
+  EXPECT_EQ(sink.buffered(), 3u);
+  sink.flush();
+  sink.add(5000, 80, 8); // the same pulse again, after a flush
+  sink.flush();
+  ASSERT_EQ(producer.messages.size(), 3u);
+  const std::vector<std::vector<int32_t>> pixels{{1, 2, 3, 4}, {5, 6, 7}, {8}};
+  for (size_t m = 0; m < pixels.size(); ++m) {
+    const auto *message = ev44(producer.messages[m]);
+    ASSERT_EQ(message->reference_time()->size(), 1u) << "message " << m;
+    EXPECT_EQ(message->reference_time()->Get(0), 5000);
+    EXPECT_EQ(message->reference_time_index()->Get(0), 0);
+    EXPECT_EQ(std::vector<int32_t>(message->pixel_id()->begin(), message->pixel_id()->end()),
+              pixels[m]);
+    std::vector<int32_t> tofs(pixels[m]);
+    for (int32_t &tof : tofs) {
+      tof *= 10;
+    }
+    EXPECT_EQ(
+        std::vector<int32_t>(message->time_of_flight()->begin(), message->time_of_flight()->end()),
+        tofs);
+  }
+}
+
 TEST(Ev44Sink, FlushesOnTime) {
   FakeProducer producer;
   efu::Stats stats;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // caen readout throughput per core, per ESS instrument (target: >= 20 M readouts/s).
+#include "common/kafka/Ev44Sink.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenReadout.h"
 #include "modules/caen/CaenSource.h"
@@ -9,6 +10,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <vector>
@@ -40,14 +42,45 @@ std::vector<std::vector<uint8_t>> makeDatagrams(caen::CaenSource &source) {
   return out;
 }
 
-/// Full datagrams of one ESS instrument file through CaenModule::process(); the sink only counts
-/// (one virtual call per event, as with the daemon's sink), so this measures the module, not
-/// vector growth.
+/// Takes each message as KafkaProducer does a large one: one copy into a reused block (its
+/// PayloadPool). What librdkafka then does with it runs on its own threads, not measured here.
+class CopyingProducer final : public kafka::Producer {
+public:
+  bool produce(std::string_view, std::span<const uint8_t> payload, int64_t) noexcept override {
+    if (payload.size() > block_.size()) {
+      block_.resize(payload.size()); // the first messages only
+    }
+    std::memcpy(block_.data(), payload.data(), payload.size());
+    benchmark::DoNotOptimize(block_.data());
+    return true;
+  }
+  bool tryProduce(std::string_view topic, std::span<const uint8_t> payload,
+                  int64_t timestampMs) noexcept override {
+    return produce(topic, payload, timestampMs);
+  }
+  void poll() noexcept override {}
+  int flush(int) override { return 0; }
+
+private:
+  std::vector<uint8_t> block_;
+};
+
+/// Full datagrams of one ESS instrument file through CaenModule::process(). By default the sink
+/// only counts (one virtual call per event, as the daemon's sink with --no-kafka), so this
+/// measures the module, not vector growth; with `ev44` the events go into efu's ev44 sink with
+/// its defaults (50000 events, one pulse per message) and a CopyingProducer: what publishing
+/// adds to the processing thread.
 void processInstrument(benchmark::State &state, const std::string &config,
-                       const std::string &calibration) {
+                       const std::string &calibration, bool ev44 = false) {
   readout::FakeModuleContext ctx(caen::test::shipped(config), config);
   ctx.setCalibration(caen::test::shippedCalibration(calibration), calibration);
   ctx.sink.keep = false;
+  CopyingProducer producer;
+  Stats kafkaStats;
+  kafka::Ev44Sink ev44Sink(producer, "loki_detector", "loki", 50000, 200, kafkaStats);
+  if (ev44) {
+    ctx.eventSink = &ev44Sink;
+  }
   caen::CaenModule module(ctx); // registers its sources
 
   for (auto &[name, sink] : ctx.sources) {
@@ -69,6 +102,10 @@ void processInstrument(benchmark::State &state, const std::string &config,
   if (ctx.value("events.count") != readouts) {
     state.SkipWithError("not every readout became an event");
   }
+  ev44Sink.flush();
+  if (ev44 && kafkaStats.find("kafka.ev44.events")->get() != readouts) {
+    state.SkipWithError("not every event reached an ev44 message");
+  }
 }
 
 /// LoKI (LokiFull.json, lokinullcalib.json): the figure docs/benchmarks tracks.
@@ -76,9 +113,16 @@ void BM_CaenProcessNullSink(benchmark::State &state) {
   processInstrument(state, "LokiFull.json", "lokinullcalib.json");
 }
 
+/// LoKI into the ev44 sink: the ratio to BM_CaenProcessNullSink is Kafka's share of the
+/// processing core.
+void BM_CaenProcessEv44Sink(benchmark::State &state) {
+  processInstrument(state, "LokiFull.json", "lokinullcalib.json", true);
+}
+
 } // namespace
 
 BENCHMARK(BM_CaenProcessNullSink);
+BENCHMARK(BM_CaenProcessEv44Sink);
 BENCHMARK_CAPTURE(processInstrument, bifrost, std::string("bifrost.json"),
                   std::string("bifrostllbcalib.json"));
 BENCHMARK_CAPTURE(processInstrument, cspec, std::string("cspec.json"),
