@@ -58,10 +58,17 @@ void Ev44Sink::flush() noexcept {
 
 void Ev44Sink::send() noexcept {
   const auto events = static_cast<int64_t>(builder_.events());
-  const auto bytes = builder_.finish(messageId_++);
+  // The message is written once, into the producer's memory (a pooled block for a large one).
   // Timestamp 0: librdkafka stamps the send time. Pulse times are not used for it because a
   // module without real pulses may send 0, which would make the broker expire the data at once.
-  (void)producer_.produce(topic_, bytes, 0);
+  (void)producer_.produceWritten(
+      topic_, builder_.messageBytes(),
+      [](void *sink, std::span<uint8_t> out) noexcept {
+        auto *self = static_cast<Ev44Sink *>(sink);
+        self->builder_.finishInto(self->messageId_, out);
+      },
+      this, 0);
+  ++messageId_;
   messages_.add(1);
   events_.add(events);
   firstSeen_ = false;

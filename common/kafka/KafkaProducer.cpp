@@ -67,11 +67,12 @@ KafkaProducer::HandlePtr KafkaProducer::createHandle(const KafkaOptions &options
 // The handle is created (and the configuration checked) before the counters are registered, so a
 // refused configuration leaves `stats` untouched.
 KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::logger &log)
-    : log_(log), pool_(kSparePayloadBytes, kPooledPayloadBytes), rk_(createHandle(options)),
-      produced_(stats.add("kafka.produced")), delivered_(stats.add("kafka.delivered")),
-      failed_(stats.add("kafka.failed")), bytes_(stats.add("kafka.bytes")),
-      queueFullRetries_(stats.add("kafka.queue_full_retries")), errors_(stats.add("kafka.errors")),
-      discarded_(stats.add("kafka.discarded")),
+    : log_(log), pool_(kSparePayloadBytes, kPooledPayloadBytes),
+      smallPayload_(std::make_unique<uint64_t[]>(kPooledPayloadBytes / 8)),
+      rk_(createHandle(options)), produced_(stats.add("kafka.produced")),
+      delivered_(stats.add("kafka.delivered")), failed_(stats.add("kafka.failed")),
+      bytes_(stats.add("kafka.bytes")), queueFullRetries_(stats.add("kafka.queue_full_retries")),
+      errors_(stats.add("kafka.errors")), discarded_(stats.add("kafka.discarded")),
       queued_(stats.add("kafka.queue.messages", CounterKind::Gauge)),
       problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs, 0, false, 0, {}} {
   log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
@@ -156,15 +157,32 @@ bool KafkaProducer::tryProduce(std::string_view topic, std::span<const uint8_t> 
   return send(topic, payload, timestampMs, false);
 }
 
-bool KafkaProducer::send(std::string_view topic, std::span<const uint8_t> payload,
-                         int64_t timestampMs, bool wait) noexcept {
-  // Counted as produced once taken (delivery reports come later, on this thread), or refused
-  // for good; a message not taken from a full queue without waiting is not counted here.
+bool KafkaProducer::produceWritten(std::string_view topic, size_t bytes, PayloadWriter write,
+                                   void *context, int64_t timestampMs) noexcept {
+  if (bytes < kPooledPayloadBytes) {
+    // Written into a buffer of ours, then copied by librdkafka as any small payload.
+    const std::span<uint8_t> out(reinterpret_cast<uint8_t *>(smallPayload_.get()), bytes);
+    write(context, out);
+    return send(topic, out, timestampMs, true);
+  }
   rd_kafka_topic_t *handle = topicHandle(topic);
   if (handle == nullptr) {
-    produced_.add(1);
-    failed_.add(1);
-    return false;
+    return refuse();
+  }
+  PayloadPool::Block *block = pool_.take(bytes);
+  if (block == nullptr) {
+    return noMemory(topic, bytes);
+  }
+  const std::span<uint8_t> out(PayloadPool::data(block), bytes);
+  write(context, out);
+  return enqueue(handle, topic, out, block, timestampMs, true);
+}
+
+bool KafkaProducer::send(std::string_view topic, std::span<const uint8_t> payload,
+                         int64_t timestampMs, bool wait) noexcept {
+  rd_kafka_topic_t *handle = topicHandle(topic);
+  if (handle == nullptr) {
+    return refuse();
   }
   // A large payload is copied into a pooled block that its delivery report gives back; a small
   // one is copied by librdkafka (F_COPY). Either way the caller may reuse its buffer at once.
@@ -172,19 +190,39 @@ bool KafkaProducer::send(std::string_view topic, std::span<const uint8_t> payloa
   if (payload.size() >= kPooledPayloadBytes) {
     block = pool_.take(payload);
     if (block == nullptr) {
-      produced_.add(1);
-      failed_.add(1);
-      problem(kSyslogError, "Kafka: no memory for a message of " + std::to_string(payload.size()) +
-                                " bytes to '" + std::string(topic) + "'");
-      return false;
+      return noMemory(topic, payload.size());
     }
   }
-  void *bytes = block != nullptr ? PayloadPool::data(block) : const_cast<uint8_t *>(payload.data());
+  return enqueue(handle, topic,
+                 block != nullptr
+                     ? std::span<const uint8_t>(PayloadPool::data(block), payload.size())
+                     : payload,
+                 block, timestampMs, wait);
+}
+
+bool KafkaProducer::refuse() noexcept {
+  produced_.add(1);
+  failed_.add(1);
+  return false;
+}
+
+bool KafkaProducer::noMemory(std::string_view topic, size_t bytes) noexcept {
+  problem(kSyslogError, "Kafka: no memory for a message of " + std::to_string(bytes) +
+                            " bytes to '" + std::string(topic) + "'");
+  return refuse();
+}
+
+bool KafkaProducer::enqueue(rd_kafka_topic_t *handle, std::string_view topic,
+                            std::span<const uint8_t> payload, PayloadPool::Block *block,
+                            int64_t timestampMs, bool wait) noexcept {
+  // Counted as produced once taken (delivery reports come later, on this thread), or refused
+  // for good; a message not taken from a full queue without waiting is not counted here.
   const int flags = block != nullptr ? 0 : RD_KAFKA_MSG_F_COPY;
   for (;;) {
     const rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_.get(), RD_KAFKA_V_RKT(handle), RD_KAFKA_V_PARTITION(RD_KAFKA_PARTITION_UA),
-        RD_KAFKA_V_MSGFLAGS(flags), RD_KAFKA_V_VALUE(bytes, payload.size()),
+        RD_KAFKA_V_MSGFLAGS(flags),
+        RD_KAFKA_V_VALUE(const_cast<uint8_t *>(payload.data()), payload.size()),
         RD_KAFKA_V_OPAQUE(block), RD_KAFKA_V_TIMESTAMP(timestampMs), RD_KAFKA_V_END);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       produced_.add(1);
@@ -204,11 +242,9 @@ bool KafkaProducer::send(std::string_view topic, std::span<const uint8_t> payloa
       continue;
     }
     giveBack(block);
-    produced_.add(1);
-    failed_.add(1);
     problem(kSyslogError, std::string("Kafka: cannot produce to '") + std::string(topic) +
                               "': " + rd_kafka_err2str(err));
-    return false;
+    return refuse();
   }
 }
 

@@ -56,6 +56,10 @@ public:
                int64_t timestampMs) noexcept override;
   bool tryProduce(std::string_view topic, std::span<const uint8_t> payload,
                   int64_t timestampMs) noexcept override;
+  /// A message of 64 KiB or more is written into a pooled block and sent from there; a smaller
+  /// one into a buffer of the producer's, then copied by librdkafka.
+  bool produceWritten(std::string_view topic, size_t bytes, PayloadWriter write, void *context,
+                      int64_t timestampMs) noexcept override;
   void poll() noexcept override;
   /// Logs a warning with the number left undelivered when the timeout expires.
   int flush(int timeoutMs) override;
@@ -94,6 +98,13 @@ private:
   /// produce() and tryProduce(): `wait` = retry on a full queue (back-pressure).
   bool send(std::string_view topic, std::span<const uint8_t> payload, int64_t timestampMs,
             bool wait) noexcept;
+  /// Hands `payload` (in `block`, or nullptr: librdkafka copies it) to librdkafka.
+  bool enqueue(rd_kafka_topic_s *handle, std::string_view topic, std::span<const uint8_t> payload,
+               PayloadPool::Block *block, int64_t timestampMs, bool wait) noexcept;
+  /// Counts a message refused for good; returns false.
+  bool refuse() noexcept;
+  /// Logs and counts a message with no block to hold it; returns false.
+  bool noMemory(std::string_view topic, size_t bytes) noexcept;
   /// Returns a pooled payload block (nullptr: none) once librdkafka no longer needs it.
   void giveBack(PayloadPool::Block *block) noexcept;
   /// Rate-limited log of a problem; brokerTrouble arms the "delivering again" message.
@@ -108,6 +119,8 @@ private:
   /// Copies of large payloads (declared before rk_: librdkafka may point into them until the
   /// handle is gone).
   PayloadPool pool_;
+  /// produceWritten()'s messages below the pooled size, before librdkafka copies them.
+  std::unique_ptr<uint64_t[]> smallPayload_;
   HandlePtr rk_; // declared before the counters: created (and checked) before they are registered
   Counter &produced_;
   Counter &delivered_;

@@ -45,7 +45,14 @@ uint8_t *PayloadPool::data(Block *block) noexcept {
 }
 
 PayloadPool::Block *PayloadPool::take(std::span<const uint8_t> payload) noexcept {
-  const size_t size = payload.size();
+  Block *block = take(payload.size());
+  if (block != nullptr) {
+    std::memcpy(data(block), payload.data(), payload.size());
+  }
+  return block;
+}
+
+PayloadPool::Block *PayloadPool::take(size_t size) noexcept {
   Block *block = nullptr;
   // The most recently returned fitting spare (its pages are the likeliest still in cache).
   for (size_t i = spares_.size(); i-- > 0;) {
@@ -67,7 +74,6 @@ PayloadPool::Block *PayloadPool::take(std::span<const uint8_t> payload) noexcept
     block = new (memory) Block{nullptr, nullptr, capacity};
     ++allocations_;
   }
-  std::memcpy(data(block), payload.data(), size);
   block->prev = nullptr;
   block->next = lentHead_;
   if (lentHead_ != nullptr) {

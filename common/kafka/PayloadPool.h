@@ -37,9 +37,12 @@ public:
   PayloadPool(const PayloadPool &) = delete;
   PayloadPool &operator=(const PayloadPool &) = delete;
 
+  /// A block for `bytes` bytes of payload, to be written at data() (lent until give()), or
+  /// nullptr when out of memory.
+  [[nodiscard]] Block *take(size_t bytes) noexcept;
   /// A block holding a copy of `payload` (lent until give()), or nullptr when out of memory.
   [[nodiscard]] Block *take(std::span<const uint8_t> payload) noexcept;
-  /// The copy's bytes (payload.size() of them).
+  /// The payload's bytes (aligned as malloc aligns: at least 8 bytes).
   [[nodiscard]] static uint8_t *data(Block *block) noexcept;
   /// Returns a block from take(): kept as a spare or freed.
   void give(Block *block) noexcept;

@@ -2,6 +2,7 @@
 // The seam between efu and Kafka: what the event sink and the stats publisher produce into.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -29,6 +30,14 @@ public:
                           int64_t timestampMs) noexcept {
     return produce(topic, payload, timestampMs);
   }
+
+  /// Writes the message into the producer's own memory instead of copying a buffer of the
+  /// caller's: calls `write(context, out)` once, before queueing, with `out` of exactly `bytes`
+  /// bytes, 8-byte aligned, to fill. Otherwise as produce(). KafkaProducer hands a large
+  /// message to librdkafka as written, without a copy.
+  using PayloadWriter = void (*)(void *context, std::span<uint8_t> out) noexcept;
+  virtual bool produceWritten(std::string_view topic, size_t bytes, PayloadWriter write,
+                              void *context, int64_t timestampMs) noexcept = 0;
 
   /// Serves delivery reports and errors without blocking. Call regularly (every few ms).
   virtual void poll() noexcept = 0;

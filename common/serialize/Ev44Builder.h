@@ -2,8 +2,6 @@
 // Reusable ev44 (Event44Message) builder: batches events without allocating, serialises on finish.
 #pragma once
 
-#include <flatbuffers/flatbuffers.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -16,7 +14,11 @@ namespace efu::serialize {
 ///
 /// A new reference_time entry (with its reference_time_index) is opened whenever the pulse time
 /// differs from the previous event's, so one message may hold several pulses. All storage is
-/// allocated in the constructor: add() and finish() never allocate.
+/// allocated in the constructor (and setSource): add() and finish() never allocate.
+///
+/// The flatbuffer is written front to back in one fixed layout (docs/wire-formats.md, section
+/// 5), straight into the caller's memory with finishInto(): the events are copied once, from
+/// the builder's arrays into the message. Any flatbuffers reader of the schema reads it.
 ///
 /// Thread rules: not thread-safe; one thread owns an instance. Non-copyable, non-movable (the
 /// span returned by finish() points into it).
@@ -75,9 +77,15 @@ public:
   [[nodiscard]] size_t maxEvents() const noexcept { return maxEvents_; }
   [[nodiscard]] size_t maxPulses() const noexcept { return maxPulses_; }
 
-  /// Serialises the buffered events (possibly none) with this message_id and empties the event
-  /// buffers. The returned bytes (file identifier "ev44") stay valid until the next finish() or
-  /// the builder's destruction. No allocation once the builder has been constructed.
+  /// Bytes of the message the buffered events make (what finishInto() writes).
+  [[nodiscard]] size_t messageBytes() const noexcept;
+
+  /// Serialises the buffered events (possibly none) with this message_id into `out`, which
+  /// holds messageBytes() bytes and starts 8-byte aligned, and empties the event buffers.
+  void finishInto(int64_t messageId, std::span<uint8_t> out) noexcept;
+
+  /// finishInto() the builder's own buffer. The returned bytes (file identifier "ev44") stay
+  /// valid until the next finish() or the builder's destruction.
   std::span<const uint8_t> finish(int64_t messageId) noexcept;
 
   /// Upper bound of a serialised message's size in bytes, for sizing Kafka limits.
@@ -85,8 +93,6 @@ public:
                                               size_t sourceNameBytes) noexcept;
 
 private:
-  void reserveBuffer();
-
   size_t maxEvents_;
   size_t maxPulses_;
   size_t events_ = 0;
@@ -97,7 +103,7 @@ private:
   std::unique_ptr<int32_t[]> timeOfFlight_;
   std::unique_ptr<int32_t[]> pixelId_;
   std::string source_;
-  flatbuffers::FlatBufferBuilder fbb_;
+  std::unique_ptr<uint64_t[]> buffer_; ///< finish()'s message: maxMessageBytes(), 8-aligned
 };
 
 } // namespace efu::serialize
