@@ -3,6 +3,7 @@
 #include "common/reduction/StreamingBuilder2D.h"
 
 #include <algorithm>
+#include <array>
 
 namespace efu::reduction {
 namespace {
@@ -45,7 +46,8 @@ StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
     closed_[plane].reserve(256);
   }
   queue_.reserve(256);
-  scratch_.reserve(256);
+  fresh_.reserve(256);
+  merged_.reserve(256);
 }
 
 size_t StreamingBuilder2D::pendingHits() const noexcept {
@@ -118,29 +120,50 @@ void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
     }
     latest_[plane] = std::max(latest_[plane], cl.back().c.timeStart);
     for (const PlaneClusterOf &c : cl) {
-      queue_.push_back(Queued{c, 0});
+      fresh_.push_back(Fresh{c, fresh_.size()});
     }
     cl.clear();
   }
   match(out, full);
 }
 
-// The unmatched clusters in start order (stable); each ready one joins the open event unless
-// it is more than the matching gap away, which closes the event. The first cluster not ready
-// stops matching; the open event goes back to the front of the queue as one cluster per plane
-// (plane B's first), to be matched again with later data.
+// The ESS list of unmatched clusters (the requeued event, the clusters left from before, this
+// flush's) in start order, stable; each ready one joins the open event unless it is more than
+// the matching gap away, which closes the event. The first cluster not ready stops matching;
+// the open event goes back to the front of the list as one cluster per plane (plane B's first),
+// to be matched again with later data.
+//
+// queue_ holds that order reversed and stays sorted between flushes, so a flush sorts only its
+// own clusters and merges them into the part of the queue that starts no later than they do.
+// On equal starts the list puts the queued clusters before the fresh ones: reversed, the fresh
+// first.
 void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
-  for (size_t i = 0; i < queue_.size(); ++i) {
-    queue_[i].order = i;
+  if (!fresh_.empty()) {
+    std::sort(fresh_.begin(), fresh_.end(), [](const Fresh &x, const Fresh &y) noexcept {
+      return x.cl.c.timeStart != y.cl.c.timeStart ? x.cl.c.timeStart > y.cl.c.timeStart
+                                                  : x.order > y.order;
+    });
+    const uint64_t latestFresh = fresh_.front().cl.c.timeStart;
+    const auto from =
+        std::partition_point(queue_.begin(), queue_.end(), [&](const PlaneClusterOf &q) noexcept {
+          return q.c.timeStart > latestFresh;
+        });
+    merged_.clear();
+    auto q = from;
+    for (const Fresh &f : fresh_) {
+      for (; q != queue_.end() && q->c.timeStart > f.cl.c.timeStart; ++q) {
+        merged_.push_back(*q);
+      }
+      merged_.push_back(f.cl);
+    }
+    merged_.insert(merged_.end(), q, queue_.end());
+    queue_.erase(from, queue_.end());
+    queue_.insert(queue_.end(), merged_.begin(), merged_.end());
+    fresh_.clear();
   }
-  std::sort(queue_.begin(), queue_.end(), [](const Queued &x, const Queued &y) noexcept {
-    return x.cl.c.timeStart != y.cl.c.timeStart ? x.cl.c.timeStart < y.cl.c.timeStart
-                                                : x.order < y.order;
-  });
   Event2D ev;
-  size_t i = 0;
-  for (; i < queue_.size(); ++i) {
-    const PlaneClusterOf &q = queue_[i].cl;
+  for (; !queue_.empty(); queue_.pop_back()) {
+    const PlaneClusterOf &q = queue_.back();
     if (!full && !ready(q.c)) {
       break;
     }
@@ -151,23 +174,23 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     mergeInto(q.plane == 0 ? ev.a : ev.b, q.c);
   }
   if (ev.empty()) {
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(i));
     return;
   }
   if (full) {
     out.push_back(ev);
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(i));
     return;
   }
-  scratch_.clear();
-  if (!ev.b.empty()) {
-    scratch_.push_back(Queued{PlaneClusterOf{ev.b, 1}, 0});
+  // Requeued at the list's front, B before A: they start no later than any cluster left (they
+  // gathered the clusters before them), so in the sorted list they come first, A before B only
+  // when A starts earlier.
+  const bool aFirst = !ev.a.empty() && (ev.b.empty() || ev.a.timeStart < ev.b.timeStart);
+  const PlaneClusterOf a{ev.a, 0};
+  const PlaneClusterOf b{ev.b, 1};
+  for (const PlaneClusterOf *c : aFirst ? std::array{&b, &a} : std::array{&a, &b}) {
+    if (!c->c.empty()) {
+      queue_.push_back(*c); // the back is the list's front
+    }
   }
-  if (!ev.a.empty()) {
-    scratch_.push_back(Queued{PlaneClusterOf{ev.a, 0}, 0});
-  }
-  scratch_.insert(scratch_.end(), queue_.begin() + static_cast<std::ptrdiff_t>(i), queue_.end());
-  queue_.swap(scratch_);
 }
 
 } // namespace efu::reduction

@@ -60,9 +60,9 @@ public:
   [[nodiscard]] const StreamingParams &params() const noexcept { return params_; }
 
 private:
-  struct Queued {
+  struct Fresh {
     PlaneClusterOf cl;
-    uint64_t order; ///< position before sorting: equal starts keep their order
+    uint64_t order; ///< position in this flush's list: equal starts keep their order
   };
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
@@ -73,8 +73,13 @@ private:
   std::vector<Hit> incoming_[2];          ///< this datagram's hits
   std::vector<Hit> open_[2];              ///< the open time cluster, in insertion order
   std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush
-  std::vector<Queued> queue_;             ///< the matcher's unmatched clusters, in list order
-  std::vector<Queued> scratch_;
+  /// The matcher's unmatched clusters in the ESS list's sorted order, reversed: the latest start
+  /// first, so matching takes from the back and fresh clusters merge in near the back. Clusters
+  /// far later than what arrives (left behind when time steps back, as in a replay) are never
+  /// moved again.
+  std::vector<PlaneClusterOf> queue_;
+  std::vector<Fresh> fresh_;           ///< the clusters closed in this flush
+  std::vector<PlaneClusterOf> merged_; ///< the queue's back merged with fresh_
   uint64_t latest_[2] = {0, 0};
   int64_t invalidPlane_ = 0;
 };
