@@ -116,8 +116,8 @@ private:
   static void onLog(const rd_kafka_s *rk, int level, const char *facility, const char *text);
 
   spdlog::logger &log_;
-  /// Copies of large payloads (declared before rk_: librdkafka may point into them until the
-  /// handle is gone).
+  /// Large payloads, copied or written in (declared before rk_: librdkafka may point into them
+  /// until the handle is gone).
   PayloadPool pool_;
   /// produceWritten()'s messages below the pooled size, before librdkafka copies them.
   std::unique_ptr<uint64_t[]> smallPayload_;
