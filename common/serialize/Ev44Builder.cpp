@@ -101,13 +101,9 @@ Ev44Builder::Ev44Builder(size_t maxEvents, size_t maxPulses)
   referenceIndex_ = std::make_unique<int32_t[]>(maxPulses_);
   timeOfFlight_ = std::make_unique<int32_t[]>(maxEvents_);
   pixelId_ = std::make_unique<int32_t[]>(maxEvents_);
-  setSource("");
 }
 
 void Ev44Builder::setSource(std::string sourceName) {
-  // The buffer must cover the worst case including the new source name.
-  const size_t bytes = maxMessageBytes(maxEvents_, maxPulses_, sourceName.size());
-  buffer_ = std::make_unique<uint64_t[]>((bytes + 7) / 8);
   source_ = std::move(sourceName);
 }
 
@@ -142,13 +138,6 @@ void Ev44Builder::finishInto(int64_t messageId, std::span<uint8_t> out) noexcept
   putVector(m, l.pixels, pixelId_.get(), events_, sizeof(int32_t));
   events_ = 0;
   pulses_ = 0;
-}
-
-std::span<const uint8_t> Ev44Builder::finish(int64_t messageId) noexcept {
-  const size_t bytes = messageBytes();
-  const std::span<uint8_t> out(reinterpret_cast<uint8_t *>(buffer_.get()), bytes);
-  finishInto(messageId, out);
-  return out;
 }
 
 } // namespace efu::serialize

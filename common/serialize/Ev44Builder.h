@@ -10,18 +10,17 @@
 
 namespace efu::serialize {
 
-/// Collects neutron events and serialises them as one ev44 flatbuffer per finish().
+/// Collects neutron events and serialises them as one ev44 flatbuffer per finishInto().
 ///
 /// A new reference_time entry (with its reference_time_index) is opened whenever the pulse time
 /// differs from the previous event's, so one message may hold several pulses. All storage is
-/// allocated in the constructor (and setSource): add() and finish() never allocate.
+/// allocated in the constructor: add() and finishInto() never allocate.
 ///
 /// The flatbuffer is written front to back in one fixed layout (docs/wire-formats.md, section
 /// 5), straight into the caller's memory with finishInto(): the events are copied once, from
 /// the builder's arrays into the message. Any flatbuffers reader of the schema reads it.
 ///
-/// Thread rules: not thread-safe; one thread owns an instance. Non-copyable, non-movable (the
-/// span returned by finish() points into it).
+/// Thread rules: not thread-safe; one thread owns an instance. Non-copyable.
 class Ev44Builder {
 public:
   /// maxEvents: events per message (>= 1); maxPulses: reference times per message (>= 1;
@@ -36,7 +35,8 @@ public:
 
   /// Appends one event. pulseTimeNs: ns since the Unix epoch; tofNs: ns after that pulse.
   /// Returns false (and stores nothing) when the message is full: no room for another event,
-  /// or the pulse changes and no room for another reference time. Call finish(), then add again.
+  /// or the pulse changes and no room for another reference time. Call finishInto(), then add
+  /// again.
   bool add(int64_t pulseTimeNs, int32_t tofNs, int32_t pixelId) noexcept {
     if (events_ == maxEvents_) {
       return false;
@@ -69,9 +69,9 @@ public:
     return true;
   }
 
-  /// Events buffered since the last finish().
+  /// Events buffered since the last finishInto().
   [[nodiscard]] size_t events() const noexcept { return events_; }
-  /// Reference times (pulses) buffered since the last finish().
+  /// Reference times (pulses) buffered since the last finishInto().
   [[nodiscard]] size_t pulses() const noexcept { return pulses_; }
   [[nodiscard]] bool full() const noexcept { return events_ == maxEvents_; }
   [[nodiscard]] size_t maxEvents() const noexcept { return maxEvents_; }
@@ -83,10 +83,6 @@ public:
   /// Serialises the buffered events (possibly none) with this message_id into `out`, which
   /// holds messageBytes() bytes and starts 8-byte aligned, and empties the event buffers.
   void finishInto(int64_t messageId, std::span<uint8_t> out) noexcept;
-
-  /// finishInto() the builder's own buffer. The returned bytes (file identifier "ev44") stay
-  /// valid until the next finish() or the builder's destruction.
-  std::span<const uint8_t> finish(int64_t messageId) noexcept;
 
   /// Upper bound of a serialised message's size in bytes, for sizing Kafka limits.
   [[nodiscard]] static size_t maxMessageBytes(size_t maxEvents, size_t maxPulses,
@@ -103,7 +99,6 @@ private:
   std::unique_ptr<int32_t[]> timeOfFlight_;
   std::unique_ptr<int32_t[]> pixelId_;
   std::string source_;
-  std::unique_ptr<uint64_t[]> buffer_; ///< finish()'s message: maxMessageBytes(), 8-aligned
 };
 
 } // namespace efu::serialize

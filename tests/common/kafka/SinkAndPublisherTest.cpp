@@ -38,6 +38,7 @@ TEST(Ev44Sink, FlushesOnSizeWithConsecutiveMessageIds) {
   ASSERT_EQ(producer.messages.size(), 3u);
   sink.flush();
   EXPECT_EQ(producer.messages.size(), 3u) << "no empty messages";
+  EXPECT_EQ(producer.written, 3) << "written into the producer's memory, not copied in";
 
   std::vector<int32_t> pixels;
   for (size_t m = 0; m < producer.messages.size(); ++m) {
