@@ -47,7 +47,6 @@ StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
   }
   queue_.reserve(256);
   fresh_.reserve(256);
-  merged_.reserve(256);
 }
 
 size_t StreamingBuilder2D::pendingHits() const noexcept {
@@ -114,15 +113,14 @@ void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
     closeTimeCluster(1);
   }
   for (int plane = 0; plane < 2; ++plane) {
-    std::vector<PlaneClusterOf> &cl = closed_[plane];
+    const std::vector<PlaneClusterOf> &cl = closed_[plane];
     if (cl.empty()) {
       continue;
     }
     latest_[plane] = std::max(latest_[plane], cl.back().c.timeStart);
     for (const PlaneClusterOf &c : cl) {
-      fresh_.push_back(Fresh{c, fresh_.size()});
+      fresh_.push_back(FreshKey{c.c.timeStart, fresh_.size()});
     }
-    cl.clear();
   }
   match(out, full);
 }
@@ -133,34 +131,33 @@ void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
 // the open event goes back to the front of the list as one cluster per plane (plane B's first),
 // to be matched again with later data.
 //
-// queue_ holds that order reversed and stays sorted between flushes, so a flush sorts only its
-// own clusters and merges them into the part of the queue that starts no later than they do.
-// On equal starts the list puts the queued clusters before the fresh ones: reversed, the fresh
-// first.
+// queue_ holds that order reversed and stays sorted between flushes. A flush sorts only the keys
+// of its own clusters and merges the clusters into the queue from the back, where the earliest
+// starts are: each cluster is copied once, and the queue's clusters that start later than every
+// fresh one stay where they are. On equal starts the list puts the queued clusters before the
+// fresh ones: reversed, the fresh first.
 void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   if (!fresh_.empty()) {
-    std::sort(fresh_.begin(), fresh_.end(), [](const Fresh &x, const Fresh &y) noexcept {
-      return x.cl.c.timeStart != y.cl.c.timeStart ? x.cl.c.timeStart > y.cl.c.timeStart
-                                                  : x.order > y.order;
+    std::sort(fresh_.begin(), fresh_.end(), [](const FreshKey &x, const FreshKey &y) noexcept {
+      return x.start != y.start ? x.start > y.start : x.order > y.order;
     });
-    const uint64_t latestFresh = fresh_.front().cl.c.timeStart;
-    const auto from =
-        std::partition_point(queue_.begin(), queue_.end(), [&](const PlaneClusterOf &q) noexcept {
-          return q.c.timeStart > latestFresh;
-        });
-    merged_.clear();
-    auto q = from;
-    for (const Fresh &f : fresh_) {
-      for (; q != queue_.end() && q->c.timeStart > f.cl.c.timeStart; ++q) {
-        merged_.push_back(*q);
+    const size_t firstOfB = closed_[0].size();
+    size_t q = queue_.size(); // queue_[0, q) not yet placed
+    size_t k = fresh_.size(); // fresh_[0, k) not yet placed
+    queue_.resize(q + k);
+    for (size_t w = q + k; k > 0;) {
+      --w;
+      if (q > 0 && queue_[q - 1].c.timeStart <= fresh_[k - 1].start) {
+        queue_[w] = queue_[--q];
+      } else {
+        const uint64_t i = fresh_[--k].order;
+        queue_[w] = i < firstOfB ? closed_[0][i] : closed_[1][i - firstOfB];
       }
-      merged_.push_back(f.cl);
     }
-    merged_.insert(merged_.end(), q, queue_.end());
-    queue_.erase(from, queue_.end());
-    queue_.insert(queue_.end(), merged_.begin(), merged_.end());
     fresh_.clear();
   }
+  closed_[0].clear();
+  closed_[1].clear();
   Event2D ev;
   for (; !queue_.empty(); queue_.pop_back()) {
     const PlaneClusterOf &q = queue_.back();

@@ -60,9 +60,12 @@ public:
   [[nodiscard]] const StreamingParams &params() const noexcept { return params_; }
 
 private:
-  struct Fresh {
-    PlaneClusterOf cl;
-    uint64_t order; ///< position in this flush's list: equal starts keep their order
+  /// A cluster closed in this flush, as sorted: its start and its position in this flush's list
+  /// (plane A's closed clusters, then plane B's), which keeps equal starts in list order and
+  /// finds the cluster in closed_.
+  struct FreshKey {
+    uint64_t start;
+    uint64_t order;
   };
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
@@ -72,14 +75,13 @@ private:
   StreamingParams params_;
   std::vector<Hit> incoming_[2];          ///< this datagram's hits
   std::vector<Hit> open_[2];              ///< the open time cluster, in insertion order
-  std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush
+  std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush, until matched
   /// The matcher's unmatched clusters in the ESS list's sorted order, reversed: the latest start
   /// first, so matching takes from the back and fresh clusters merge in near the back. Clusters
-  /// far later than what arrives (left behind when time steps back, as in a replay) are never
-  /// moved again.
+  /// later than everything that arrives (left behind when time steps back, as in a replay) are
+  /// never moved again.
   std::vector<PlaneClusterOf> queue_;
-  std::vector<Fresh> fresh_;           ///< the clusters closed in this flush
-  std::vector<PlaneClusterOf> merged_; ///< the queue's back merged with fresh_
+  std::vector<FreshKey> fresh_; ///< the clusters closed in this flush, sorted into queue order
   uint64_t latest_[2] = {0, 0};
   int64_t invalidPlane_ = 0;
 };
