@@ -23,7 +23,8 @@ TrexCounters::TrexCounters(sdk::ModuleContext &ctx)
       gridOnly(ctx.counter("cluster.matched_grid_only")),
       gridSpan(ctx.counter("cluster.too_large_grid_span")),
       pixelErrors(ctx.counter("events.pixel_errors")),
-      flushed(ctx.counter("events.formed_at_shutdown")), events(ctx.counter("events.count")) {}
+      flushed(ctx.counter("events.formed_at_shutdown")), events(ctx.counter("events.count")),
+      waiting(ctx.gauge("cluster.waiting")) {}
 
 TrexModule::TrexModule(sdk::ModuleContext &ctx)
     : sink_(ctx.events()), config_(parseTrexConfig(ctx.config(), ctx.configSource())),
@@ -111,10 +112,15 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   }
 }
 
+void TrexModule::tick(int64_t /*nowNs*/) noexcept {
+  counters_.waiting.set(static_cast<int64_t>(waiting()));
+}
+
 void TrexModule::flush() noexcept {
   if (seen_) {
     formEvents(true);
   }
+  counters_.waiting.set(static_cast<int64_t>(waiting()));
 }
 
 // Every builder given hits is flushed (one that was not has nothing new to form), then each

@@ -34,6 +34,7 @@ struct TrexCounters {
   Counter &pixelErrors;   ///< events.pixel_errors: outside SizeX x SizeY x SizeZ
   Counter &flushed;       ///< events.formed_at_shutdown: events the shutdown flush formed
   Counter &events;        ///< events.count
+  Counter &waiting;       ///< cluster.waiting (gauge): TrexModule::waiting(), set by tick()
 };
 
 /// One instance per daemon; process(), tick() and flush() run on the processing thread.
@@ -43,6 +44,8 @@ public:
   explicit TrexModule(sdk::ModuleContext &ctx);
 
   void process(const sdk::Packet &packet) noexcept override;
+  /// Sets the cluster.waiting gauge (a replay or a timing reset can leave clusters waiting).
+  void tick(int64_t nowNs) noexcept override;
   /// At shutdown: what waits in the builders (open time clusters, clusters not yet ready, the
   /// open event) is formed, as the ESS full flush does, against the last datagram's pulses.
   void flush() noexcept override;

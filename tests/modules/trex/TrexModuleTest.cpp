@@ -76,6 +76,7 @@ TEST_F(TrexModuleTest, CountersAreTheEssNames) {
                            "readouts.adc_below_min",
                            "readouts.error_coordinate",
                            "events.formed_at_shutdown",
+                           "cluster.waiting",
                            "events.timestamp.tof.count"}) {
     EXPECT_TRUE(ctx_->has(name)) << name;
   }
@@ -96,12 +97,16 @@ TEST_F(TrexModuleTest, EventsWaitForLaterDataAndSpanDatagrams) {
   EXPECT_EQ(events()[0],
             (RecordedEvent{kPulseNs, static_cast<int32_t>(tofOf(1000)), pixel(1, 7, 2)}));
   EXPECT_GT(module_->waiting(), 0u);
+  EXPECT_EQ(stat("cluster.waiting"), 0); // a gauge set by tick()
+  module_->tick(0);
+  EXPECT_EQ(stat("cluster.waiting"), static_cast<int64_t>(module_->waiting()));
   module_->flush();
   ASSERT_EQ(events().size(), 4u);
   EXPECT_EQ(events()[3].tofNs, tofOf(1900));
   EXPECT_EQ(stat("events.count"), 4);
   EXPECT_EQ(stat("events.formed_at_shutdown"), 3);
   EXPECT_EQ(module_->waiting(), 0u);
+  EXPECT_EQ(stat("cluster.waiting"), 0);
   module_->flush(); // nothing left
   EXPECT_EQ(stat("events.count"), 4);
 }
