@@ -2,34 +2,12 @@
 // Two-plane event building for Multi-Blade VMM3 detectors (common/reduction/README.md).
 #include "common/reduction/EventBuilder2D.h"
 
+#include "common/reduction/AdaptiveSort.h"
+
 #include <algorithm>
 
 namespace efu::reduction {
 namespace {
-
-/// Sorts a[0, n): insertion sort while the input proves nearly ordered (datagrams mostly are),
-/// std::sort over everything once the moves exceed a budget linear in n. Never allocates.
-template <typename T, typename Less> void adaptiveSort(T *a, size_t n, Less less) noexcept {
-  const size_t budget = 4 * n + 32;
-  size_t moves = 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (!less(a[i], a[i - 1])) {
-      continue;
-    }
-    const T x = a[i];
-    size_t j = i;
-    do {
-      a[j] = a[j - 1];
-      --j;
-    } while (j > 0 && less(x, a[j - 1]));
-    a[j] = x;
-    moves += i - j;
-    if (moves > budget) [[unlikely]] {
-      std::sort(a, a + n, less);
-      return;
-    }
-  }
-}
 
 constexpr auto kByTime = [](const auto &x, const auto &y) noexcept { return x.timeNs < y.timeNs; };
 constexpr auto kByCoord = [](const auto &x, const auto &y) noexcept { return x.coord < y.coord; };

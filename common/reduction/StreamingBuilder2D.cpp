@@ -2,6 +2,8 @@
 // Streaming two-plane event building (common/reduction/README.md, "Streaming").
 #include "common/reduction/StreamingBuilder2D.h"
 
+#include "common/reduction/AdaptiveSort.h"
+
 #include <algorithm>
 #include <array>
 
@@ -62,8 +64,8 @@ bool StreamingBuilder2D::ready(const PlaneCluster &c) const noexcept {
 // last one added (or before it: the difference is unsigned) closes it first.
 void StreamingBuilder2D::clusterPlane(int plane) {
   std::vector<Hit> &in = incoming_[plane];
-  std::sort(in.begin(), in.end(),
-            [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; });
+  adaptiveSort(in.data(), in.size(),
+               [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; });
   std::vector<Hit> &open = open_[plane];
   for (const Hit &h : in) {
     if (!open.empty() && h.timeNs - open.back().timeNs > params_.clusterTimeGapNs) {
@@ -80,8 +82,8 @@ void StreamingBuilder2D::closeTimeCluster(int plane) {
   if (open.empty()) {
     return;
   }
-  std::sort(open.begin(), open.end(),
-            [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
+  adaptiveSort(open.data(), open.size(),
+               [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
   PlaneClusterOf cur;
   cur.plane = static_cast<uint8_t>(plane);
   for (const Hit &h : open) {
@@ -138,19 +140,21 @@ void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
 // fresh ones: reversed, the fresh first.
 void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   if (!fresh_.empty()) {
-    std::sort(fresh_.begin(), fresh_.end(), [](const FreshKey &x, const FreshKey &y) noexcept {
-      return x.start != y.start ? x.start > y.start : x.order > y.order;
+    // In list order: each plane's clusters come nearly in start order, so this is mostly
+    // insertion of one plane's into the other's.
+    adaptiveSort(fresh_.data(), fresh_.size(), [](const FreshKey &x, const FreshKey &y) noexcept {
+      return x.start != y.start ? x.start < y.start : x.order < y.order;
     });
     const size_t firstOfB = closed_[0].size();
+    const size_t n = fresh_.size();
     size_t q = queue_.size(); // queue_[0, q) not yet placed
-    size_t k = fresh_.size(); // fresh_[0, k) not yet placed
-    queue_.resize(q + k);
-    for (size_t w = q + k; k > 0;) {
+    queue_.resize(q + n);
+    for (size_t w = q + n, k = 0; k < n;) { // fresh_[k, n) not yet placed
       --w;
-      if (q > 0 && queue_[q - 1].c.timeStart <= fresh_[k - 1].start) {
+      if (q > 0 && queue_[q - 1].c.timeStart <= fresh_[k].start) {
         queue_[w] = queue_[--q];
       } else {
-        const uint64_t i = fresh_[--k].order;
+        const uint64_t i = fresh_[k++].order;
         queue_[w] = i < firstOfB ? closed_[0][i] : closed_[1][i - firstOfB];
       }
     }
