@@ -42,7 +42,8 @@ with tempfile.TemporaryDirectory(prefix="bench-link-test-") as work:
     for s in lossless:
         if s["sent"] <= 0 or s["formed"] != s["published"] or s["formed"] <= 0:
             sys.exit(f"a step called lossless that is not: {s}")
-    if abs(max(s["offered"] for s in lossless) - int(row.group(1))) > 1:
+    best = max(lossless, key=lambda s: s["offered"])  # the rate it shows: what was sent
+    if abs(min(best["offered"], best["achieved"]) - int(row.group(1))) > 1:
         sys.exit(f"the table's rate {row.group(1)} is not the highest lossless step's")
     print(f"ok: loki no-kafka lossless at {row.group(1)} datagrams/s, {len(steps)} steps")
 
