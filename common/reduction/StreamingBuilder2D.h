@@ -81,7 +81,7 @@ private:
   /// later than everything that arrives (left behind when time steps back, as in a replay) are
   /// never moved again.
   std::vector<PlaneClusterOf> queue_;
-  std::vector<FreshKey> fresh_; ///< the clusters closed in this flush, sorted as the list orders them
+  std::vector<FreshKey> fresh_; ///< this flush's clusters, sorted as the list orders them
   uint64_t latest_[2] = {0, 0};
   int64_t invalidPlane_ = 0;
 };
