@@ -77,9 +77,8 @@ private:
   std::vector<Hit> open_[2];              ///< the open time cluster, in insertion order
   std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush, until matched
   /// The matcher's unmatched clusters in the ESS list's sorted order, reversed: the latest start
-  /// first, so matching takes from the back and fresh clusters merge in near the back. Clusters
-  /// later than everything that arrives (left behind when time steps back, as in a replay) are
-  /// never moved again.
+  /// first, so matching takes from the back. Clusters later than everything that arrives (left
+  /// behind when time steps back, as in a replay) sit at the front and are never moved again.
   std::vector<PlaneClusterOf> queue_;
   std::vector<FreshKey> fresh_; ///< this flush's clusters, sorted as the list orders them
   uint64_t latest_[2] = {0, 0};
