@@ -9,7 +9,8 @@ HeaderCounters::HeaderCounters(sdk::ModuleContext &ctx)
       seqLost(ctx.counter("parser.essheader.seq.lost")),
       seqExpected(ctx.counter("parser.essheader.seq.expected")),
       seqReordered(ctx.counter("parser.essheader.seq.reordered")),
-      seqRestarts(ctx.counter("parser.essheader.seq.restarts")) {
+      seqRestarts(ctx.counter("parser.essheader.seq.restarts")),
+      seqStale(ctx.counter("parser.essheader.seq.stale")) {
   errors[0] = &ok; // never incremented through error(); keeps every slot non-null
   for (size_t i = 1; i < errors.size(); ++i) {
     const auto kind = static_cast<HeaderError>(i);

@@ -22,7 +22,8 @@ namespace efu::readout {
 ///   parser.essheader.seq.lost        datagrams missing from the per-queue sequences (packets)
 ///   parser.essheader.seq.expected    datagrams the sequences say were sent (PER = lost/expected)
 ///   parser.essheader.seq.reordered   late arrivals and duplicates (within 1024 below the highest)
-///   parser.essheader.seq.restarts    back to 0 or far back: a sender restarted, resynchronised
+///   parser.essheader.seq.restarts    back to 0, or far back and confirmed: a sender restarted
+///   parser.essheader.seq.stale       one number far back, not confirmed by the next: ignored
 /// Counter references stay valid for the module's life.
 struct HeaderCounters {
   explicit HeaderCounters(sdk::ModuleContext &ctx);
@@ -34,6 +35,7 @@ struct HeaderCounters {
   Counter &seqExpected;
   Counter &seqReordered;
   Counter &seqRestarts;
+  Counter &seqStale;
   std::array<Counter *, kOutputQueues> queuePackets{};
 
   [[nodiscard]] Counter &error(HeaderError e) const noexcept {
@@ -141,6 +143,9 @@ public:
     }
     if (r.restarted) {
       counters_.seqRestarts.add();
+    }
+    if (r.stale) {
+      counters_.seqStale.add();
     }
     if (out.payloadBytes == 0) {
       counters_.heartbeats.add();

@@ -28,18 +28,20 @@ enum class SequenceRules {
 /// | is behind by < Window, not received  | reordered += 1, lost -= 1         | reordered += 1 |
 /// | ... and before the run's first       | reordered += 1, the run grows (1) | reordered += 1 |
 /// | is 0, not ahead                      | as any other number               | restart        |
-/// | is behind by >= Window               | restart if confirmed (2)          | restart        |
+/// | is behind by >= Window               | restart if confirmed (2)          | same           |
 ///
 /// (1) The run starts there: lost and expected grow by the numbers in between.
 /// (2) When the next number follows it (is nearer to it than to the old highest); else
 ///     stale += 1.
 ///
 /// A restart (a sender started afresh) starts a new run at the number: restarts += 1,
-/// expected += 1, no loss for the jump, the earlier runs' counts stay. Exact confirms it with
-/// the next number, so it shows one datagram late, and a single datagram delayed beyond the
-/// window is only `stale` (too old to tell a late arrival from a duplicate); Ess restarts at
-/// once, and a sender that starts again at 0 restarts even within the window. PER = lost /
-/// expected. Single-threaded; no allocation.
+/// expected += 1, no loss for the jump, the earlier runs' counts stay. A jump back beyond the
+/// window is confirmed by the next number, so a restart shows one datagram late, and a single
+/// stray number (a datagram delayed beyond the window, or a corrupt one: an ESS header with
+/// sequence number 3e9 among small ones) is only `stale` and leaves the run as it was, instead
+/// of starting a run that the next number would leave with billions "lost". Ess alone restarts
+/// at once at 0, even within the window (a sender starting again). PER = lost / expected.
+/// Single-threaded; no allocation.
 template <typename Seq, uint64_t Window, SequenceRules Rules> class SequenceTracker {
   static_assert(std::is_unsigned_v<Seq> && sizeof(Seq) >= 4, "uint32_t or uint64_t numbers");
   static constexpr Seq kHalf = Seq{1} << (std::numeric_limits<Seq>::digits - 1);
@@ -56,7 +58,7 @@ public:
     bool reordered = false; ///< a late arrival, not received before
     bool duplicate = false;
     bool restarted = false; ///< a restart (Exact: the one this number confirmed)
-    bool stale = false;     ///< Exact: the previous number was stale
+    bool stale = false;     ///< the previous number was stale (a jump back it did not confirm)
   };
 
   Result add(Seq seq) noexcept {
@@ -101,7 +103,7 @@ private:
       startRun(seq);
       return;
     }
-    if (restartPending_) { // Exact only
+    if (restartPending_) {
       restartPending_ = false;
       const Seq fromCandidate = seq - candidate_;
       const Seq candidateToHighest = highest_ - candidate_;
@@ -119,14 +121,14 @@ private:
       return;
     }
     const Seq behind = highest_ - seq;
-    if (behind >= Window || (Rules == SequenceRules::Ess && seq == 0)) {
-      if constexpr (Rules == SequenceRules::Exact) {
-        restartPending_ = true;
-        candidate_ = seq;
-      } else {
-        ++counts_.restarts;
-        startRun(seq);
-      }
+    if (Rules == SequenceRules::Ess && seq == 0) {
+      ++counts_.restarts;
+      startRun(seq);
+      return;
+    }
+    if (behind >= Window) {
+      restartPending_ = true;
+      candidate_ = seq;
       return;
     }
     if (behind > span_) { // before the first number of the run
@@ -186,7 +188,7 @@ private:
   bool started_ = false;
   bool restartPending_ = false;
   Seq highest_ = 0;
-  Seq candidate_ = 0; ///< Exact: the number beyond the window that the next one may confirm
+  Seq candidate_ = 0; ///< the number beyond the window that the next one may confirm
   uint64_t span_ = 0; ///< highest - first of the run, at most Window
   std::array<uint64_t, Window / 64> bits_{}; ///< bit (n % Window) set: n was received
 };

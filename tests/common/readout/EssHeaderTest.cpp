@@ -381,14 +381,32 @@ TEST_F(Counted, SequenceGapsCountPacketsPerQueue) {
   EXPECT_EQ(v("parser.essheader.oq.11.packets"), 0);
 }
 
-TEST(SequenceTracker, FarBackIsARestartNearBackIsReordered) {
+TEST(SequenceTracker, FarBackIsARestartOnceConfirmedNearBackIsReordered) {
   QueueSequences t;
   t.add(1, 5000);
   EXPECT_TRUE(t.add(1, 5001 - 1024).reordered);
-  const auto r = t.add(1, 5001 - 1025);
+  const auto back = t.add(1, 5001 - 1025);
+  EXPECT_FALSE(back.restarted) << "the next number tells";
+  EXPECT_EQ(back.expected, 0U);
+  const auto r = t.add(1, 5001 - 1024); // follows on: the sender restarted there
   EXPECT_TRUE(r.restarted);
-  EXPECT_EQ(r.expected, 1U);
-  EXPECT_EQ(t.add(1, 5001 - 1024).lost, 0U); // resynchronised
+  EXPECT_EQ(r.expected, 2U);
+  EXPECT_EQ(r.lost, 0U);
+}
+
+// Issue 37: one stray sequence number (3e9 among 2000 in order) is stale; nothing is lost.
+TEST_F(Counted, OneStraySequenceNumberIsStaleAndLosesNothing) {
+  for (uint32_t seq = 1; seq <= 2000; ++seq) {
+    ASSERT_TRUE(feed(datagram(0, 24, seq, 2)));
+    if (seq == 1000) {
+      ASSERT_TRUE(feed(datagram(0, 24, 3'000'000'000U, 2)));
+    }
+  }
+  EXPECT_EQ(v("parser.essheader.seq.stale"), 1);
+  EXPECT_EQ(v("parser.essheader.seq.lost"), 0);
+  EXPECT_EQ(v("parser.essheader.seq.expected"), 2000);
+  EXPECT_EQ(v("parser.essheader.seq.restarts"), 0);
+  EXPECT_EQ(v("parser.essheader.ok"), 2001);
 }
 
 TEST(SequenceTracker, WrapsAround) {

@@ -290,16 +290,42 @@ TEST(EssSequenceTracker, LateArrivalsDoNotTakeBackLossAndDoNotExtendTheRun) {
   EXPECT_EQ(t.duplicates(), 1U);
 }
 
-TEST(EssSequenceTracker, ZeroAndFarBackRestartAtOnce) {
+TEST(EssSequenceTracker, ZeroRestartsAtOnceFarBackOnceConfirmed) {
   EssSequenceTracker t;
   t.add(100);
   const auto zero = t.add(0); // within the window, but a sender starts at 0
   EXPECT_TRUE(zero.restarted);
   EXPECT_EQ(zero.expected, 1U);
   t.add(5000);
-  EXPECT_TRUE(t.add(5000 - EssSequenceTracker::kWindow).restarted);
+  const auto back = t.add(5000 - EssSequenceTracker::kWindow);
+  EXPECT_FALSE(back.restarted) << "not yet: the next number tells";
+  const auto confirmed = t.add(5001 - EssSequenceTracker::kWindow);
+  EXPECT_TRUE(confirmed.restarted);
+  EXPECT_EQ(confirmed.lost, 0U);
   EXPECT_EQ(t.restarts(), 2U);
   EXPECT_EQ(t.stale(), 0U);
+  EXPECT_EQ(t.lost(), 4999U) << "0 -> 5000 only";
+}
+
+// Issue 37: one header with sequence number 3e9 among 2000 in order made 1 294 968 296 "lost"
+// (a restart at 3e9, then the next number 2^32 - 3e9 ahead of it) and PER 1 for the rest of the
+// run. Now it is one stale number and the sequence goes on.
+TEST(EssSequenceTracker, OneStrayNumberIsStaleAndLosesNothing) {
+  EssSequenceTracker t;
+  for (uint32_t seq = 1; seq <= 1000; ++seq) {
+    t.add(seq);
+  }
+  EXPECT_EQ(t.add(3'000'000'000U).expected, 0U);
+  for (uint32_t seq = 1001; seq <= 2000; ++seq) {
+    const auto r = t.add(seq);
+    ASSERT_EQ(r.lost, 0U) << seq;
+    ASSERT_EQ(r.stale, seq == 1001) << seq;
+  }
+  EXPECT_EQ(t.lost(), 0U);
+  EXPECT_EQ(t.expected(), 2000U);
+  EXPECT_EQ(t.stale(), 1U);
+  EXPECT_EQ(t.restarts(), 0U);
+  EXPECT_EQ(t.per(), 0.0);
 }
 
 TEST(EssSequenceTracker, WindowHoldsAcrossTheWrap) {
