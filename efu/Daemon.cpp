@@ -44,19 +44,36 @@ private:
 // listed (control port, /metrics) in the order they were registered.
 Daemon::Daemon(const DaemonOptions &options)
     : options_(options), log_(setupLogging("efu", options.logLevel, options.logFile)) {
+  installStopSignals(Hangup::ReopenLog, Repeat::Ignore);
+  stopIfAsked("setting up logging");
   library_ = loadModule(options_.detector, moduleSearchPath(options_.modulePaths));
+  stopIfAsked("loading the module");
   // -d loki: the instrument's name; -d caen: the module's.
   service_ = options_.instrument.empty() ? options_.detector : options_.instrument;
   auto [config, calibration] = loadConfiguration();
+  stopIfAsked("loading the configuration");
   registerMainCounters();
   openReceiveSockets();
   intervalMs_ = static_cast<uint32_t>(options_.statsIntervalS * 1000);
   openEventOutput();
+  stopIfAsked("opening the sockets and Kafka");
   createModule(std::move(config), std::move(calibration));
+  stopIfAsked("creating the module");
   createDataPath();
   openControlPort();
   openMetrics();
   openGraphite();
+  stopIfAsked("opening the control port");
+}
+
+/// Ends start-up (StartupStopped) once a stop signal has come, with a log line that says when.
+void Daemon::stopIfAsked(const char *step) const {
+  if (const int signal = stopSignal(); signal != 0) {
+    const std::string what = fmt::format(
+        "{} during start-up ({}): stopping before receiving anything", signalName(signal), step);
+    log_->info("{}", what);
+    throw StartupStopped(what);
+  }
 }
 
 Daemon::~Daemon() = default;
@@ -163,11 +180,22 @@ void Daemon::openControlPort() {
   };
   if (kafka_) {
     kafka::RawSampler &sampler = *kafka_->sampler();
+    // Only a change is logged, and at most one line per kCalibLogIntervalNs (the rest counted
+    // and said in the interval report): a client repeating the command cannot fill the disk.
     info.setCalibMode = [&sampler, this](bool on) {
+      if (sampler.all() == on) {
+        return;
+      }
       sampler.setAll(on);
-      log_->info("CALIB_MODE_SET {}: {}", on ? 1 : 0,
-                 on ? fmt::format("every datagram is copied to '{}'", sampler.topic())
-                    : std::string("raw-data mode off"));
+      const std::string line =
+          fmt::format("CALIB_MODE_SET {}: {}", on ? 1 : 0,
+                      on ? fmt::format("every datagram is copied to '{}'", sampler.topic())
+                         : std::string("raw-data mode off"));
+      if (calibLog_.allow(monotonicNs())) {
+        log_->info("{}", line);
+      } else {
+        calibLog_.last = line;
+      }
     };
     info.calibMode = [&sampler] { return sampler.all(); };
   }
@@ -215,7 +243,6 @@ void Daemon::openGraphite() {
 }
 
 std::string Daemon::serve() {
-  installStopSignals(Hangup::ReopenLog);
   startNs_ = monotonicNs();
   runtime_->start();
   logReceiving();
@@ -276,12 +303,22 @@ std::string Daemon::statusJson(int64_t nowNs) const {
 void Daemon::reportInterval(int64_t nowNs) {
   updateMainCounters(nowNs);
   log_->info("{} | {}", report_->line(nowNs), cpu_->line());
+  if (calibLog_.dueReport(nowNs)) {
+    logSuppressedCalibModes();
+  }
   if (kafka_) {
     kafka_->requestPublish(statusJson(nowNs));
   }
   if (graphite_) {
     graphite_->publish(realtimeNs() / kNsPerSec);
   }
+}
+
+void Daemon::logSuppressedCalibModes() {
+  log_->info("{} further CALIB_MODE_SET changes not logged (at most one line per {} s; the "
+             "last: {})",
+             calibLog_.suppressed, calibLog_.intervalNs / kNsPerSec, calibLog_.last);
+  calibLog_.reported();
 }
 
 /// SIGHUP reopens the log file (logrotate); a failure keeps the old file and is counted.
@@ -317,6 +354,9 @@ std::string Daemon::stopReason(int64_t nowNs) const {
 
 int Daemon::stop(const std::string &reason) {
   log_->info("stopping ({}): draining the ring and flushing", reason);
+  if (calibLog_.suppressed > 0) {
+    logSuppressedCalibModes();
+  }
   updateMainCounters(monotonicNs());
   if (kafka_) {
     kafka_->requestPublish(statusJson(monotonicNs()));
@@ -350,8 +390,15 @@ void Daemon::drainAndFlush() {
     stopped.store(true);
   });
   bool aborted = false;
+  int signalsSeen = stopSignalCount();
   while (!stopped.load()) {
     control_->poll(20);
+    if (const int signals = stopSignalCount(); signals != signalsSeen) {
+      log_->info("stop signal again ({} in all): the stop is under way, bounded by "
+                 "--kafka-flush-timeout; only SIGKILL cuts it short",
+                 signals);
+      signalsSeen = signals;
+    }
     if (!aborted && kafka_ && monotonicNs() >= deadlineNs) {
       log_->warn("Kafka producer still blocked at the end of --kafka-flush-timeout: giving up "
                  "on queued messages");

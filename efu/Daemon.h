@@ -5,12 +5,13 @@
 
 #include "common/net/UdpReceiver.h"
 #include "common/sdk/Module.h"
+#include "common/sdk/ModuleLoader.h"
 #include "common/stats/Stats.h"
+#include "common/system/LogRateLimit.h"
 #include "efu/DaemonContext.h"
 #include "efu/GraphiteOutput.h"
 #include "efu/IntervalReport.h"
 #include "efu/KafkaOutput.h"
-#include "common/sdk/ModuleLoader.h"
 #include "efu/Options.h"
 #include "efu/Runtime.h"
 #include "efu/control/ControlProtocol.h"
@@ -22,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -29,9 +31,19 @@ namespace efu {
 
 class CpuUsage;
 
-/// One run of efu. The constructor sets up logging, loads and creates the module, opens the
-/// receive sockets, Kafka (or, with --no-kafka, a sink that counts events), the control port,
-/// Prometheus metrics and Graphite; it throws what the run would fail to start with. serve()
+/// Thrown by the Daemon's constructor when a stop signal came during start-up (after it was
+/// logged): the run ends before receiving anything, with exit code 0.
+class StartupStopped : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One run of efu. The constructor sets up logging and the stop signals (SIGHUP reopens the log,
+/// a repeated stop signal is only counted), loads and creates the module, opens the receive
+/// sockets, Kafka (or, with --no-kafka, a sink that counts events), the control port,
+/// Prometheus metrics and Graphite; it throws what the run would fail to start with, and
+/// StartupStopped when a stop signal came meanwhile (main() installs the handlers before it is
+/// called, so no signal meets the default action). serve()
 /// starts the data path and returns why it should stop; stop() drains, flushes and returns the
 /// exit code. Call serve() once and then stop() once, on the same thread.
 class Daemon {
@@ -72,12 +84,14 @@ private:
   void openControlPort();
   void openMetrics();
   void openGraphite();
+  void stopIfAsked(const char *step) const;
 
   void logReceiving() const;
   void updateMainCounters(int64_t nowNs);
   [[nodiscard]] std::string statusJson(int64_t nowNs) const;
   void reportInterval(int64_t nowNs);
   void handleHangup();
+  void logSuppressedCalibModes();
   [[nodiscard]] std::string stopReason(int64_t nowNs) const;
   void drainAndFlush();
   [[nodiscard]] int accountDelivery(bool kafkaFatal);
@@ -105,6 +119,9 @@ private:
   std::unique_ptr<IntervalReport> report_;
   std::unique_ptr<CpuUsage> cpu_;
   std::atomic<bool> exitRequested_{false};
+  static constexpr int64_t kCalibLogIntervalNs = 10'000'000'000;
+  /// CALIB_MODE_SET's log lines (main thread).
+  LogRateLimit calibLog_{kCalibLogIntervalNs, 0, false, 0, {}};
   std::unique_ptr<ControlProtocol> protocol_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<metrics::MetricsServer> metricsServer_;

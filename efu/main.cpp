@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // efu: receives detector datagrams, runs a detector module on them, publishes events and counters.
 #include "common/sdk/ModuleConfig.h"
+#include "common/sdk/ModuleLoader.h"
 #include "common/system/CliExit.h"
 #include "common/system/Log.h"
+#include "common/system/StopSignals.h"
 #include "efu/Daemon.h"
-#include "common/sdk/ModuleLoader.h"
 #include "efu/Options.h"
 #include "efu/Preflight.h"
 
@@ -36,9 +37,16 @@ int run(const efu::DaemonOptions &options) {
   if (options.detector == "list" || options.helpModule) {
     return describe(options);
   }
-  efu::Daemon daemon(options);
-  const std::string reason = daemon.serve();
-  return daemon.stop(reason);
+  // Before start-up, which may take seconds (a large config, a slow broker lookup): a stop
+  // signal meanwhile ends it cleanly instead of killing the process without a word.
+  efu::installStopSignals(efu::Hangup::ReopenLog, efu::Repeat::Ignore);
+  try {
+    efu::Daemon daemon(options);
+    const std::string reason = daemon.serve();
+    return daemon.stop(reason);
+  } catch (const efu::StartupStopped &) {
+    return 0; // logged by the Daemon
+  }
 }
 
 /// efu --check: one line per check on stdout, exit 0 when none failed, else 1. Logging only

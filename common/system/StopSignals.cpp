@@ -11,11 +11,14 @@ namespace {
 std::atomic<bool> gStop{false};
 std::atomic<int> gSignal{0};
 std::atomic<bool> gHangup{false};
+std::atomic<int> gSignalCount{0};
 static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "set from a signal handler");
 
 extern "C" void onStopSignal(int signal) {
-  gSignal.store(signal, std::memory_order_relaxed);
+  int none = 0; // the first signal stays the reason
+  gSignal.compare_exchange_strong(none, signal, std::memory_order_relaxed);
+  gSignalCount.fetch_add(1, std::memory_order_relaxed);
   gStop.store(true, std::memory_order_relaxed);
 }
 
@@ -26,12 +29,12 @@ constexpr int kStopSignals[] = {SIGINT,  SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
 
 } // namespace
 
-void installStopSignals(Hangup hangup) noexcept {
+void installStopSignals(Hangup hangup, Repeat repeat) noexcept {
   struct sigaction action {};
   action.sa_handler = onStopSignal;
   sigemptyset(&action.sa_mask);
-  // One-shot: a second Ctrl-C ends the process even if a shutdown hangs.
-  action.sa_flags = SA_RESETHAND;
+  // One-shot for tools: a second Ctrl-C ends the process even if a shutdown hangs.
+  action.sa_flags = repeat == Repeat::Kill ? SA_RESETHAND : 0;
   for (const int signal : kStopSignals) {
     sigaction(signal, &action, nullptr);
   }
@@ -49,6 +52,10 @@ void installStopSignals(Hangup hangup) noexcept {
 std::atomic<bool> &stopFlag() noexcept { return gStop; }
 
 int stopSignal() noexcept { return gSignal.load(std::memory_order_relaxed); }
+
+int stopSignalCount() noexcept {
+  return gSignalCount.load(std::memory_order_relaxed);
+}
 
 std::string signalName(int signal) {
   const char *abbreviation = sigabbrev_np(signal);

@@ -13,15 +13,25 @@ enum class Hangup {
   ReopenLog, ///< reopen the log file (daemons: the logrotate convention); see takeHangup()
 };
 
+/// What a stop signal does once a stop has been asked for.
+enum class Repeat {
+  Kill,   ///< ends the process (tools: a second Ctrl-C when a shutdown hangs)
+  Ignore, ///< counted only (the daemon, whose stop is bounded; SIGKILL still cuts it short)
+};
+
 /// Installs handlers that record the signal and set stopFlag() for every signal whose default
 /// action would end the process without a word: SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM,
 /// SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGPWR, and SIGHUP unless `hangup` is ReopenLog.
 /// A stop ends with the same drain and flush as SIGTERM. No SA_RESTART: a blocked send,
-/// sleep or poll returns EINTR, so loops notice at once. One-shot (SA_RESETHAND): a second
-/// such signal ends the process even if its shutdown hangs. Also ignores SIGPIPE (a peer that
-/// went away is an error return, not death). Crash signals (SIGSEGV, SIGABRT, ...) and
-/// SIGQUIT keep their default (a core dump).
-void installStopSignals(Hangup hangup = Hangup::Stop) noexcept;
+/// sleep or poll returns EINTR, so loops notice at once. With Repeat::Kill the handlers are
+/// one-shot (SA_RESETHAND): a second such signal ends the process even if its shutdown hangs;
+/// with Repeat::Ignore every further one is only counted (stopSignalCount()) and the first
+/// stays stopSignal(). Also ignores SIGPIPE (a peer that went away is an error return, not
+/// death). Crash signals (SIGSEGV, SIGABRT, ...) and SIGQUIT keep their default (a core dump).
+void installStopSignals(Hangup hangup = Hangup::Stop, Repeat repeat = Repeat::Kill) noexcept;
+
+/// Stop signals received since installStopSignals().
+int stopSignalCount() noexcept;
 
 /// Set by a stop signal; for loops that take a `const std::atomic<bool>& stop`.
 std::atomic<bool> &stopFlag() noexcept;

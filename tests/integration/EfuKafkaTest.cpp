@@ -160,6 +160,14 @@ TEST_F(EfuKafka, RawSamplesAreTheDatagramsByteForByte) {
   EXPECT_EQ(control(cmdPort, "CALIB_MODE_SET 1"), "<OK>");
   EXPECT_EQ(control(cmdPort, "CALIB_MODE_GET"), "CALIB_MODE_GET 1");
   sendUpTo(105); // all five
+  // Repeated and toggled: only changes are logged, at most one line per 10 s (issue 37: 100 000
+  // commands wrote 100 000 lines).
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(control(cmdPort, "CALIB_MODE_SET 1"), "<OK>");
+  }
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_EQ(control(cmdPort, i % 2 == 0 ? "CALIB_MODE_SET 0" : "CALIB_MODE_SET 1"), "<OK>");
+  }
   EXPECT_EQ(control(cmdPort, "CALIB_MODE_SET 0"), "<OK>");
   sendUpTo(120); // one in ten again, counting on from before calibration mode: 105, 115
   ASSERT_TRUE(eventually([&] { return counter(cmdPort, "kafka.ar51.messages") == 17; }))
@@ -167,6 +175,18 @@ TEST_F(EfuKafka, RawSamplesAreTheDatagramsByteForByte) {
   EXPECT_EQ(counter(cmdPort, "kafka.ar51.dropped"), 0);
   efu.signal(SIGTERM);
   ASSERT_EQ(efu.wait(30s).value_or(-1), 0) << efu.output();
+  int calibLines = 0;
+  int calibOn = 0;
+  std::istringstream log(efu.output());
+  for (std::string line; std::getline(log, line);) {
+    calibLines += line.find("CALIB_MODE_SET") != std::string::npos ? 1 : 0;
+    calibOn += line.find("CALIB_MODE_SET 1: every datagram") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_GE(calibOn, 1) << efu.output();
+  // One line per change would be 101; a slow machine may open a few 10-s windows.
+  EXPECT_LE(calibLines, 10) << efu.output();
+  EXPECT_NE(efu.output().find("further CALIB_MODE_SET changes not logged"), std::string::npos)
+      << efu.output();
 
   const auto pcap = fs::temp_directory_path() / ("efu-samples-" + std::to_string(getpid()) + ".pcap");
   std::vector<std::string> argv{DUMP_BINARY, "-b",         bootstrap_, "--from", "beginning",
