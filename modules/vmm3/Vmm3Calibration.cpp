@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -59,6 +60,20 @@ Vmm3Calibration::Vmm3Calibration(const nlohmann::json &calibration, const std::s
       const auto adcSlope = values("adc_slope");
       const auto tdcOffset = values("tdc_offset");
       const auto tdcSlope = values("tdc_slope");
+      // A correction beyond kMaxTdcCorrectionNs is no TDC correction (the model spans 60 ns),
+      // and a bounded one keeps every hit time of an ESS readout (below 2^62 ns) inside the
+      // range timeNs() converts without overflow.
+      for (size_t ch = 0; ch < kChannelsPerVmm; ++ch) {
+        const double reach = std::max(std::abs(kTdcModelNs.front() - tdcOffset[ch]),
+                                      std::abs(kTdcModelNs.back() - tdcOffset[ch])) *
+                             std::abs(tdcSlope[ch]);
+        if (!(reach <= kMaxTdcCorrectionNs)) {
+          check.fail(fmt::format("{}.tdc_slope[{}]", vpath, ch), v["tdc_slope"][ch],
+                     fmt::format("with tdc_offset {:g} it moves a hit time by up to {:g} ns; at "
+                                 "most {:g} ns (1 s) is a TDC correction",
+                                 tdcOffset[ch], reach, kMaxTdcCorrectionNs));
+        }
+      }
       // Offsets 0 (or -0) and slopes 1 change no bit of the ESS arithmetic: such a VMM keeps
       // no table, and the hot path none of its cache lines.
       bool identity = true;

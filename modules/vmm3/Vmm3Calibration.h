@@ -34,6 +34,9 @@ public:
     return t;
   }();
 
+  /// The largest time correction a calibration may give, in ns: a file asking more is refused.
+  static constexpr double kMaxTdcCorrectionNs = 1e9;
+
   struct Channel {
     double adcOffset = 0, adcSlope = 1, tdcOffset = 0, tdcSlope = 1;
   };
@@ -73,10 +76,13 @@ public:
     // The ESS EFU converts to uint64_t; on x86-64 that is the conversion through int64_t below
     // 2^63 (every ESS time: seconds < 2^32), which also wraps a time before the epoch (a readout
     // at time 0 moved back by the correction) as it does. One instruction, no branch.
+    // t > -2^63 always: ns >= 0 and the correction is at most kMaxTdcCorrectionNs.
     if (t < 0x1p63) [[likely]] {
       return static_cast<uint64_t>(static_cast<int64_t>(t));
     }
-    return static_cast<uint64_t>(t);
+    // Beyond 2^64 (ns within 2^11 of it, never an ESS time) the conversion would be undefined:
+    // the latest time instead.
+    return t < 0x1p64 ? static_cast<uint64_t>(t) : ~uint64_t{0};
   }
   /// timeNs() of an identity channel without the model from 2^60 to 2^62 ns (the years 2006 to
   /// 2116). There a double holds ns to a multiple of 256 or 512 ns, its neighbours at least 128

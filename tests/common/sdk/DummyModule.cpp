@@ -15,7 +15,7 @@
 
 namespace {
 
-const EfuConfigKey kKeys[] = {
+[[maybe_unused]] const EfuConfigKey kKeys[] = {
     {"increment", efu::sdk::ConfigType::Integer, "1", "Added to dummy.packets per datagram", 1,
      100},
     {"fail", efu::sdk::ConfigType::Boolean, "false", "Refuse to start (tests the error path)", 1,
@@ -70,14 +70,16 @@ struct EfuModuleDescriptorAbi1 {
   efu::sdk::Module *(*create)(efu::sdk::ModuleContext *ctx);
   void (*destroy)(efu::sdk::Module *module);
 };
-extern "C" __attribute__((visibility("default"))) const EfuModuleDescriptorAbi1 *
+// Its type as such a module declared it (that header's struct had today's name; the loader's
+// call through its own declaration is then of the same function type).
+extern "C" __attribute__((visibility("default"))) const EfuModuleDescriptor *
 efu_module_descriptor() {
   static const EfuModuleDescriptorAbi1 descriptor{
       1, 1, sizeof(EfuModuleDescriptorAbi1), EFU_TOOLCHAIN_TAG, "dummy", "0.0.1", "ABI 1.1 dummy",
       kKeys, std::size(kKeys),
       [](efu::sdk::ModuleContext *ctx) -> efu::sdk::Module * { return new DummyModule(*ctx); },
       [](efu::sdk::Module *module) { delete module; }};
-  return &descriptor;
+  return reinterpret_cast<const EfuModuleDescriptor *>(&descriptor);
 }
 #else
 EFU_MODULE(DummyModule, "dummy", "0.0.1", "dummy module for the loader tests", kKeys,

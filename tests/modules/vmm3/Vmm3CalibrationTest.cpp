@@ -149,6 +149,9 @@ TEST(Vmm3Calibration, ATimeBeforeTheEpochWrapsAsTheEssConversionDoes) {
 TEST(Vmm3Calibration, IdentityTimeIsTheDoubleFormulaBitForBit) {
   const auto literal = [](uint64_t ns, uint8_t tdc) {
     const double t = static_cast<double>(ns) + (Vmm3Calibration::kTdcModelNs[tdc] - 0.0) * 1.0;
+    if (t >= 0x1p64) {
+      return ~uint64_t{0}; // saturated: a double of 2^64 is no uint64_t
+    }
     return t < 0 ? static_cast<uint64_t>(static_cast<int64_t>(t)) : static_cast<uint64_t>(t);
   };
   std::vector<uint64_t> bases{0, (uint64_t{1} << 59) - 512, 1'700'000'000'000'011'000,
@@ -344,6 +347,14 @@ TEST(Vmm3Calibration, EveryRefusalNamesFileKeyAndValue) {
              std::numeric_limits<double>::quiet_NaN();
        },
        {e0 + ".vmm0.tdc_slope[63] = null", "expected a finite number"}},
+      // Finite, but each hit time would leave the range of a time (issue 37: a slope of 1e308
+      // saturated every time through an undefined conversion).
+      {"a slope of 1e308",
+       [](J &c) { c["Calibrations"][0]["VMMHybridCalibration"]["vmm0"]["tdc_slope"][5] = 1e308; },
+       {e0 + ".vmm0.tdc_slope[5] = 1e+308", "at most 1e+09 ns (1 s)"}},
+      {"an offset of -1e9 with slope 1",
+       [](J &c) { c["Calibrations"][0]["VMMHybridCalibration"]["vmm1"]["tdc_offset"][7] = -1e9; },
+       {e0 + ".vmm1.tdc_slope[7] = ", "with tdc_offset -1e+09"}},
   };
   for (const Refusal &r : refusals) {
     J cal = shippedCalibration("calib.json");

@@ -32,7 +32,6 @@ using test::shipped;
 constexpr EssTime kPulse{1, 0};              // 1 s: small enough for exact doubles
 constexpr EssTime kPrevPulse{0, 82'763'036}; // 60 ms before it (freia.json allows 71.4 ms)
 constexpr int64_t kPulseNs = 1'000'000'000;
-constexpr int64_t kPrevPulseNs = 939'928'292;
 
 class Vmm3ModuleTest : public readout::test::ModuleFixture<Vmm3Module> {
 protected:
