@@ -27,11 +27,34 @@ endfunction()
 
 # efu_add_test(NAME SOURCES src... [LIBRARIES lib...] [LABELS label...] [TIMEOUT seconds])
 # One GoogleTest executable; its tests are discovered and carry the given ctest labels.
+# Test code is compiled for the build's speed, not its own: -Og (the code under test keeps the
+# build type's flags, in its libraries) and the heavy headers from one precompiled header shared
+# by every test executable (efu_test_pch).
+function(efu_test_code_defaults target)
+  efu_target_defaults(${target})
+  target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-Og>)
+endfunction()
+
 function(efu_add_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBRARIES;LABELS" ${ARGN})
+  if(NOT TARGET efu_test_pch)
+    add_library(efu_test_pch OBJECT ${PROJECT_SOURCE_DIR}/tests/support/Precompiled.cpp)
+    target_link_libraries(efu_test_pch PRIVATE GTest::gtest nlohmann_json::nlohmann_json
+                                               spdlog::spdlog)
+    target_precompile_headers(efu_test_pch PRIVATE ${PROJECT_SOURCE_DIR}/tests/support/Precompiled.h)
+    efu_test_code_defaults(efu_test_pch)
+    # Compiled as the executables that reuse it are (-fPIE, not an object library's -fPIC): a
+    # header precompiled with other code-generation settings is refused.
+    set_target_properties(efu_test_pch PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+    target_compile_options(efu_test_pch PRIVATE ${CMAKE_CXX_COMPILE_OPTIONS_PIE})
+  endif()
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES} GTest::gtest GTest::gtest_main)
-  efu_target_defaults(${name})
+  # The precompiled header's libraries too: their definitions (SPDLOG_FMT_EXTERNAL, ...) must be
+  # those the header was compiled with, or the compiler refuses it.
+  target_link_libraries(${name} PRIVATE ${ARG_LIBRARIES} GTest::gtest GTest::gtest_main
+                                        nlohmann_json::nlohmann_json spdlog::spdlog)
+  target_precompile_headers(${name} REUSE_FROM efu_test_pch)
+  efu_test_code_defaults(${name})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()

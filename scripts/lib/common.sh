@@ -31,6 +31,55 @@ efu_ensure_packages() {
     "${missing[@]}"
 }
 
+# The clang sanitizer tree (build-asan/) of scripts/test and scripts/fuzz: ASan+UBSan and
+# libFuzzer's coverage in every target, so one set of objects serves both the unit tests and the
+# fuzz targets. -O1 with line tables only (stack traces keep file:line) compiles in about half
+# the time of -O2 -g; NDEBUG as in the Release build.
+EFU_SANITIZER_PACKAGES=(clang libclang-rt-14-dev)
+efu_configure_sanitized() {
+  local dir=$1 flags="-O1 -gline-tables-only -DNDEBUG"
+  # A tree configured with another compiler (an older build-asan/ was gcc's) starts afresh.
+  if [ -f "$dir/CMakeCache.txt" ] && ! grep -q "^CMAKE_CXX_COMPILER:.*clang++" "$dir/CMakeCache.txt"; then
+    rm -rf "$dir"
+  fi
+  CC=clang CXX=clang++ cmake -S "$EFU_ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" \
+    -DEFU_SANITIZE=fuzzer-no-link,address,undefined -DEFU_WERROR=OFF \
+    -DEFU_BUILD_TESTS=ON -DEFU_BUILD_FUZZERS=ON -DEFU_BUILD_BENCHMARKS=OFF >/dev/null
+}
+
+# Phases of a long script, timed: efu_phase NAME ends the phase running and starts NAME;
+# efu_phase_table STATUS (from an EXIT trap) ends the last one and prints every phase's wall
+# time, the one that failed marked so.
+EFU_PHASE_NAMES=()
+EFU_PHASE_SECONDS=()
+EFU_PHASE_CURRENT=""
+EFU_PHASE_START=0
+efu_duration() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+efu_phase_end() {
+  [ -n "$EFU_PHASE_CURRENT" ] || return 0
+  local took=$((SECONDS - EFU_PHASE_START))
+  EFU_PHASE_NAMES+=("$EFU_PHASE_CURRENT${1:-}")
+  EFU_PHASE_SECONDS+=("$took")
+  EFU_PHASE_CURRENT=""
+}
+efu_phase() {
+  efu_phase_end
+  EFU_PHASE_CURRENT=$1
+  EFU_PHASE_START=$SECONDS
+  echo "== $1"
+}
+efu_phase_table() {
+  local status=$1 total=0 i
+  [ "$status" -eq 0 ] && efu_phase_end || efu_phase_end " (FAILED)"
+  echo "== phases (wall time, m:ss)"
+  for i in "${!EFU_PHASE_NAMES[@]}"; do
+    printf '  %-72s %7s\n' "${EFU_PHASE_NAMES[$i]}" "$(efu_duration "${EFU_PHASE_SECONDS[$i]}")"
+    total=$((total + EFU_PHASE_SECONDS[i]))
+  done
+  printf '  %-72s %7s\n' "total" "$(efu_duration "$total")"
+}
+
 # efu_build DIR [cmake args...]: configure and build into DIR.
 efu_build() {
   local dir=$1
