@@ -265,6 +265,7 @@ std::string Daemon::serve() {
     }
     reason = stopReason(afterNs);
   }
+  stopSignalsAtStop_ = stopSignalCount(); // any after this are repeats, logged by the stop
   return reason;
 }
 
@@ -390,7 +391,7 @@ void Daemon::drainAndFlush() {
     stopped.store(true);
   });
   bool aborted = false;
-  int signalsSeen = stopSignalCount();
+  int signalsSeen = stopSignalsAtStop_;
   while (!stopped.load()) {
     control_->poll(20);
     if (const int signals = stopSignalCount(); signals != signalsSeen) {

@@ -131,6 +131,7 @@ private:
   int64_t intervalNs_ = 0;
   int64_t stopAtNs_ = 0; ///< --stopafter as a monotonic time, 0 = none
   int64_t nextReportNs_ = 0;
+  int stopSignalsAtStop_ = 0; ///< stopSignalCount() when serve() returned
 };
 
 } // namespace efu

@@ -19,11 +19,13 @@ const Counter &IntervalReport::need(const Stats &stats, const char *name) {
 
 IntervalReport::IntervalReport(const Stats &stats, const Counter *lost, const Counter *expected)
     : packets_(need(stats, "receive.packets")), bytes_(need(stats, "receive.bytes")),
-      ringFullWaits_(need(stats, "receive.ring_full_waits")), kernel_(need(stats, "receive.dropped")),
-      truncated_(need(stats, "receive.truncated")),
+      ringFullWaits_(need(stats, "receive.ring_full_waits")),
+      kernel_(need(stats, "receive.dropped")), truncated_(need(stats, "receive.truncated")),
+      unread_(need(stats, "receive.unread")),
       rcvbufErrors_(need(stats, "kernel.udp.rcvbuf_errors")), lost_(lost), expected_(expected),
       kafkaDelivered_(stats.find("kafka.delivered")), kafkaFailed_(stats.find("kafka.failed")),
-      kafkaQueued_(stats.find("kafka.queue.messages")), startNs_(monotonicNs()), lastNs_(startNs_) {}
+      kafkaQueued_(stats.find("kafka.queue.messages")), startNs_(monotonicNs()), lastNs_(startNs_) {
+}
 
 std::string IntervalReport::total(int64_t nowNs) {
   lastNs_ = startNs_;
@@ -41,7 +43,7 @@ std::string IntervalReport::line(int64_t nowNs) {
   const int64_t bytes = bytes_.get();
   const double mbps = seconds > 0 ? static_cast<double>(bytes - lastBytes_) * 8 / seconds / 1e6 : 0;
   const double kpps = seconds > 0 ? static_cast<double>(packets - lastPackets_) / seconds / 1e3 : 0;
-  const int64_t dropped = kernel_.get() + truncated_.get();
+  const int64_t dropped = kernel_.get() + truncated_.get() + unread_.get();
   const int64_t lostNow = lost_ != nullptr ? lost_->get() : 0;
   const int64_t failed = kafkaFailed_ != nullptr ? kafkaFailed_->get() : 0;
   status_ = (packets > lastPackets_ ? kReceiving : 0U) |
@@ -72,13 +74,13 @@ std::string IntervalReport::line(int64_t nowNs) {
                             kafkaDelivered_->get(), kafkaFailed_->get(), kafkaQueued_->get());
   }
   json_ = fmt::format(R"({{"rx_mbps":{:.1f},"rx_kpps":{:.1f},"rx_packets":{},)"
-                      R"("dropped_kernel":{},"dropped_truncated":{},"rcvbuf_errors":{},)"
-                      R"("ring_full_waits":{}{}{}}})",
-                      mbps, kpps, packets, kernel_.get(), truncated_.get(), rcvbufErrors_.get(),
-                      ringFullWaits_.get(), lossJson, kafkaJson);
-  return fmt::format("rx {:.1f} Mb/s {:.1f} kpps ({} total){} | drops kernel {} trunc {} | "
-                     "RcvbufErrors +{} | ring full {}x{}",
-                     mbps, kpps, packets, loss, kernel_.get(), truncated_.get(),
+                      R"("dropped_kernel":{},"dropped_truncated":{},"dropped_unread":{},)"
+                      R"("rcvbuf_errors":{},"ring_full_waits":{}{}{}}})",
+                      mbps, kpps, packets, kernel_.get(), truncated_.get(), unread_.get(),
+                      rcvbufErrors_.get(), ringFullWaits_.get(), lossJson, kafkaJson);
+  return fmt::format("rx {:.1f} Mb/s {:.1f} kpps ({} total){} | drops kernel {} trunc {} unread {} "
+                     "| RcvbufErrors +{} | ring full {}x{}",
+                     mbps, kpps, packets, loss, kernel_.get(), truncated_.get(), unread_.get(),
                      rcvbufErrors_.get(), ringFullWaits_.get(), kafka);
 }
 

@@ -41,6 +41,7 @@ private:
   const Counter &ringFullWaits_;
   const Counter &kernel_;
   const Counter &truncated_;
+  const Counter &unread_;
   const Counter &rcvbufErrors_;
   const Counter *lost_;
   const Counter *expected_;

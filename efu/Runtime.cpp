@@ -88,9 +88,10 @@ Runtime::Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receive
       sampler_(hooks != nullptr ? hooks->sampler() : nullptr),
       rxPackets_(stats.add("receive.packets")), rxBytes_(stats.add("receive.bytes")),
       rxTruncated_(stats.add("receive.truncated")), rxErrors_(stats.add("receive.errors")),
-      rxKernelDrops_(stats.add("receive.dropped")),
-      rxRingFullWaits_(stats.add("receive.ring_full_waits")), rxMessages_(stats.add("receive.messages")),
-      procPackets_(stats.add("processing.packets")), procIdle_(stats.add("thread.processing_idle")) {
+      rxKernelDrops_(stats.add("receive.dropped")), rxUnread_(stats.add("receive.unread")),
+      rxRingFullWaits_(stats.add("receive.ring_full_waits")),
+      rxMessages_(stats.add("receive.messages")), procPackets_(stats.add("processing.packets")),
+      procIdle_(stats.add("thread.processing_idle")) {
   // Run to completion empties the ring after every batch: one batch of slots stays in cache.
   const size_t slots = config.threading == Threading::RunToCompletion
                            ? std::max<size_t>(2, std::bit_ceil(size_t{config.rxBatch}))
@@ -276,12 +277,37 @@ void Runtime::rxLoop(Queue &q) noexcept {
       doorbell_.ring();
     }
   }
+  accountSocketAtStop(q);
   q.done.store(true, std::memory_order_release);
   rxRunning_.fetch_sub(1, std::memory_order_acq_rel);
   if (runToCompletion) {
     finish();
   } else {
     doorbell_.ring(); // the processing thread drains and ends
+  }
+}
+
+// What the socket still holds when receiving stops, and its drops since the last datagram read,
+// are losses too: counted, so that receive.packets + receive.dropped + receive.unread is every
+// datagram that reached the socket (the final line adds up).
+void Runtime::accountSocketAtStop(Queue &q) noexcept {
+  const UdpReceiver::Leftover left = q.receiver.discardQueued();
+  const uint32_t newDrops = left.kernelDrops - q.kernelDropsSeen;
+  q.kernelDropsSeen = left.kernelDrops;
+  if (left.datagrams > 0) {
+    rxUnread_.addShared(static_cast<int64_t>(left.datagrams));
+  }
+  if (newDrops > 0) {
+    rxKernelDrops_.addShared(newDrops);
+  }
+  if (q.kernelDrops != nullptr) {
+    q.kernelDrops->set(left.kernelDrops);
+  }
+  if (left.datagrams > 0 || newDrops > 0) {
+    log_.warn("rx queue {} at the stop: {} datagrams still in the socket buffer discarded "
+              "(receive.unread), {} dropped by the kernel since the last one read "
+              "(receive.dropped)",
+              q.index, left.datagrams, newDrops);
   }
 }
 

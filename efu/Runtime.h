@@ -114,6 +114,7 @@ private:
   void startThread(Queue &queue) noexcept;
   /// Receives into free ring slots and commits them; returns the slots committed.
   size_t receive(Queue &queue, size_t freeSlots) noexcept;
+  void accountSocketAtStop(Queue &queue) noexcept;
   /// Runs the module on up to `max` committed slots of one queue; returns the slots done.
   size_t process(Queue &queue, size_t max) noexcept;
   void waitForFreeSlot(Queue &queue) noexcept;
@@ -135,6 +136,7 @@ private:
   Counter &rxTruncated_;
   Counter &rxErrors_;
   Counter &rxKernelDrops_;
+  Counter &rxUnread_;
   Counter &rxRingFullWaits_;
   Counter &rxMessages_;
   // Written by the thread that runs the module.

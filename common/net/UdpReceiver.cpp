@@ -3,6 +3,7 @@
 #include "common/net/UdpReceiver.h"
 
 #include <arpa/inet.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/udp.h>
 #include <unistd.h>
@@ -156,6 +157,52 @@ UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count,
     }
   }
   return {n, 0, kernelDrops_};
+}
+
+UdpReceiver::Leftover UdpReceiver::discardQueued() noexcept {
+  // The budget is the buffer's allocation at the call (each datagram's true size: payload plus
+  // at least a few hundred bytes of overhead); every datagram read uses up its payload and 256
+  // bytes of it, so all that was queued is read, and little more.
+  uint32_t meminfo[SK_MEMINFO_VARS] = {};
+  socklen_t length = sizeof(meminfo);
+  const bool known = getsockopt(fd_, SOL_SOCKET, SO_MEMINFO, meminfo, &length) == 0;
+  const uint64_t budget =
+      known ? meminfo[SK_MEMINFO_RMEM_ALLOC] : 2 * static_cast<uint64_t>(grantedRcvbufBytes_);
+  Leftover left{0, kernelDrops_};
+  uint8_t scratch[64];
+  alignas(cmsghdr) char control[kControlBytes];
+  for (uint64_t used = 0; used < budget;) {
+    iovec iov{scratch, sizeof(scratch)};
+    msghdr hdr{};
+    hdr.msg_iov = &iov;
+    hdr.msg_iovlen = 1;
+    hdr.msg_control = control;
+    hdr.msg_controllen = sizeof(control);
+    // MSG_TRUNC: the datagram's (or GRO message's) whole length, though only 64 bytes are copied.
+    const ssize_t n = recvmsg(fd_, &hdr, MSG_DONTWAIT | MSG_TRUNC);
+    if (n < 0) {
+      break; // empty (EAGAIN), or nothing more to read at the stop
+    }
+    uint32_t segment = 0;
+    for (cmsghdr *c = CMSG_FIRSTHDR(&hdr); c != nullptr; c = CMSG_NXTHDR(&hdr, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+        std::memcpy(&kernelDrops_, CMSG_DATA(c), sizeof(kernelDrops_));
+      } else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+        int bytes = 0;
+        std::memcpy(&bytes, CMSG_DATA(c), sizeof(bytes));
+        segment = bytes > 0 ? static_cast<uint32_t>(bytes) : 0;
+      }
+    }
+    const auto size = static_cast<uint64_t>(n);
+    left.datagrams += segment > 0 && size > segment ? (size + segment - 1) / segment : 1;
+    used += size + 256;
+  }
+  length = sizeof(meminfo);
+  if (getsockopt(fd_, SOL_SOCKET, SO_MEMINFO, meminfo, &length) == 0) {
+    kernelDrops_ = meminfo[SK_MEMINFO_DROPS]; // the counter SO_RXQ_OVFL reports
+  }
+  left.kernelDrops = kernelDrops_;
+  return left;
 }
 
 } // namespace efu

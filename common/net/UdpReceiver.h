@@ -76,6 +76,19 @@ public:
   Batch receive(uint8_t *const *buffers, unsigned count, uint32_t capacity,
                 Message *messages) noexcept;
 
+  /// What discardQueued() found.
+  struct Leftover {
+    uint64_t datagrams;   ///< read from the socket buffer and discarded
+    uint32_t kernelDrops; ///< the socket's cumulative drop count after them
+  };
+
+  /// At the stop, after the last receive(), from the receiving thread: reads without blocking
+  /// and discards what the socket buffer still holds (at most what it held when called, so a
+  /// sender that goes on cannot keep the stop busy), and reads the socket's drop count
+  /// (SO_MEMINFO), which SO_RXQ_OVFL reports only with a datagram received: drops after the
+  /// last one would be seen by no counter. noexcept, no allocation.
+  Leftover discardQueued() noexcept;
+
 private:
   int fd_ = -1;
   uint16_t port_ = 0;

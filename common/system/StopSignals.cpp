@@ -2,6 +2,8 @@
 // Terminating signals as a stop request, shared by the daemon and the command-line tools.
 #include "common/system/StopSignals.h"
 
+#include <pthread.h>
+
 #include <csignal>
 #include <cstring>
 
@@ -47,6 +49,15 @@ void installStopSignals(Hangup hangup, Repeat repeat) noexcept {
     sigaction(SIGHUP, &action, nullptr);
   }
   std::signal(SIGPIPE, SIG_IGN);
+  // A parent may have blocked them (the mask, and what is pending, survive exec): a stop asked
+  // before this point arrives now, and is seen at the next step of the start-up.
+  sigset_t stops;
+  sigemptyset(&stops);
+  for (const int signal : kStopSignals) {
+    sigaddset(&stops, signal);
+  }
+  sigaddset(&stops, SIGHUP);
+  pthread_sigmask(SIG_UNBLOCK, &stops, nullptr);
 }
 
 std::atomic<bool> &stopFlag() noexcept { return gStop; }

@@ -26,8 +26,10 @@ enum class Repeat {
 /// sleep or poll returns EINTR, so loops notice at once. With Repeat::Kill the handlers are
 /// one-shot (SA_RESETHAND): a second such signal ends the process even if its shutdown hangs;
 /// with Repeat::Ignore every further one is only counted (stopSignalCount()) and the first
-/// stays stopSignal(). Also ignores SIGPIPE (a peer that went away is an error return, not
-/// death). Crash signals (SIGSEGV, SIGABRT, ...) and SIGQUIT keep their default (a core dump).
+/// stays stopSignal(). Unblocks them all on the calling thread (threads started later inherit
+/// that): a stop signal a parent left blocked and pending arrives at once. Also ignores SIGPIPE
+/// (a peer that went away is an error return, not death). Crash signals (SIGSEGV, SIGABRT, ...)
+/// and SIGQUIT keep their default (a core dump).
 void installStopSignals(Hangup hangup = Hangup::Stop, Repeat repeat = Repeat::Kill) noexcept;
 
 /// Stop signals received since installStopSignals().

@@ -11,9 +11,9 @@ struct ReceiverCounters {
   explicit ReceiverCounters(Stats &stats)
       : packets(stats.add("receive.packets")), bytes(stats.add("receive.bytes")),
         ringFull(stats.add("receive.ring_full_waits")), kernel(stats.add("receive.dropped")),
-        truncated(stats.add("receive.truncated")),
+        truncated(stats.add("receive.truncated")), unread(stats.add("receive.unread")),
         rcvbuf(stats.add("kernel.udp.rcvbuf_errors")) {}
-  Counter &packets, &bytes, &ringFull, &kernel, &truncated, &rcvbuf;
+  Counter &packets, &bytes, &ringFull, &kernel, &truncated, &unread, &rcvbuf;
 };
 
 TEST(IntervalReport, RatesDropsAndLossFromCounters) {
@@ -25,10 +25,11 @@ TEST(IntervalReport, RatesDropsAndLossFromCounters) {
   rx.packets.set(1000);
   rx.bytes.set(1'000'000);
   rx.kernel.set(3);
+  rx.unread.set(2);
   lost.set(5);
   expected.set(1000);
   const std::string line = report.total(2'000'000'000);
-  EXPECT_NE(line.find("(1000 total) | lost 5 PER 0.005 | drops kernel 3 trunc 0"),
+  EXPECT_NE(line.find("(1000 total) | lost 5 PER 0.005 | drops kernel 3 trunc 0 unread 2 |"),
             std::string::npos)
       << line;
   EXPECT_EQ(line.find("kafka"), std::string::npos) << "no producer, no kafka part: " << line;

@@ -290,4 +290,47 @@ TEST(EfuKafkaTruth, UndeliveredMessagesGiveExitCode3AndTheCounts) {
   expectOneFinalAccount(out);
 }
 
+// Issue 37 item 6: a second stop signal during the stop killed efu at once (exit 143, no final
+// line, no discard accounting). Here the stop waits for a broker nobody runs, bounded by
+// --kafka-flush-timeout; the repeated signals are logged, and the stop ends as it would have.
+TEST(EfuStop, RepeatedStopSignalsDuringTheStopChangeNothing) {
+  const uint16_t udpPort = freeUdpPort();
+  const uint16_t cmdPort = freeTcpPort();
+  const uint16_t nobody = freeTcpPort();
+  Process efu({EFU_BINARY, "-d", "udp", "-i", "127.0.0.1", "-p", std::to_string(udpPort), "-m",
+               std::to_string(cmdPort), "-b", "127.0.0.1:" + std::to_string(nobody),
+               "--kafka-flush-timeout", "3000", "--stats-interval", "0.2"});
+  ASSERT_TRUE(eventually([&] { return !control(cmdPort, "VERSION_GET").empty(); })) << efu.output();
+  efu.signal(SIGTERM);
+  ASSERT_TRUE(eventually([&] {
+    return efu.output().find("stopping (SIGTERM)") != std::string::npos;
+  })) << efu.output();
+  efu.signal(SIGTERM);
+  efu.signal(SIGINT);
+  const auto code = efu.wait(30s);
+  ASSERT_TRUE(code.has_value()) << efu.output();
+  const std::string out = efu.output();
+  EXPECT_EQ(*code, 3) << "the status messages were not delivered: " << out;
+  EXPECT_NE(out.find("stop signal again"), std::string::npos) << out;
+  expectOneFinalAccount(out);
+}
+
+// Issue 37 item 7: a stop signal while efu starts killed it without a word. Here SIGTERM is
+// pending (the parent blocked it) when efu starts: it arrives once efu's handlers are in place,
+// and start-up ends at its next step with a log line and exit code 0.
+TEST(EfuStop, AStopSignalDuringStartUpEndsItWithALogLine) {
+  Process efu({EFU_BINARY, "-d", "udp", "-i", "127.0.0.1", "-p", std::to_string(freeUdpPort()),
+               "-m", std::to_string(freeTcpPort()), "--no-kafka"},
+              {SIGTERM});
+  const auto code = efu.wait(30s);
+  ASSERT_TRUE(code.has_value()) << efu.output();
+  const std::string out = efu.output();
+  EXPECT_EQ(*code, 0) << out;
+  EXPECT_NE(out.find("SIGTERM during start-up (setting up logging): stopping before receiving "
+                     "anything"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("receiving UDP"), std::string::npos) << out;
+}
+
 } // namespace

@@ -24,7 +24,7 @@
 
 namespace efu::testkit {
 
-Process::Process(std::vector<std::string> argv) {
+Process::Process(std::vector<std::string> argv, const std::vector<int> &pendingSignals) {
   char pattern[] = "/tmp/efu-test-output-XXXXXX";
   const int outFd = mkstemp(pattern);
   if (outFd < 0) {
@@ -40,6 +40,17 @@ Process::Process(std::vector<std::string> argv) {
     dup2(outFd, STDERR_FILENO);
     const int devNull = open("/dev/null", O_RDONLY);
     dup2(devNull, STDIN_FILENO);
+    if (!pendingSignals.empty()) {
+      sigset_t blocked;
+      sigemptyset(&blocked);
+      for (const int sig : pendingSignals) {
+        sigaddset(&blocked, sig);
+      }
+      sigprocmask(SIG_BLOCK, &blocked, nullptr);
+      for (const int sig : pendingSignals) {
+        kill(getpid(), sig);
+      }
+    }
     std::vector<char *> args;
     for (auto &arg : argv) {
       args.push_back(arg.data());

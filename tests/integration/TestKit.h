@@ -18,7 +18,9 @@ namespace efu::testkit {
 /// The destructor SIGKILLs a child that is still running (tests must not leak processes).
 class Process {
 public:
-  explicit Process(std::vector<std::string> argv);
+  /// `pendingSignals` are blocked and raised in the child before exec, so they are pending
+  /// when the program starts (a stop asked while it starts up; the mask survives exec).
+  explicit Process(std::vector<std::string> argv, const std::vector<int> &pendingSignals = {});
   ~Process();
   Process(const Process &) = delete;
   Process &operator=(const Process &) = delete;
