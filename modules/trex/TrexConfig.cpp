@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace efu::trex {
 
@@ -31,9 +32,12 @@ const EfuConfigKey kTrexConfigKeys[] = {
      "Readouts with an ADC below this are dropped (readouts.adc_below_min), unless the vessel "
      "sets MinADC",
      0, 65535},
-    {"SizeX", ConfigType::Integer, "384", "Pixels in x (wire columns)", 0, 65535},
-    {"SizeY", ConfigType::Integer, "140", "Pixels in y (grids)", 0, 65535},
-    {"SizeZ", ConfigType::Integer, "16", "Pixels in z (wire depth)", 0, 65535},
+    {"SizeX", ConfigType::Integer, "384",
+     "Pixels in x (wire columns); SizeX x SizeY x SizeZ at most 2^31 - 2 (ev44 pixel ids are "
+     "int32)",
+     1, 65535},
+    {"SizeY", ConfigType::Integer, "140", "Pixels in y (grids)", 1, 65535},
+    {"SizeZ", ConfigType::Integer, "16", "Pixels in z (wire depth)", 1, 65535},
     {"MaxGridsSpan", ConfigType::Integer, "3",
      "Not read, as in the ESS EFU: events spanning more than 3 grids are rejected", 0, 65535},
     {"MaxGridsPerEvent", ConfigType::Integer, "3", "Not read, as in the ESS EFU", 0, 65535},
@@ -108,9 +112,21 @@ TrexConfig parseTrexConfig(const nlohmann::json &config, const std::string &sour
   c.sizeX = config.at("SizeX").get<uint16_t>();
   c.sizeY = config.at("SizeY").get<uint16_t>();
   c.sizeZ = config.at("SizeZ").get<uint16_t>();
+  // Pixel ids 1 .. SizeX * SizeY * SizeZ in ev44's int32 (issue 37: LET with 65535 x 65535 x 16
+  // gave pixel -362998363, counted as a good event).
+  if (const uint64_t pixels = uint64_t{c.sizeX} * c.sizeY * c.sizeZ;
+      pixels > uint64_t{INT32_MAX} - 1) {
+    check.fail("SizeZ", config.at("SizeZ"),
+               fmt::format("SizeX x SizeY x SizeZ = {} x {} x {} = {} pixels: ev44 pixel ids are "
+                           "int32 (at most 2147483646 pixels)",
+                           c.sizeX, c.sizeY, c.sizeZ, pixels));
+  }
   const nlohmann::json &vessels = config.at("Vessel_Config");
   c.slots.fill(-1);
   const nlohmann::json &entries = config.at("Config");
+  if (entries.empty()) {
+    check.fail("Config", entries, "no hybrids: at least one entry is needed");
+  }
   for (size_t i = 0; i < entries.size(); ++i) {
     const nlohmann::json &e = entries[i];
     const std::string path = fmt::format("Config[{}]", i);

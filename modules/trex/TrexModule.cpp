@@ -4,8 +4,10 @@
 
 #include "modules/trex/TrexGeometry.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace efu::trex {
 
@@ -43,10 +45,45 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
   }
   touched_.assign(builders_.size(), 0);
   events_.reserve(256);
+  warnWrappingGrids(ctx);
   ctx.log().info("trex: {} geometry ({} x {} x {} pixels), {} hybrids, {} event builders; "
                  "events wait for later data as in the ESS EFU, formed at shutdown at the latest",
                  config_.geometryName, config_.sizeX, config_.sizeY, config_.sizeZ,
                  config_.hybrids.size(), builders_.size());
+}
+
+// A rotated vessel's grid coordinate is YOffset - y in 16 bits (the ESS arithmetic): grids with
+// y above YOffset wrap to ~65535 and are pixel errors. The shipped let.json (rotated, short, no
+// YOffset) can so form pixels on grid 0 only; the ESS EFU does the same, efu says so once.
+void TrexModule::warnWrappingGrids(sdk::ModuleContext &ctx) const {
+  std::vector<std::string> warned;
+  for (const TrexHybrid &h : config_.hybrids) {
+    if (!h.rotated || isWire(config_.instrument, h.hybrid) ||
+        std::find(warned.begin(), warned.end(), h.vesselId) != warned.end()) {
+      continue;
+    }
+    int grids = 0;
+    int wrapping = 0;
+    for (uint8_t asic = 0; asic < 2; ++asic) {
+      for (uint8_t channel = 0; channel < 64; ++channel) {
+        const uint16_t y =
+            gridCoord(config_.instrument, h.hybrid, asic, channel, 0, false, h.isShort);
+        if (y != kInvalidCoord) {
+          ++grids;
+          wrapping += y > h.yOffset ? 1 : 0;
+        }
+      }
+    }
+    if (wrapping > 0) {
+      warned.push_back(h.vesselId);
+      ctx.log().warn("trex: {}: Vessel_Config.{} is rotated with YOffset {}: {} of the {} grid "
+                     "channels of Ring {} FEN {} Hybrid {} give a y below 0, which wraps (as in "
+                     "the ESS EFU): their events are events.pixel_errors; a YOffset of at least "
+                     "the highest grid keeps them",
+                     ctx.configSource(), h.vesselId, h.yOffset, wrapping, grids, h.ring, h.fen,
+                     h.hybrid);
+    }
+  }
 }
 
 size_t TrexModule::waiting() const noexcept {

@@ -62,6 +62,7 @@ public:
   using Source = TrexSource;
 
 private:
+  void warnWrappingGrids(sdk::ModuleContext &ctx) const;
   void formEvents(bool full) noexcept;
 
   sdk::EventSink &sink_; ///< ctx.events(), valid for the module's life

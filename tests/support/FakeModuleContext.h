@@ -4,7 +4,7 @@
 
 #include "common/sdk/Module.h"
 
-#include <spdlog/sinks/null_sink.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 
 #include <algorithm>
 #include <cstring>
@@ -116,13 +116,15 @@ public:
   bool keep = true;
 };
 
-/// Test double of the daemon's ModuleContext: counters by name, a null logger, a recording sink.
+/// Test double of the daemon's ModuleContext: counters by name, a logger that keeps its last 100
+/// lines (logged()), a recording sink.
 class FakeModuleContext final : public sdk::ModuleContext {
 public:
   explicit FakeModuleContext(nlohmann::json config = nlohmann::json::object(),
                              std::string source = "test.json")
       : config_(std::move(config)), source_(std::move(source)),
-        logger_("fake", std::make_shared<spdlog::sinks::null_sink_st>()) {}
+        logLines_(std::make_shared<spdlog::sinks::ringbuffer_sink_st>(100)),
+        logger_("fake", logLines_) {}
 
   Counter &counter(std::string_view name) override {
     auto [it, inserted] = counters_.try_emplace(std::string(name), nullptr);
@@ -138,6 +140,16 @@ public:
     return added;
   }
   spdlog::logger &log() override { return logger_; }
+  /// The log lines (of the last 100) that contain `text`.
+  [[nodiscard]] std::vector<std::string> logged(std::string_view text) const {
+    std::vector<std::string> found;
+    for (const std::string &line : logLines_->last_formatted()) {
+      if (line.find(text) != std::string::npos) {
+        found.push_back(line);
+      }
+    }
+    return found;
+  }
   sdk::EventSink &events(std::string_view sourceName) override {
     if (sourceName.empty()) {
       throw std::invalid_argument("an event source needs a name");
@@ -215,6 +227,7 @@ private:
   std::string source_;
   nlohmann::json calibration_;
   std::string calibrationSource_;
+  std::shared_ptr<spdlog::sinks::ringbuffer_sink_st> logLines_;
   spdlog::logger logger_;
   std::map<std::string, std::unique_ptr<Counter>> counters_;
   std::set<std::string> gauges_;

@@ -140,6 +140,28 @@ TEST(TrexConfig, Refusals) {
             std::string::npos);
   EXPECT_NE(with([](auto &j) { j["Unknown"] = 1; }), "");
   EXPECT_NE(with([](auto &j) { j.erase("Config"); }), "");
+  // Issue 37 item 10: pixel ids beyond int32 wrapped (LET 65535 x 65535 x 16 gave pixel
+  // -362998363 as a good event); sizes 0 and no hybrids were accepted.
+  const std::string big = with([](auto &j) {
+    j["SizeX"] = 65535;
+    j["SizeY"] = 65535;
+    j["SizeZ"] = 16;
+  });
+  EXPECT_NE(big.find("SizeZ = 16"), std::string::npos) << big;
+  EXPECT_NE(big.find("65535 x 65535 x 16 = 68717379600 pixels"), std::string::npos) << big;
+  const std::string justFits = with([](auto &j) {
+    j["SizeX"] = 65535;
+    j["SizeY"] = 32767;
+    j["SizeZ"] = 1;
+  });
+  EXPECT_EQ(justFits, "") << "2147385345 pixels fit";
+  for (const char *key : {"SizeX", "SizeY", "SizeZ"}) {
+    const std::string zero = with([key](auto &j) { j[key] = 0; });
+    EXPECT_NE(zero.find(key), std::string::npos) << zero;
+  }
+  const std::string none = with([](auto &j) { j["Config"] = nlohmann::json::array(); });
+  EXPECT_NE(none.find("Config = []"), std::string::npos) << none;
+  EXPECT_NE(none.find("at least one entry"), std::string::npos) << none;
   // let.json repeats an all-zero HybridId (the ESS EFU refuses that): a placeholder here.
   EXPECT_EQ(test::configError(test::rawShipped("let.json")), "");
 }

@@ -280,6 +280,20 @@ void roundTrip(const std::string &file, int pulses) {
   EXPECT_EQ(ctx.value("events.timestamp.prevtof.count"), 0) << file;
 }
 
+// Issue 37 item 11: the shipped let.json (a rotated short vessel without YOffset) can form
+// pixels on grid 0 only, as in the ESS EFU; efu says so at start, once per vessel, and trex.json
+// (its rotated vessels have offsets) gets no such warning.
+TEST_F(TrexModuleTest, ARotatedVesselWhoseGridsWrapIsWarnedAbout) {
+  EXPECT_TRUE(ctx_->logged("is rotated with YOffset").empty());
+  create("let.json");
+  const auto warnings = ctx_->logged("is rotated with YOffset");
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_NE(warnings[0].find("Vessel_Config.0 is rotated with YOffset 0: 50 of the 51 grid "
+                             "channels of Ring 0 FEN 0 Hybrid 0 give a y below 0"),
+            std::string::npos)
+      << warnings[0];
+}
+
 TEST(TrexRoundTrip, TrexSourceNeutronsComeBackAsTheTruth) {
   roundTrip("trex.json", 13);
 }
