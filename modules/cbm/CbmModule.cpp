@@ -138,39 +138,47 @@ void CbmModule::process(const sdk::Packet &packet) noexcept {
     Output &out = outputs_[static_cast<size_t>(slot)];
     int32_t value = 0; // the ev44 pixel, or what the histogram adds
     switch (m.type) {
-    case MonitorType::Ibm: {
-      const uint32_t v = ibmValue(r, config_.normalizeIbm);
-      value = static_cast<int32_t>(v);
-      ++ibm;
-      npos += v;
+    case MonitorType::Ibm:
+      value = static_cast<int32_t>(ibmValue(r, config_.normalizeIbm));
       break;
-    }
     case MonitorType::Event0D:
       // The ESS EFU counts a pixel of 0 as a pixel error and still publishes the event.
       pixelErrors += m.pixelOffset == 0 ? 1 : 0;
       value = m.pixelOffset;
-      ++event0d;
       break;
     case MonitorType::Event2D:
       value = static_cast<int32_t>(pixel2D(m, r.x(), r.y()));
-      ++event2d;
       break;
     }
+    ++processed;
     if (out.histogram) {
+      // Only what a bin holds is an event: an entry the histogram drops is counted there alone
+      // (issue 37: 10 000 readouts past the last bin were also 10 000 events.ibm).
       switch (out.histogram->add(t.tofNs, value)) {
       case TofHistogram::Added::Binned:
         break;
       case TofHistogram::Added::BeforeOffset:
         out.beforeOffset->add(1);
-        break;
+        continue;
       case TofHistogram::Added::OverMax:
         out.overMax->add(1);
-        break;
+        continue;
       }
     } else {
       out.events->add(t.pulseTimeNs, t.tofNs, value);
     }
-    ++processed;
+    switch (m.type) {
+    case MonitorType::Ibm:
+      ++ibm;
+      npos += static_cast<uint32_t>(value);
+      break;
+    case MonitorType::Event0D:
+      ++event0d;
+      break;
+    case MonitorType::Event2D:
+      ++event2d;
+      break;
+    }
   }
   counters_.readouts.add(static_cast<int64_t>(count));
   for (size_t i = 1; i < readoutErrors.size(); ++i) {
