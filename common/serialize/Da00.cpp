@@ -45,11 +45,17 @@ void check(const sdk::DataVariable &v) {
   if (element == 0) {
     return;
   }
+  // Checked: a product that leaves int64 (shape [2^62, 4]) would wrap and "agree" with no data.
   int64_t elements = 1;
   for (const int64_t n : v.shape) {
-    elements *= n;
+    if (n < 0 || __builtin_mul_overflow(elements, n, &elements)) {
+      throw std::invalid_argument("da00 variable '" + std::string(v.name) + "': a dimension of " +
+                                  std::to_string(n) +
+                                  " is negative or makes more than 2^63 - 1 elements");
+    }
   }
-  if (elements < 0 || static_cast<size_t>(elements) * element != v.data.size()) {
+  if (static_cast<uint64_t>(elements) > v.data.size() / element ||
+      static_cast<size_t>(elements) * element != v.data.size()) {
     throw std::invalid_argument("da00 variable '" + std::string(v.name) +
                                 "': " + std::to_string(v.data.size()) + " bytes do not hold " +
                                 std::to_string(elements) + " elements of " +

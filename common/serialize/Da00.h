@@ -18,7 +18,8 @@ namespace efu::serialize {
 /// empty), data type, axes, shape and data bytes; label and source are not written. The
 /// returned bytes (file identifier "da00") stay valid until `fbb` is next modified or destroyed.
 /// Throws std::invalid_argument for a variable whose data size does not match its shape and type
-/// (a fixed-size type), or whose axes and shape differ in length. One thread per `fbb`.
+/// (a fixed-size type), whose shape has a negative dimension or more than 2^63 - 1 elements, or
+/// whose axes and shape differ in length. One thread per `fbb`.
 std::span<const uint8_t> buildDa00(flatbuffers::FlatBufferBuilder &fbb, std::string_view sourceName,
                                    int64_t timestampNs,
                                    std::span<const sdk::DataVariable> variables);

@@ -3,6 +3,7 @@
 #include "efu/tools/dump/Da00Chart.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace efu::tools {
@@ -51,9 +52,11 @@ std::string Da00Histograms::add(const nlohmann::json &da00) {
   }
   const auto &axes = signal->value("axes", nlohmann::json::array());
   const auto &values = signal->value("data", nlohmann::json::array());
+  const auto &shape = signal->value("shape", nlohmann::json());
   if (!axes.is_array() || axes.size() != 1 || !axes[0].is_string() || !values.is_array() ||
-      values.empty()) {
-    return "'signal' is not a 1-D array with one named axis";
+      values.empty() || !shape.is_array() || shape.size() != 1 || !shape[0].is_number_integer() ||
+      shape[0].get<int64_t>() != static_cast<int64_t>(values.size())) {
+    return "'signal' is not a 1-D array with one named axis (shape " + shape.dump() + ")";
   }
   const std::string axisName = axes[0].get<std::string>();
   const nlohmann::json *axis = variable(*vars, axisName);
@@ -74,6 +77,9 @@ std::string Da00Histograms::add(const nlohmann::json &da00) {
     if (!v.is_number_integer()) {
       return "'signal' is not integer (efu-dump sums integer histograms)";
     }
+    if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t{INT64_MAX}) {
+      return "'signal' holds " + v.dump() + ", beyond the 2^63 - 1 efu-dump sums to";
+    }
   }
   auto [it, first] = series_.try_emplace(source);
   Da00Series &s = it->second;
@@ -89,26 +95,38 @@ std::string Da00Histograms::add(const nlohmann::json &da00) {
     return "'" + axisName + "' differs from the first message of '" + source + "'";
   }
   for (size_t i = 0; i < values.size(); ++i) {
-    s.sums[i] += values[i].is_number_unsigned() ? static_cast<int64_t>(values[i].get<uint64_t>())
-                                                : values[i].get<int64_t>();
+    const int64_t v = values[i].is_number_unsigned()
+                          ? static_cast<int64_t>(values[i].get<uint64_t>())
+                          : values[i].get<int64_t>();
+    if (__builtin_add_overflow(s.sums[i], v, &s.sums[i])) { // held at the end of the range
+      s.sums[i] = v > 0 ? INT64_MAX : INT64_MIN;
+    }
   }
   ++s.messages;
   return {};
+}
+
+size_t da00BinsPerBar(size_t bins) noexcept {
+  return bins <= kMaxDa00Bars ? 1 : (bins + kMaxDa00Bars - 1) / kMaxDa00Bars;
 }
 
 RgbImage renderDa00Chart(const Da00Series &series, ChartLayout *layout) {
   if (series.sums.empty()) {
     throw ImageError("da00 source '" + series.source + "' has no bins");
   }
-  std::vector<uint64_t> bars;
-  bars.reserve(series.sums.size());
-  for (const int64_t sum : series.sums) {
-    bars.push_back(sum > 0 ? static_cast<uint64_t>(sum) : 0);
+  // At most kMaxDa00Bars bars: neighbouring bins are merged (issue 37: 2 M bins made a chart
+  // 2 M pixels wide, 2.3 GB of memory and a PNG no encoder takes).
+  const size_t perBar = da00BinsPerBar(series.sums.size());
+  std::vector<uint64_t> bars((series.sums.size() + perBar - 1) / perBar, 0);
+  for (size_t i = 0; i < series.sums.size(); ++i) {
+    const int64_t sum = series.sums[i];
+    bars[i / perBar] += sum > 0 ? static_cast<uint64_t>(sum) : 0;
   }
-  // Edges 0, w, 2w, ... in ns (the cbm module's frame_time): a time axis like --tof-histogram's.
+  // Edges 0, w, 2w, ... in ns (the cbm module's frame_time): a time axis like --tof-histogram's,
+  // when the merged bars are whole bins of it too.
   const auto &e = series.edges;
-  bool uniformNs = series.axisUnit == "ns" && e.size() == bars.size() + 1 && e[0] == 0 &&
-                   e.back() >= 1 && e.back() <= 1e15;
+  bool uniformNs = series.axisUnit == "ns" && e.size() == series.sums.size() + 1 && e[0] == 0 &&
+                   e.back() >= 1 && e.back() <= 1e15 && series.sums.size() % perBar == 0;
   for (size_t i = 1; uniformNs && i < e.size(); ++i) {
     uniformNs = e[i] == std::floor(e[i]) && e[i] - e[i - 1] == e[1] - e[0] && e[1] > 0;
   }
@@ -131,6 +149,17 @@ std::string da00PngPath(const std::string &prefix, const std::string &source) {
     const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
                       c == '.' || c == '_' || c == '-';
     c = keep ? c : '_';
+  }
+  // A file name has at most 255 bytes: a longer source keeps its start and gets a hash of the
+  // whole name (FNV-1a, 64 bits), so two long names stay two files.
+  if (name.size() > kMaxDa00NameBytes) {
+    uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const char c : source) {
+      hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    }
+    char suffix[24];
+    std::snprintf(suffix, sizeof(suffix), "-%016llx", static_cast<unsigned long long>(hash));
+    name = name.substr(0, kMaxDa00NameBytes - 17) + suffix;
   }
   return prefix + name + ".png";
 }

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -42,13 +43,23 @@ private:
   std::map<std::string, Da00Series> series_;
 };
 
-/// The bar chart of a series: one bar per bin, negative sums drawn as 0. An axis in ns whose
-/// edges are 0, w, 2w, ... is labelled as --tof-histogram's (ms, us or ns); any other axis gets
-/// its first and last value at the ends. ImageError when the series has no bins.
+/// The most bars a chart has: more bins are merged, da00BinsPerBar() neighbours per bar.
+inline constexpr size_t kMaxDa00Bars = 4096;
+[[nodiscard]] size_t da00BinsPerBar(size_t bins) noexcept;
+
+/// The bar chart of a series: one bar per bin (per da00BinsPerBar() bins beyond kMaxDa00Bars,
+/// summed), negative sums drawn as 0. An axis in ns whose edges are 0, w, 2w, ... is labelled as
+/// --tof-histogram's (ms, us or ns); any other axis gets its first and last value at the ends.
+/// ImageError when the series has no bins.
 RgbImage renderDa00Chart(const Da00Series &series, ChartLayout *layout = nullptr);
 
+/// The longest file name da00PngPath() makes from a source (without prefix and ".png").
+inline constexpr size_t kMaxDa00NameBytes = 200;
+
 /// `prefix` + the source name with every character other than A-Z a-z 0-9 . _ - replaced by
-/// '_' (so a message cannot name a path: "../x" becomes ".._x") + ".png".
+/// '_' (so a message cannot name a path: "../x" becomes ".._x") + ".png". A name longer than
+/// kMaxDa00NameBytes is cut there, its last 17 bytes "-" and 16 hex digits of a hash of the
+/// whole source name.
 std::string da00PngPath(const std::string &prefix, const std::string &source);
 
 } // namespace efu::tools

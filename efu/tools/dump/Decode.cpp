@@ -77,6 +77,10 @@ Json decodeEv44(const uint8_t *data, size_t size, std::string &error) {
     warnings.push_back("reference_time has " + std::to_string(refTime->size()) +
                        " entries but reference_time_index has " + std::to_string(refIndex->size()));
   }
+  if (eventCount != 0 && refTime->size() == 0) {
+    warnings.push_back(std::to_string(eventCount) +
+                       " events but no reference_time: their pulse is unknown");
+  }
   if (pixelCount != 0 && tofCount != 0 && pixelCount != tofCount) {
     warnings.push_back("pixel_id has " + std::to_string(pixelCount) +
                        " entries but time_of_flight has " + std::to_string(tofCount));
@@ -302,11 +306,20 @@ Json decodeDa00(const uint8_t *data, size_t size, std::string &error) {
         break;
       }
       if (type != fb::da00_dtype::c_string && warning.empty() && var["data"].is_array()) {
+        // The product of the dimensions, unless it leaves int64 (or a dimension is negative):
+        // shape [2^62, 4] would wrap to 0 and "agree" with no data.
         int64_t expected = 1;
+        bool representable = true;
         for (const auto &n : var["shape"]) {
-          expected *= n.get<int64_t>();
+          const int64_t dimension = n.get<int64_t>();
+          representable = representable && dimension >= 0 &&
+                          !__builtin_mul_overflow(expected, dimension, &expected);
         }
-        if (expected != static_cast<int64_t>(var["data"].size())) {
+        if (!representable) {
+          warning = "shape " + var["shape"].dump() +
+                    " holds more than 2^63 - 1 elements (or a negative count), data " +
+                    std::to_string(var["data"].size());
+        } else if (expected != static_cast<int64_t>(var["data"].size())) {
           warning = "shape holds " + std::to_string(expected) + " elements, data " +
                     std::to_string(var["data"].size());
         }

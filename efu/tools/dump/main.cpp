@@ -17,6 +17,7 @@
 #include "common/system/CliExit.h"
 #include <CLI/CLI.hpp>
 
+#include <fmt/format.h>
 #include <librdkafka/rdkafka.h>
 #include <spdlog/spdlog.h>
 
@@ -189,13 +190,26 @@ public:
     if (tof_) {
       efu::tools::writePng(efu::tools::renderTofChart(tof_->result()), tofPath_);
     }
+    changed_ = false;
     if (da00_) {
+      // One chart that cannot be written (a full disk, a bad prefix) keeps none of the others
+      // from being written; the failures are then thrown together.
+      std::string failed;
+      size_t failures = 0;
       for (const auto &[source, series] : da00_->series()) {
-        efu::tools::writePng(efu::tools::renderDa00Chart(series),
-                             efu::tools::da00PngPath(da00Prefix_, source));
+        try {
+          efu::tools::writePng(efu::tools::renderDa00Chart(series),
+                               efu::tools::da00PngPath(da00Prefix_, source));
+        } catch (const efu::tools::ImageError &e) {
+          failed += (failures++ == 0 ? "" : "; ") + std::string(e.what());
+        }
+      }
+      if (failures > 0) {
+        changed_ = true; // tried again at the next write
+        throw efu::tools::ImageError(fmt::format("--da00-png: {} of {} charts not written: {}",
+                                                 failures, da00_->series().size(), failed));
       }
     }
-    changed_ = false;
   }
 
   /// The end-of-run lines on stderr: what each picture shows.

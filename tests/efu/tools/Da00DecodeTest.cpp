@@ -4,6 +4,7 @@
 #include "common/serialize/Da00.h"
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/Format.h"
+#include "schemas/da00_generated.h"
 
 #include <gtest/gtest.h>
 
@@ -55,6 +56,53 @@ TEST(Da00Decode, AHistogramAsJsonAndText) {
                       "frame_total[1] [4]"),
             std::string::npos)
       << text;
+}
+
+// Issue 37 item 14: a shape whose product leaves int64 wrapped ([2^62, 4] "agreed" with no data,
+// [2^32]^3 "held 0 elements"); now it is said to.
+// efu's own builder refuses such shapes, so the message is written with the schema's API.
+TEST(Da00Decode, AShapeBeyondInt64IsWarnedAbout) {
+  flatbuffers::FlatBufferBuilder fbb;
+  const auto variable = [&fbb](const char *name, const std::vector<int64_t> &shape) {
+    const auto n = fbb.CreateString(name);
+    const auto s = fbb.CreateVector(shape);
+    const auto d = fbb.CreateVector(std::vector<uint8_t>{});
+    efu::fb::da00_VariableBuilder b(fbb);
+    b.add_name(n);
+    b.add_data_type(efu::fb::da00_dtype::int32);
+    b.add_shape(s);
+    b.add_data(d);
+    return b.Finish();
+  };
+  const auto a = variable("a", {int64_t{1} << 62, 4});
+  const auto b = variable("b", {int64_t{1} << 32, int64_t{1} << 32, int64_t{1} << 32});
+  const auto list = fbb.CreateVector(std::vector{a, b});
+  const auto source = fbb.CreateString("m");
+  efu::fb::da00_DataArrayBuilder array(fbb);
+  array.add_source_name(source);
+  array.add_data(list);
+  fbb.Finish(array.Finish(), efu::fb::da00_DataArrayIdentifier());
+  std::string error;
+  const auto j = efu::tools::decodeMessage({fbb.GetBufferPointer(), fbb.GetSize()}, error);
+  ASSERT_TRUE(j.has_value()) << error;
+  ASSERT_TRUE(j->contains("warnings")) << j->dump();
+  const auto &w = j->at("warnings");
+  ASSERT_EQ(w.size(), 2U) << w.dump();
+  EXPECT_NE(w[0].get<std::string>().find("a: shape [4611686018427387904,4] holds more than "
+                                         "2^63 - 1 elements"),
+            std::string::npos)
+      << w.dump();
+  EXPECT_NE(w[1].get<std::string>().find("b: shape"), std::string::npos) << w.dump();
+}
+
+// The builder refuses a shape whose product leaves int64 instead of wrapping it to 0.
+TEST(Da00Build, AShapeBeyondInt64IsRefused) {
+  const std::vector<int32_t> none;
+  const std::string_view xy[] = {"x", "y"};
+  const int64_t wide[] = {int64_t{1} << 62, 4};
+  const DataVariable vars[] = {{"a", "", xy, wide, DataType::Int32, bytesOf(none)}};
+  flatbuffers::FlatBufferBuilder fbb;
+  EXPECT_THROW((void)efu::serialize::buildDa00(fbb, "m", 1, vars), std::invalid_argument);
 }
 
 } // namespace

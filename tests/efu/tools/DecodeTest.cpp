@@ -66,6 +66,14 @@ TEST(DumpDecode, Ev44InconsistentArraysAreWarnedAbout) {
   EXPECT_NE(text.find("reference_time_index[1] = 9"), std::string::npos);
 }
 
+// Issue 37 item 14: events with no reference_time (no pulse to add their tof to) said nothing.
+TEST(DumpDecode, Ev44EventsWithoutAReferenceTimeAreWarnedAbout) {
+  const auto msg = decodeOk(efu::test::makeEv44("m", 1, {}, {}, {7, 8}, {1, 2}));
+  ASSERT_TRUE(msg.contains("warnings"));
+  EXPECT_NE(msg["warnings"].dump().find("2 events but no reference_time"), std::string::npos)
+      << msg.dump();
+}
+
 TEST(DumpDecode, F144Long) {
   const auto msg = decodeOk(efu::test::makeF144Long("efu.udp.receive.packets", 123456789, -42));
   EXPECT_EQ(msg["kind"], "f144");

@@ -460,7 +460,54 @@ TEST(Da00Histograms, SumsTheSignalPerSourceBinByBin) {
   Json floats = da00Message("x", edges, {1, 2, 3, 4});
   floats["data"][1]["data"][0] = 1.5;
   EXPECT_NE(h.add(floats).find("not integer"), std::string::npos);
+  // Issue 37 item 14: a 2-D or 0-d signal was drawn as bars, a uint64 2^64 - 1 summed as -1.
+  Json twoD = da00Message("x", edges, {1, 2, 3, 4});
+  twoD["data"][1]["shape"] = Json::array({2, 2});
+  EXPECT_NE(h.add(twoD).find("not a 1-D array"), std::string::npos);
+  Json zeroD = da00Message("x", edges, {1, 2, 3, 4});
+  zeroD["data"][1]["shape"] = Json::array();
+  EXPECT_NE(h.add(zeroD).find("not a 1-D array"), std::string::npos);
+  Json huge = da00Message("x", edges, {1, 2, 3, 4});
+  huge["data"][1]["data"][2] = ~uint64_t{0};
+  EXPECT_NE(h.add(huge).find("18446744073709551615, beyond the 2^63 - 1"), std::string::npos);
   EXPECT_EQ(h.series().size(), 2U);
+}
+
+// Issue 37 item 13: a 2 M-bin histogram took 2.3 GB and failed as a PNG; bins beyond
+// kMaxDa00Bars are merged, da00BinsPerBar() neighbours per bar.
+TEST(RenderDa00Chart, ManyBinsAreMergedIntoAtMostTheMostBars) {
+  constexpr size_t kBins = 2'000'000;
+  efu::tools::Da00Series series;
+  series.source = "big";
+  series.axisUnit = "ns";
+  series.sums.assign(kBins, 1);
+  series.sums[kBins - 1] = 1000;
+  for (size_t i = 0; i <= kBins; ++i) {
+    series.edges.push_back(static_cast<double>(i * 10));
+  }
+  const size_t perBar = efu::tools::da00BinsPerBar(kBins);
+  EXPECT_EQ(perBar, 489U); // ceil(2e6 / 4096)
+  efu::tools::ChartLayout layout;
+  const auto image = efu::tools::renderDa00Chart(series, &layout);
+  EXPECT_LT(image.width, 10'000u);
+  // 4090 bars; the last holds the bins from 4089 * 489 on: 478 of 1 and one of 1000.
+  EXPECT_EQ(layout.plotWidth / layout.barWidth, 4090U);
+  EXPECT_GE(layout.yMax, 1478U);
+  EXPECT_EQ(efu::tools::da00BinsPerBar(4096), 1U);
+  EXPECT_EQ(efu::tools::da00BinsPerBar(4097), 2U);
+}
+
+// Issue 37 item 13: a source name of 250+ characters gave "File name too long".
+TEST(Da00Histograms, ALongSourceNameGetsAShortFileNameOfItsOwn) {
+  const std::string longA(300, 'a');
+  const std::string longB = std::string(299, 'a') + "b";
+  const std::string a = efu::tools::da00PngPath("/tmp/m-", longA);
+  const std::string b = efu::tools::da00PngPath("/tmp/m-", longB);
+  EXPECT_EQ(a.size(), std::string("/tmp/m-").size() + efu::tools::kMaxDa00NameBytes + 4);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a.rfind("/tmp/m-" + std::string(183, 'a') + "-", 0), 0U) << a;
+  EXPECT_EQ(efu::tools::da00PngPath("p", std::string(200, 'c')),
+            "p" + std::string(200, 'c') + ".png");
 }
 
 TEST(Da00Histograms, FileNamesCannotLeaveThePrefix) {
