@@ -21,6 +21,25 @@ constexpr size_t kControlBytes =
 
 std::string errnoText(int error) { return std::strerror(error); }
 
+/// Reads the control messages of one received message: the socket's cumulative drop count
+/// into `drops` (when the kernel sent it), the GRO segment size, the kernel's timestamp.
+inline void readControl(msghdr &hdr, uint32_t &drops, uint32_t &segmentBytes,
+                        int64_t &rxTimeNs) noexcept {
+  for (cmsghdr *c = CMSG_FIRSTHDR(&hdr); c != nullptr; c = CMSG_NXTHDR(&hdr, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
+      std::memcpy(&drops, CMSG_DATA(c), sizeof(drops));
+    } else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
+      int segment = 0;
+      std::memcpy(&segment, CMSG_DATA(c), sizeof(segment));
+      segmentBytes = segment > 0 ? static_cast<uint32_t>(segment) : 0;
+    } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      timespec stamp{};
+      std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
+      rxTimeNs = static_cast<int64_t>(stamp.tv_sec) * 1'000'000'000 + stamp.tv_nsec;
+    }
+  }
+}
+
 } // namespace
 
 std::string rmemMaxAdvice(int bytes) {
@@ -142,19 +161,7 @@ UdpReceiver::Batch UdpReceiver::receive(uint8_t *const *buffers, unsigned count,
     m.sourceIp = ntohl(sources_[i].sin_addr.s_addr);
     m.sourcePort = ntohs(sources_[i].sin_port);
     // The drop count is cumulative per socket, so the last message's value is the newest.
-    for (cmsghdr *c = CMSG_FIRSTHDR(&hdr); c != nullptr; c = CMSG_NXTHDR(&hdr, c)) {
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-        std::memcpy(&kernelDrops_, CMSG_DATA(c), sizeof(kernelDrops_));
-      } else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-        int segment = 0;
-        std::memcpy(&segment, CMSG_DATA(c), sizeof(segment));
-        m.segmentBytes = segment > 0 ? static_cast<uint32_t>(segment) : 0;
-      } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-        timespec stamp{};
-        std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
-        m.rxTimeNs = static_cast<int64_t>(stamp.tv_sec) * 1'000'000'000 + stamp.tv_nsec;
-      }
-    }
+    readControl(hdr, kernelDrops_, m.segmentBytes, m.rxTimeNs);
   }
   return {n, 0, kernelDrops_};
 }
@@ -181,18 +188,14 @@ UdpReceiver::Leftover UdpReceiver::discardQueued() noexcept {
     // MSG_TRUNC: the datagram's (or GRO message's) whole length, though only 64 bytes are copied.
     const ssize_t n = recvmsg(fd_, &hdr, MSG_DONTWAIT | MSG_TRUNC);
     if (n < 0) {
+      if (errno == EINTR) {
+        continue; // a signal (another stop request): the buffer still holds what it held
+      }
       break; // empty (EAGAIN), or nothing more to read at the stop
     }
     uint32_t segment = 0;
-    for (cmsghdr *c = CMSG_FIRSTHDR(&hdr); c != nullptr; c = CMSG_NXTHDR(&hdr, c)) {
-      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-        std::memcpy(&kernelDrops_, CMSG_DATA(c), sizeof(kernelDrops_));
-      } else if (c->cmsg_level == IPPROTO_UDP && c->cmsg_type == UDP_GRO) {
-        int bytes = 0;
-        std::memcpy(&bytes, CMSG_DATA(c), sizeof(bytes));
-        segment = bytes > 0 ? static_cast<uint32_t>(bytes) : 0;
-      }
-    }
+    int64_t arrivalNs = 0;
+    readControl(hdr, kernelDrops_, segment, arrivalNs);
     const auto size = static_cast<uint64_t>(n);
     left.datagrams += segment > 0 && size > segment ? (size + segment - 1) / segment : 1;
     used += size + 256;
