@@ -60,19 +60,28 @@ bool StreamingBuilder2D::ready(const PlaneCluster &c) const noexcept {
   return latest > c.timeEnd && latest - c.timeEnd > params_.latencyNs;
 }
 
-// The plane's hits in time order join the open time cluster; a hit more than the gap after the
-// last one added (or before it: the difference is unsigned) closes it first.
+// The plane's hits, already in time order, join the open time cluster; a hit more than the gap
+// after the last one added (or before it: the difference is unsigned) closes it first, and so
+// does a cluster that has reached maxOpenHits.
 void StreamingBuilder2D::clusterPlane(int plane) {
   std::vector<Hit> &in = incoming_[plane];
-  adaptiveSort(in.data(), in.size(),
-               [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; });
+  if (in.empty()) {
+    return;
+  }
   std::vector<Hit> &open = open_[plane];
   for (const Hit &h : in) {
-    if (!open.empty() && h.timeNs - open.back().timeNs > params_.clusterTimeGapNs) {
-      closeTimeCluster(plane);
+    if (!open.empty()) {
+      if (h.timeNs - open.back().timeNs > params_.clusterTimeGapNs) {
+        closeTimeCluster(plane);
+      } else if (open.size() == params_.maxOpenHits) {
+        ++bounds_.openHits;
+        closeTimeCluster(plane);
+      }
     }
     open.push_back(h);
   }
+  newestOf_[plane] = std::max(newestOf_[plane], in.back().timeNs);
+  newest_ = std::max(newest_, newestOf_[plane]);
   in.clear();
 }
 
@@ -108,12 +117,50 @@ void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
   if (!full && incoming_[0].empty() && incoming_[1].empty()) {
     return; // nothing new: matching again would requeue the same clusters (tested)
   }
+  uint64_t earliest = UINT64_MAX;
+  for (std::vector<Hit> &in : incoming_) {
+    adaptiveSort(in.data(), in.size(),
+                 [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; });
+    earliest = in.empty() ? earliest : std::min(earliest, in.front().timeNs);
+  }
+  if (started_ && params_.stepBackNs != 0 && earliest < newest_ &&
+      newest_ - earliest > params_.stepBackNs) {
+    ++bounds_.stepBack;
+    formAllAndForget(out);
+  }
+  if (!started_ && earliest != UINT64_MAX) {
+    started_ = true;
+    first_ = earliest;
+  }
   clusterPlane(0);
   clusterPlane(1);
   if (full) {
     closeTimeCluster(0);
     closeTimeCluster(1);
   }
+  takeClosed();
+  match(out, full);
+}
+
+void StreamingBuilder2D::restart(std::vector<Event2D> &out) {
+  ++bounds_.restarts;
+  formAllAndForget(out);
+}
+
+void StreamingBuilder2D::formAllAndForget(std::vector<Event2D> &out) {
+  closeTimeCluster(0);
+  closeTimeCluster(1);
+  takeClosed();
+  match(out, true);
+  latest_[0] = latest_[1] = 0;
+  newestOf_[0] = newestOf_[1] = 0;
+  newest_ = 0;
+  first_ = 0;
+  started_ = false;
+}
+
+// This flush's closed clusters move the planes' latest times and get their sort keys.
+void StreamingBuilder2D::takeClosed() {
   for (int plane = 0; plane < 2; ++plane) {
     const std::vector<PlaneClusterOf> &cl = closed_[plane];
     if (cl.empty()) {
@@ -124,21 +171,24 @@ void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
       fresh_.push_back(FreshKey{c.c.timeStart, fresh_.size()});
     }
   }
-  match(out, full);
 }
 
 // The ESS list of unmatched clusters (the requeued event, the clusters left from before, this
 // flush's) in start order, stable; each ready one joins the open event unless it is more than
 // the matching gap away, which closes the event. The first cluster not ready stops matching;
 // the open event goes back to the front of the list as one cluster per plane (plane B's first),
-// to be matched again with later data.
+// to be matched again with later data. With efu's bounds a cluster that is not ready is still
+// taken when it is stale, or among the earliest beyond maxWaiting.
 //
-// queue_ holds that order reversed and stays sorted between flushes. A flush sorts only the keys
-// of its own clusters and merges the clusters into the queue from the back, where the earliest
-// starts are: each cluster is copied once, and the queue's clusters that start later than every
-// fresh one stay where they are. On equal starts the list puts the queued clusters before the
-// fresh ones: reversed, the fresh first.
+// queue_[head_, end) holds that list and stays sorted between flushes. A flush sorts only the
+// keys of its own clusters and merges them in from the back: only the queued clusters that start
+// later than the earliest fresh one move. On equal starts the list puts the queued clusters
+// before the fresh ones.
 void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
+  if (head_ > 0 && 2 * head_ >= queue_.size()) {
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
   if (!fresh_.empty()) {
     // In list order: each plane's clusters come nearly in start order, so this is mostly
     // insertion of one plane's into the other's.
@@ -147,26 +197,43 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     });
     const size_t firstOfB = closed_[0].size();
     const size_t n = fresh_.size();
-    size_t q = queue_.size(); // queue_[0, q) not yet placed
+    const size_t q = queue_.size();
+    size_t keep = q; // queue_[head_, keep) starts no later than every fresh cluster
+    while (keep > head_ && queue_[keep - 1].c.timeStart > fresh_[0].start) {
+      --keep;
+    }
     queue_.resize(q + n);
-    for (size_t w = q + n, k = 0; k < n;) { // fresh_[k, n) not yet placed
+    for (size_t w = q + n, i = q, k = n; k > 0;) { // fresh_[0, k) and queue_[keep, i) to place
       --w;
-      if (q > 0 && queue_[q - 1].c.timeStart <= fresh_[k].start) {
-        queue_[w] = queue_[--q];
+      if (i > keep && queue_[i - 1].c.timeStart > fresh_[k - 1].start) {
+        queue_[w] = queue_[--i];
       } else {
-        const uint64_t i = fresh_[k++].order;
-        queue_[w] = i < firstOfB ? closed_[0][i] : closed_[1][i - firstOfB];
+        const uint64_t o = fresh_[--k].order;
+        queue_[w] = o < firstOfB ? closed_[0][o] : closed_[1][o - firstOfB];
       }
     }
     fresh_.clear();
   }
   closed_[0].clear();
   closed_[1].clear();
+  // With maxWaiting, the earliest clusters beyond it are taken, and room for the open event's
+  // (at most two) requeued clusters.
+  const size_t waiting = queue_.size() - head_ + 2;
+  const size_t forceUntil = params_.maxWaiting != 0 && waiting > params_.maxWaiting
+                                ? head_ + (waiting - params_.maxWaiting)
+                                : head_;
   Event2D ev;
-  for (; !queue_.empty(); queue_.pop_back()) {
-    const PlaneClusterOf &q = queue_.back();
+  for (; head_ < queue_.size(); ++head_) {
+    const PlaneClusterOf &q = queue_[head_];
     if (!full && !ready(q.c)) {
-      break;
+      if (params_.staleNs != 0 && newest_ > q.c.timeEnd &&
+          newest_ - q.c.timeEnd > params_.staleNs) {
+        bounds_.stale += q.requeued != 0 ? 0 : 1;
+      } else if (head_ < forceUntil) {
+        bounds_.full += q.requeued != 0 ? 0 : 1;
+      } else {
+        break;
+      }
     }
     if (!ev.empty() && timeGap(ev, q.c) > params_.matchTimeGapNs) {
       out.push_back(ev);
@@ -174,22 +241,32 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     }
     mergeInto(q.plane == 0 ? ev.a : ev.b, q.c);
   }
+  if (full && !ev.empty()) {
+    out.push_back(ev);
+    ev = Event2D{};
+  }
+  if (head_ == queue_.size()) {
+    queue_.clear();
+    head_ = 0;
+  }
   if (ev.empty()) {
     return;
   }
-  if (full) {
-    out.push_back(ev);
-    return;
-  }
-  // Requeued at the list's front, B before A: they start no later than any cluster left (they
-  // gathered the clusters before them), so in the sorted list they come first, A before B only
-  // when A starts earlier.
+  // Requeued at the list's front: they start no later than any cluster left (they gathered the
+  // clusters before them), so in the sorted list they come first, B before A unless A starts
+  // earlier. Each came from at least one cluster taken in this pass, so head_ has room for them
+  // (or the queue was emptied and they are its only clusters).
   const bool aFirst = !ev.a.empty() && (ev.b.empty() || ev.a.timeStart < ev.b.timeStart);
-  const PlaneClusterOf a{ev.a, 0};
-  const PlaneClusterOf b{ev.b, 1};
+  const PlaneClusterOf a{ev.a, 0, 1};
+  const PlaneClusterOf b{ev.b, 1, 1};
   for (const PlaneClusterOf *c : aFirst ? std::array{&b, &a} : std::array{&a, &b}) {
-    if (!c->c.empty()) {
-      queue_.push_back(*c); // the back is the list's front
+    if (c->c.empty()) {
+      continue;
+    }
+    if (head_ == 0) {
+      queue_.insert(queue_.begin(), *c); // the queue holds at most the other plane's one
+    } else {
+      queue_[--head_] = *c;
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include "common/reduction/EventBuilder2D.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -14,23 +15,46 @@
 namespace efu::reduction {
 
 /// The ESS parameters: the clusterers' and the matcher's time gaps (500 ns in the Multi-Grid
-/// modules) and the matcher's latency (2010 ns, the ESS EFU's constant).
+/// modules) and the matcher's latency (2010 ns, the ESS EFU's constant); then efu's bounds on
+/// what a builder holds (README.md, "Bounds"), each 0 = none, as in the ESS EFU.
 struct StreamingParams {
   uint64_t clusterTimeGapNs = 500;
   uint64_t matchTimeGapNs = 500;
   uint64_t latencyNs = 2010;
+  /// A waiting cluster that ends more than this before the builder's latest hit (either plane)
+  /// is matched without waiting for the other plane to pass it (a dead plane).
+  uint64_t staleNs = 0;
+  /// At most this many clusters wait; beyond, the earliest are matched at once.
+  size_t maxWaiting = 0;
+  /// An open time cluster of this many hits is closed before the next hit joins (a stuck clock).
+  size_t maxOpenHits = 0;
+  /// A flush whose earliest hit is more than this before the builder's latest hit forms what
+  /// waits, as the full flush does, and starts the builder anew (a timing reset, a stray time).
+  uint64_t stepBackNs = 0;
+};
+
+/// What the bounds did (StreamingParams), counted since construction.
+struct StreamingBoundStats {
+  int64_t stale = 0;    ///< clusters matched before they were ready: staleNs
+  int64_t full = 0;     ///< clusters matched before they were ready: maxWaiting
+  int64_t openHits = 0; ///< open time clusters closed at maxOpenHits
+  int64_t stepBack = 0; ///< restarts: stepBackNs
+  int64_t restarts = 0; ///< restarts asked for by restart()
 };
 
 /// One plane's cluster as the matcher sees it: the aggregates plus its plane.
 struct PlaneClusterOf {
   PlaneCluster c;
   uint8_t plane = 0;
+  uint8_t requeued = 0; ///< part of an open event put back: counted by the bounds already
 };
 
 /// insert() the accepted hits of a datagram, then flush(out) once: events whose clusters are
 /// ready are appended to out; everything else waits for later data. flush(out, true) forms
-/// everything that waits (the ESS full flush; efu's shutdown). Single thread; after warm-up
-/// neither call allocates unless the amount waiting grows.
+/// everything that waits (the ESS full flush; efu's shutdown); restart(out) does too and then
+/// forgets the latest times, so data from an earlier time is built as from a fresh builder.
+/// Single thread; after warm-up neither call allocates unless the amount waiting grows, and a
+/// flush costs in proportion to what it receives and forms, not to what waits.
 class StreamingBuilder2D {
 public:
   explicit StreamingBuilder2D(const StreamingParams &p = {});
@@ -47,17 +71,27 @@ public:
   /// ones to the matcher and matches what is ready (everything, when `full`). Appends events in
   /// the order the ESS EFU stashes them.
   void flush(std::vector<Event2D> &out, bool full = false);
+  /// Forms everything that waits (hits not yet flushed stay for the next flush) and forgets the
+  /// latest times: the next hits start the builder anew. Counted in bounds().restarts.
+  void restart(std::vector<Event2D> &out);
 
   /// Hits inserted but not yet flushed, hits in open time clusters, clusters waiting in the
   /// matcher (a requeued event counts one per non-empty plane).
   [[nodiscard]] size_t pendingHits() const noexcept;
-  [[nodiscard]] size_t waitingClusters() const noexcept { return queue_.size(); }
+  [[nodiscard]] size_t waitingClusters() const noexcept { return queue_.size() - head_; }
   /// Nothing waits anywhere: a full flush would emit nothing.
-  [[nodiscard]] bool idle() const noexcept { return pendingHits() == 0 && queue_.empty(); }
+  [[nodiscard]] bool idle() const noexcept { return pendingHits() == 0 && waitingClusters() == 0; }
   [[nodiscard]] int64_t invalidPlane() const noexcept { return invalidPlane_; }
   /// The matcher's latest cluster start per plane (the ESS LatestA / LatestB).
   [[nodiscard]] uint64_t latest(int plane) const noexcept { return latest_[plane]; }
   [[nodiscard]] const StreamingParams &params() const noexcept { return params_; }
+  [[nodiscard]] const StreamingBoundStats &bounds() const noexcept { return bounds_; }
+  /// A plane has received nothing for more than staleNs of the other plane's time (or ever,
+  /// while the other spans more than that): false when staleNs is 0.
+  [[nodiscard]] bool silent(int plane) const noexcept {
+    const uint64_t since = std::max(newestOf_[plane], first_);
+    return params_.staleNs != 0 && started_ && newest_ > since && newest_ - since > params_.staleNs;
+  }
 
 private:
   /// A cluster closed in this flush, as sorted: its start and its position in this flush's list
@@ -69,20 +103,28 @@ private:
   };
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
+  void takeClosed();
   void match(std::vector<Event2D> &out, bool full);
+  void formAllAndForget(std::vector<Event2D> &out);
   [[nodiscard]] bool ready(const PlaneCluster &c) const noexcept;
 
   StreamingParams params_;
   std::vector<Hit> incoming_[2];          ///< this datagram's hits
   std::vector<Hit> open_[2];              ///< the open time cluster, in insertion order
   std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush, until matched
-  /// The matcher's unmatched clusters in the ESS list's sorted order, reversed: the latest start
-  /// first, so matching takes from the back. Clusters later than everything that arrives (left
-  /// behind when time steps back, as in a replay) sit at the front and are never moved again.
+  /// The matcher's unmatched clusters from head_ on, in the ESS list's sorted order: matching
+  /// takes from head_, fresh clusters (mostly the latest) are merged in from the back, and the
+  /// consumed front is dropped once it is half the vector.
   std::vector<PlaneClusterOf> queue_;
+  size_t head_ = 0;
   std::vector<FreshKey> fresh_; ///< this flush's clusters, sorted as the list orders them
   uint64_t latest_[2] = {0, 0};
+  uint64_t newest_ = 0;            ///< latest hit time flushed, either plane (0: none yet)
+  uint64_t newestOf_[2] = {0, 0};  ///< per plane
+  uint64_t first_ = 0;             ///< first hit time flushed since the start or a restart
+  bool started_ = false;           ///< hits flushed since the start or a restart
   int64_t invalidPlane_ = 0;
+  StreamingBoundStats bounds_;
 };
 
 } // namespace efu::reduction

@@ -4,6 +4,8 @@
 
 #include "modules/trex/TrexGeometry.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -26,30 +28,39 @@ TrexCounters::TrexCounters(sdk::ModuleContext &ctx)
       gridSpan(ctx.counter("cluster.too_large_grid_span")),
       pixelErrors(ctx.counter("events.pixel_errors")),
       flushed(ctx.counter("events.formed_at_shutdown")), events(ctx.counter("events.count")),
-      waiting(ctx.gauge("cluster.waiting")) {}
+      waiting(ctx.gauge("cluster.waiting")), timeFar(ctx.counter("readouts.time_far")),
+      stale(ctx.counter("cluster.bound.stale")), full(ctx.counter("cluster.bound.full")),
+      openHits(ctx.counter("cluster.bound.open_hits")),
+      timeBack(ctx.counter("cluster.bound.time_back")),
+      pulseBack(ctx.counter("cluster.bound.pulse_back")),
+      silentPlanes(ctx.gauge("cluster.silent_planes")) {}
 
 TrexModule::TrexModule(sdk::ModuleContext &ctx)
     : sink_(ctx.events()), config_(parseTrexConfig(ctx.config(), ctx.configSource())),
       headerCounters_(ctx), parser_(headerCounters_, {readout::kTypeTrex}, config_.maxPulseTimeNs),
-      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx) {
+      tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
+      log_(ctx.log()) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   builderOf_.fill(-1);
   for (const TrexHybrid &h : config_.hybrids) {
     builderOf_[builderKey(h.ring, h.fen)] = 0;
   }
-  for (int16_t &b : builderOf_) {
-    if (b == 0) {
-      b = static_cast<int16_t>(builders_.size());
-      builders_.emplace_back(reduction::StreamingParams{});
+  for (size_t key = 0; key < kBuilderKeys; ++key) {
+    if (builderOf_[key] == 0) {
+      builderOf_[key] = static_cast<int16_t>(builders_.size());
+      builders_.emplace_back(kBuilderParams);
+      keyOf_.push_back(static_cast<uint16_t>(key));
     }
   }
   touched_.assign(builders_.size(), 0);
+  silent_.assign(builders_.size(), 0);
   events_.reserve(256);
   warnWrappingGrids(ctx);
   ctx.log().info("trex: {} geometry ({} x {} x {} pixels), {} hybrids, {} event builders; "
-                 "events wait for later data as in the ESS EFU, formed at shutdown at the latest",
+                 "events wait for later data as in the ESS EFU, formed at shutdown at the latest; "
+                 "a builder holds at most {} clusters, none 1 s older than its latest hit",
                  config_.geometryName, config_.sizeX, config_.sizeY, config_.sizeZ,
-                 config_.hybrids.size(), builders_.size());
+                 config_.hybrids.size(), builders_.size(), kBuilderParams.maxWaiting);
 }
 
 // A rotated vessel's grid coordinate is YOffset - y in 16 bits (the ESS arithmetic): grids with
@@ -99,7 +110,17 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   if (!parser_.parse(packet.data, packet.size, h) || h.payloadBytes == 0) {
     return;
   }
-  int64_t mapping = 0, belowMin = 0, coordinate = 0;
+  if (seen_ && h.pulseTimeNs < last_.pulseTimeNs) {
+    // A timing reset: what waits is formed against the pulses it came with, and every builder
+    // starts anew (the ESS EFU's builders would take every later cluster as ready at once).
+    counters_.pulseBack.add(1);
+    formEvents(Form::Restart);
+  }
+  // Readouts further than MaxTOF from the pulse can form no event; one such time would hold
+  // the builder's latest time far from the stream's (README, "Bounds").
+  const int64_t earliestNs = h.pulseTimeNs - kMaxTofNs;
+  const int64_t latestNs = h.pulseTimeNs + kMaxTofNs;
+  int64_t mapping = 0, belowMin = 0, coordinate = 0, far = 0;
   bool any = false;
   const bool whole = vmm3::forEachReadout(
       h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
@@ -129,10 +150,14 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
           ++coordinate;
           return;
         }
+        const int64_t timeNs = readout::ticksToNs(r.timeHigh, r.timeLow);
+        if (timeNs < earliestNs || timeNs > latestNs) {
+          ++far;
+          return;
+        }
         const auto b = static_cast<size_t>(builderOf_[builderKey(ring, r.fen)]);
-        builders_[b].insert(
-            reduction::Hit{static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow)), coord,
-                           adc, static_cast<uint8_t>(wire ? 0 : 1)});
+        builders_[b].insert(reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc,
+                                           static_cast<uint8_t>(wire ? 0 : 1)});
         touched_[b] = 1;
         any = true;
       });
@@ -144,26 +169,92 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   counters_.mapping.add(mapping);
   counters_.belowMin.add(belowMin);
   counters_.coordinate.add(coordinate);
+  counters_.timeFar.add(far);
   if (any) {
-    formEvents(false);
+    formEvents(Form::Ready);
   }
 }
 
-void TrexModule::tick(int64_t /*nowNs*/) noexcept {
+void TrexModule::tick(int64_t nowNs) noexcept {
+  countBounds();
+  watchPlanes(nowNs);
   counters_.waiting.set(static_cast<int64_t>(waiting()));
 }
 
 void TrexModule::flush() noexcept {
   if (seen_) {
-    formEvents(true);
+    formEvents(Form::All);
   }
+  countBounds();
   counters_.waiting.set(static_cast<int64_t>(waiting()));
+}
+
+// The builders' bound statistics since the last call, into the counters.
+void TrexModule::countBounds() noexcept {
+  reduction::StreamingBoundStats sum;
+  for (const reduction::StreamingBuilder2D &b : builders_) {
+    sum.stale += b.bounds().stale;
+    sum.full += b.bounds().full;
+    sum.openHits += b.bounds().openHits;
+    sum.stepBack += b.bounds().stepBack;
+  }
+  counters_.stale.add(sum.stale - counted_.stale);
+  counters_.full.add(sum.full - counted_.full);
+  counters_.openHits.add(sum.openHits - counted_.openHits);
+  counters_.timeBack.add(sum.stepBack - counted_.stepBack);
+  counted_ = sum;
+}
+
+// A plane of a builder that has received nothing for 1 s of the other plane's time (a dead
+// hybrid, hybrids missing from Config) is counted in the gauge and said once when it goes silent
+// and once when it receives again, at most one line per 10 s (the rest counted and said later).
+void TrexModule::watchPlanes(int64_t nowNs) noexcept {
+  static constexpr const char *kPlaneName[2] = {"wires", "grids"};
+  int64_t silentNow = 0;
+  std::string went, back;
+  for (size_t b = 0; b < builders_.size(); ++b) {
+    for (int plane = 0; plane < 2; ++plane) {
+      const auto bit = static_cast<uint8_t>(1U << plane);
+      const bool silent = builders_[b].silent(plane);
+      silentNow += silent ? 1 : 0;
+      if (silent == ((silent_[b] & bit) != 0)) {
+        continue;
+      }
+      silent_[b] = static_cast<uint8_t>(silent_[b] ^ bit);
+      const unsigned key = keyOf_[b];
+      std::string &list = silent ? went : back;
+      list += fmt::format("{}ring {} FEN {} {}", list.empty() ? "" : ", ", key / kMaxFen,
+                          key % kMaxFen, kPlaneName[plane]);
+    }
+  }
+  counters_.silentPlanes.set(silentNow);
+  if (went.empty() && back.empty()) {
+    if (silentLog_.dueReport(nowNs)) {
+      log_.warn("trex: {} further changes of silent planes (the last: {})", silentLog_.suppressed,
+                silentLog_.last);
+      silentLog_.reported();
+    }
+    return;
+  }
+  std::string line =
+      went.empty() ? fmt::format("trex: event builders receive again: {}", back)
+                   : fmt::format("trex: event builders with a plane that has received nothing for "
+                                 "1 s of the other's data (its clusters are formed alone, "
+                                 "cluster.bound.stale): {}{}{}",
+                                 went, back.empty() ? "" : "; receiving again: ", back);
+  if (silentLog_.allow(nowNs)) {
+    log_.warn("{}", line);
+  } else {
+    silentLog_.last = std::move(line);
+  }
 }
 
 // Every builder given hits is flushed (one that was not has nothing new to form), then each
 // builder's events in key order, checked as the ESS EFU checks them, against the pulses of the
-// datagram that formed them.
-void TrexModule::formEvents(bool full) noexcept {
+// datagram that formed them. Form::All (the shutdown) and Form::Restart (a pulse back) form
+// everything that waits in every builder.
+void TrexModule::formEvents(Form how) noexcept {
+  const bool full = how != Form::Ready;
   int64_t noCoincidence = 0, wireOnly = 0, gridOnly = 0, gridSpan = 0, matched = 0, pixel = 0,
           published = 0, formed = 0;
   for (size_t b = 0; b < builders_.size(); ++b) {
@@ -172,7 +263,11 @@ void TrexModule::formEvents(bool full) noexcept {
     }
     touched_[b] = 0;
     events_.clear();
-    builders_[b].flush(events_, full);
+    if (how == Form::Restart) {
+      builders_[b].restart(events_);
+    } else {
+      builders_[b].flush(events_, full);
+    }
     formed += static_cast<int64_t>(events_.size());
     for (const reduction::Event2D &e : events_) {
       if (e.empty()) {
@@ -213,7 +308,7 @@ void TrexModule::formEvents(bool full) noexcept {
   counters_.matched.add(matched);
   counters_.pixelErrors.add(pixel);
   counters_.events.add(published);
-  if (full) {
+  if (how == Form::All) {
     counters_.flushed.add(formed);
   }
 }

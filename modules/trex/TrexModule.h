@@ -7,6 +7,7 @@
 #include "common/readout/Vmm3Readout.h"
 #include "common/reduction/StreamingBuilder2D.h"
 #include "common/sdk/Module.h"
+#include "common/system/LogRateLimit.h"
 #include "modules/trex/TrexConfig.h"
 #include "modules/trex/TrexSource.h"
 
@@ -35,7 +36,23 @@ struct TrexCounters {
   Counter &flushed;       ///< events.formed_at_shutdown: events the shutdown flush formed
   Counter &events;        ///< events.count
   Counter &waiting;       ///< cluster.waiting (gauge): TrexModule::waiting(), set by tick()
+  Counter &timeFar;       ///< readouts.time_far: more than 1 s from the datagram's pulse
+  Counter &stale;         ///< cluster.bound.stale: matched early, the builder's time 1 s past
+  Counter &full;          ///< cluster.bound.full: matched early, the builder holding too many
+  Counter &openHits;      ///< cluster.bound.open_hits: time clusters closed at their hit limit
+  Counter &timeBack;      ///< cluster.bound.time_back: builders restarted, hits 100 ms back
+  Counter &pulseBack;     ///< cluster.bound.pulse_back: datagrams whose pulse went back
+  Counter &silentPlanes;  ///< cluster.silent_planes (gauge): builder planes without hits
 };
+
+/// efu's bounds on what a builder holds (README, "Bounds"); the rest are the ESS parameters.
+inline constexpr reduction::StreamingParams kBuilderParams{.clusterTimeGapNs = 500,
+                                                           .matchTimeGapNs = 500,
+                                                           .latencyNs = 2010,
+                                                           .staleNs = 1'000'000'000,
+                                                           .maxWaiting = 16384,
+                                                           .maxOpenHits = 4096,
+                                                           .stepBackNs = 100'000'000};
 
 /// One instance per daemon; process(), tick() and flush() run on the processing thread.
 class TrexModule final : public sdk::Module {
@@ -62,8 +79,11 @@ public:
   using Source = TrexSource;
 
 private:
+  enum class Form { Ready, All, Restart };
   void warnWrappingGrids(sdk::ModuleContext &ctx) const;
-  void formEvents(bool full) noexcept;
+  void formEvents(Form how) noexcept;
+  void countBounds() noexcept;
+  void watchPlanes(int64_t nowNs) noexcept;
 
   sdk::EventSink &sink_; ///< ctx.events(), valid for the module's life
   const TrexConfig config_;
@@ -75,6 +95,11 @@ private:
   TrexCounters counters_;
   std::array<int16_t, kBuilderKeys> builderOf_{};       ///< builder key -> builders_ index, or -1
   std::vector<reduction::StreamingBuilder2D> builders_; ///< in key order, as the ESS loops them
+  std::vector<uint16_t> keyOf_;                         ///< builders_ index -> builder key
+  std::vector<uint8_t> silent_;       ///< per builder: bit p = plane p was silent at last tick
+  reduction::StreamingBoundStats counted_{}; ///< the builders' bound stats already counted
+  spdlog::logger &log_;
+  LogRateLimit silentLog_{10'000'000'000, 0, false, 0, {}};
   std::vector<uint8_t> touched_;                        ///< builders given hits this datagram
   std::vector<reduction::Event2D> events_;              ///< reused per builder
   readout::EssHeader last_{};                           ///< pulses of the last datagram

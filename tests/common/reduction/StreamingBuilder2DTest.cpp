@@ -178,6 +178,12 @@ TEST(StreamingBuilder2D, MatchesTheReferenceOnRandomDatagrams) {
     p.clusterTimeGapNs = std::uniform_int_distribution<uint64_t>(0, 600)(rng);
     p.matchTimeGapNs = std::uniform_int_distribution<uint64_t>(0, 600)(rng);
     p.latencyNs = rng() % 4 == 0 ? 2010 : rng() % 3000;
+    if (seed % 2 == 0) { // efu's bounds, far beyond anything here: they change nothing
+      p.staleNs = 1'000'000'000;
+      p.maxWaiting = 100'000;
+      p.maxOpenHits = 100'000;
+      p.stepBackNs = 1'000'000'000;
+    }
     StreamingBuilder2D b(p);
     Reference ref(p);
     uint64_t t = 1'000'000;
@@ -371,6 +377,200 @@ TEST(StreamingBuilder2D, OtherPlanesAreCountedAndDropped) {
   b.insert(hit(1, 1, 2));
   EXPECT_EQ(b.invalidPlane(), 1);
   EXPECT_TRUE(b.idle());
+}
+
+// ---- efu's bounds (README.md, "Bounds"; issue 37 items 1 and 2) ----
+
+/// What the ESS builder forms from `hits` in one full flush (the events a dead plane's clusters
+/// give at the end in the ESS EFU, where they wait until then).
+std::vector<Event2D> essFullFlush(const std::vector<Hit> &hits) {
+  Reference ref(StreamingParams{});
+  for (const Hit &h : hits) {
+    ref.insert(h);
+  }
+  std::vector<Event2D> out;
+  ref.flush(out, true);
+  return out;
+}
+
+/// Plane A only (a dead grid hybrid): neutrons 3 us apart, 10 a datagram.
+std::vector<std::vector<Hit>> onePlaneOnly(int datagrams, uint64_t t0 = 1'000'000) {
+  std::vector<std::vector<Hit>> out;
+  uint64_t t = t0;
+  for (int d = 0; d < datagrams; ++d) {
+    out.emplace_back();
+    for (int k = 0; k < 10; ++k, t += 3000) {
+      out.back().push_back(hit(t, static_cast<uint16_t>(k % 7), 0));
+    }
+  }
+  return out;
+}
+
+// Without bounds (the ESS builder) every cluster of a plane whose partner never comes waits
+// for good; with staleNs, a cluster the builder's latest hit has passed by more than the window
+// is matched as if ready, so at most the window's clusters wait, and the events that come out
+// are those the ESS full flush forms from the same hits.
+TEST(StreamingBuilder2DBounds, ADeadPlaneHoldsOnlyTheStaleWindow) {
+  const auto stream = onePlaneOnly(2000); // 60 ms of data, 20 000 clusters
+  StreamingBuilder2D ess;
+  StreamingParams p;
+  p.staleNs = 300'000; // 100 neutrons
+  StreamingBuilder2D bounded(p);
+  std::vector<Event2D> got, none;
+  std::vector<Hit> all;
+  size_t most = 0;
+  for (const auto &d : stream) {
+    for (const Hit &h : d) {
+      ess.insert(h);
+      bounded.insert(h);
+      all.push_back(h);
+    }
+    ess.flush(none);
+    bounded.flush(got);
+    most = std::max(most, bounded.waitingClusters() + bounded.pendingHits());
+  }
+  EXPECT_TRUE(none.empty());
+  EXPECT_GE(ess.waitingClusters(), 19'990U);
+  EXPECT_LE(most, 125U); // the window's 100 clusters, the open time cluster, one datagram
+  EXPECT_GT(got.size(), 19'000U);
+  // Each cluster matched early is counted once: the events formed and the one held open.
+  EXPECT_EQ(bounded.bounds().stale, static_cast<int64_t>(got.size()) + 1);
+  EXPECT_TRUE(bounded.silent(1));
+  EXPECT_FALSE(bounded.silent(0));
+  EXPECT_FALSE(ess.silent(1)); // no window, no silence
+  bounded.flush(got, true);
+  expectSame(got, essFullFlush(all), "dead plane");
+}
+
+TEST(StreamingBuilder2DBounds, AtMostMaxWaitingClustersWait) {
+  const auto stream = onePlaneOnly(500);
+  StreamingParams p;
+  p.maxWaiting = 64;
+  StreamingBuilder2D b(p);
+  std::vector<Event2D> got;
+  std::vector<Hit> all;
+  for (const auto &d : stream) {
+    for (const Hit &h : d) {
+      b.insert(h);
+      all.push_back(h);
+    }
+    b.flush(got);
+    ASSERT_LE(b.waitingClusters(), 64U);
+  }
+  // Of the 4999 closed clusters (the last hit's time cluster is open), all but about maxWaiting.
+  EXPECT_GT(b.bounds().full, 4999 - 64 - 2);
+  EXPECT_LE(b.bounds().full, 4999 - 64 + 2);
+  EXPECT_EQ(b.bounds().stale, 0);
+  b.flush(got, true);
+  expectSame(got, essFullFlush(all), "count bound");
+}
+
+// A stuck clock: every hit at one time never closes the open time cluster in the ESS builder
+// (16 bytes a hit without end). maxOpenHits closes it; with maxWaiting the clusters it makes
+// are matched too, into one event that grows as aggregates only.
+TEST(StreamingBuilder2DBounds, AStuckClockClosesTheOpenTimeClusterAtItsLimit) {
+  StreamingParams p;
+  p.maxOpenHits = 100;
+  p.maxWaiting = 64;
+  StreamingBuilder2D b(p);
+  std::vector<Event2D> got;
+  for (int d = 0; d < 1000; ++d) {
+    for (int k = 0; k < 20; ++k) {
+      b.insert(hit(5'000'000, static_cast<uint16_t>(k % 8), k % 2 == 0 ? 0 : 1));
+    }
+    b.flush(got);
+    ASSERT_LE(b.pendingHits(), 200U); // two planes' open time clusters
+    ASSERT_LE(b.waitingClusters(), 64U);
+  }
+  EXPECT_EQ(b.bounds().openHits, 2 * (10'000 / 100 - 1)); // per plane, the last stays open
+  EXPECT_GT(b.bounds().full, 0);
+  b.flush(got, true);
+  ASSERT_EQ(got.size(), 1U); // one time: one event of every hit
+  EXPECT_EQ(got[0].a.hits + got[0].b.hits, 20'000U);
+}
+
+/// Neutrons (both planes) every 3 us from t0, 10 a datagram.
+std::vector<std::vector<Hit>> neutrons(int datagrams, uint64_t t0) {
+  std::vector<std::vector<Hit>> out;
+  uint64_t t = t0;
+  for (int d = 0; d < datagrams; ++d) {
+    out.emplace_back();
+    for (int k = 0; k < 10; ++k, t += 3000) {
+      out.back().push_back(hit(t, static_cast<uint16_t>(k % 7), 0));
+      out.back().push_back(hit(t + 40, static_cast<uint16_t>(k % 5), 1));
+    }
+  }
+  return out;
+}
+
+std::vector<Event2D> streamThrough(StreamingBuilder2D &b,
+                                   const std::vector<std::vector<Hit>> &datagrams) {
+  std::vector<Event2D> out;
+  for (const auto &d : datagrams) {
+    for (const Hit &h : d) {
+      b.insert(h);
+    }
+    b.flush(out);
+  }
+  return out;
+}
+
+// Time steps back (a timing reset, a replayed capture): the ESS builder's latest times stay
+// ahead, so every later cluster is ready at once and most neutrons lose their partner plane.
+// With stepBackNs the builder forms what waits and starts anew: before the step, the events of
+// the ESS full flush; after it, exactly a fresh builder's.
+TEST(StreamingBuilder2DBounds, ATimeStepBackRestartsTheBuilder) {
+  const auto before = neutrons(30, 2'000'000'000);
+  const auto after = neutrons(30, 1'000'000'000); // 1 s earlier
+  StreamingParams p;
+  p.stepBackNs = 100'000'000;
+  StreamingBuilder2D b(p);
+  std::vector<Event2D> got = streamThrough(b, before);
+  const std::vector<Event2D> more = streamThrough(b, after);
+  got.insert(got.end(), more.begin(), more.end());
+  EXPECT_EQ(b.bounds().stepBack, 1);
+
+  StreamingBuilder2D first(p);
+  std::vector<Event2D> want = streamThrough(first, before);
+  first.flush(want, true);
+  StreamingBuilder2D second(p);
+  const std::vector<Event2D> want2 = streamThrough(second, after);
+  want.insert(want.end(), want2.begin(), want2.end());
+  expectSame(got, want, "step back");
+  EXPECT_GT(got.size(), 590U); // all 300 before, all after but the last few (not yet ready)
+}
+
+// One far-future hit moves the builder's latest time ahead: its next datagram restarts it once,
+// and the neutrons after it are formed as by a fresh builder.
+TEST(StreamingBuilder2DBounds, AFarFutureHitCostsOneRestart) {
+  StreamingParams p;
+  p.stepBackNs = 100'000'000;
+  p.staleNs = 1'000'000'000;
+  StreamingBuilder2D b(p);
+  std::vector<Event2D> got = streamThrough(b, neutrons(10, 1'000'000'000));
+  b.insert(hit(uint64_t{0xFFFF0000} * 1'000'000'000, 3, 0));
+  b.flush(got);
+  EXPECT_GE(got.size(), 95U);
+  const auto later = neutrons(30, 1'001'000'000);
+  const std::vector<Event2D> more = streamThrough(b, later);
+  EXPECT_EQ(b.bounds().stepBack, 1);
+  StreamingBuilder2D fresh(p);
+  const std::vector<Event2D> want = streamThrough(fresh, later);
+  ASSERT_GE(more.size(), want.size()); // first what the restart formed, then the fresh events
+  expectSame(std::vector<Event2D>(more.end() - static_cast<std::ptrdiff_t>(want.size()), more.end()),
+             want, "after the restart");
+  EXPECT_GT(want.size(), 290U);
+}
+
+TEST(StreamingBuilder2DBounds, RestartFormsEverythingAndForgetsTheLatestTimes) {
+  StreamingBuilder2D b;
+  std::vector<Event2D> out = streamThrough(b, neutrons(2, 5'000'000));
+  EXPECT_GT(b.waitingClusters() + b.pendingHits(), 0U);
+  b.restart(out);
+  EXPECT_TRUE(b.idle());
+  EXPECT_EQ(out.size(), 20U);
+  EXPECT_EQ(b.latest(0), 0U);
+  EXPECT_EQ(b.bounds().restarts, 1);
 }
 
 } // namespace

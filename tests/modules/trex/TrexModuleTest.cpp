@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -300,6 +302,159 @@ TEST(TrexRoundTrip, TrexSourceNeutronsComeBackAsTheTruth) {
 
 TEST(TrexRoundTrip, LetSourceNeutronsComeBackAsTheTruth) {
   roundTrip("let.json", 2);
+}
+
+// ---- Bounds (README "Bounds"; issue 37 items 1 and 2) ----
+
+/// readoutgen's neutrons for `file`: `pulses` pulses of `perPulse`, the datagrams and the truth.
+struct Stream {
+  std::vector<std::vector<uint8_t>> datagrams;
+  readout::test::TruthList truth;
+};
+Stream makeStream(const std::string &file, int pulses, int perPulse) {
+  Stream s;
+  TrexSource source(test::shipped(file), file, 7);
+  s.datagrams = readout::test::encodePulses(source, 3, pulses, perPulse, SIZE_MAX, s.truth);
+  return s;
+}
+
+// A capture replayed in a loop (udpgen --pcap --loop) or a timing reset: the pulse time steps
+// back. The ESS builders keep their latest times and take every later cluster as ready at once
+// (most neutrons of the next pass lose their partner plane); efu forms what waits against the
+// pulses it came with and restarts the builders, so every pass gives the truth again.
+TEST(TrexBounds, APulseThatStepsBackRestartsTheBuildersAndEveryPassGivesTheTruth) {
+  const Stream s = makeStream("trex.json", 6, 400);
+  FakeModuleContext ctx(test::shipped("trex.json"), "trex.json");
+  TrexModule module(ctx);
+  std::vector<RecordedEvent> want;
+  for (int pass = 0; pass < 3; ++pass) {
+    for (const auto &d : s.datagrams) {
+      module.process(readout::test::packetOf(d));
+    }
+    want.insert(want.end(), s.truth.events.begin(), s.truth.events.end());
+  }
+  module.flush();
+  EXPECT_EQ(ctx.value("cluster.bound.pulse_back"), 2);
+  EXPECT_EQ(ctx.value("cluster.bound.time_back"), 0); // the pulse rule came first
+  EXPECT_EQ(ctx.value("cluster.no_coincidence"), 0);
+  EXPECT_EQ(readout::sortedEvents(ctx.sink.events), readout::sortedEvents(want));
+}
+
+/// A datagram with the header of `d` and one readout: a wire of ring 0 FEN 0 at (high, low).
+void processReadoutAt(TrexModule &module, const std::vector<uint8_t> &d, uint32_t high,
+                      uint32_t low) {
+  readout::EssHeaderV0 h;
+  std::memcpy(&h, d.data(), sizeof h);
+  Datagram extra({h.pulseHigh, h.pulseLow}, {h.prevPulseHigh, h.prevPulseLow}, h.seqNum);
+  extra.add(test::readout(0, 0, 0, 40, 100, high, low));
+  module.process(extra.packet());
+}
+
+// A readout more than MaxTOF (1 s) from its datagram's pulse can form no event; in the ESS EFU
+// one such time holds a builder's latest time far ahead, and from then on clusters are matched
+// before their partners arrive. efu refuses it as readouts.time_far: the events stay the truth.
+TEST(TrexBounds, AReadoutFarFromItsPulseIsRefusedAndDoesNotPoisonTheBuilder) {
+  const Stream s = makeStream("trex.json", 5, 400);
+  FakeModuleContext ctx(test::shipped("trex.json"), "trex.json");
+  TrexModule module(ctx);
+  for (size_t i = 0; i < s.datagrams.size(); ++i) {
+    module.process(readout::test::packetOf(s.datagrams[i]));
+    if (i == 2) {
+      processReadoutAt(module, s.datagrams[i], 0xFFFF0000, 0);
+      processReadoutAt(module, s.datagrams[i], 1'000, 0);
+    }
+  }
+  module.flush();
+  EXPECT_EQ(ctx.value("readouts.time_far"), 2);
+  EXPECT_EQ(ctx.value("cluster.no_coincidence"), 0);
+  EXPECT_EQ(readout::sortedEvents(ctx.sink.events), readout::sortedEvents(s.truth.events));
+}
+
+// LET without its grid hybrids in Config (hybrid 0; or a dead grid hybrid): in the ESS EFU every
+// wire cluster waits for a grid cluster that never comes, without end. efu forms a cluster the
+// builder's time has passed by 1 s (a wire-only event, as the ESS full flush would form it),
+// counts it, and says which builders' planes are silent.
+TEST(TrexBounds, ADeadGridPlaneHoldsOneSecondOfDataAndIsSaid) {
+  const int pulses = 60; // 4.3 s
+  const int perPulse = 400;
+  const Stream s = makeStream("let.json", pulses, perPulse);
+  nlohmann::json j = test::rawShipped("let.json");
+  nlohmann::json wiresOnly = nlohmann::json::array();
+  for (const auto &h : j["Config"]) {
+    if (h["Hybrid"] != 0) {
+      wiresOnly.push_back(h);
+    }
+  }
+  j["Config"] = wiresOnly;
+  FakeModuleContext ctx(test::validated(j, "let.json"), "let.json");
+  TrexModule module(ctx);
+  size_t most = 0;
+  for (const auto &d : s.datagrams) {
+    module.process(readout::test::packetOf(d));
+    most = std::max(most, module.waiting());
+  }
+  // Each wire readout is a cluster of its own (the grids that would join them are unmapped).
+  const int64_t wires = ctx.value("readouts.data") - ctx.value("readouts.error_mapping");
+  ASSERT_GT(wires, 1000);
+  // 1 s of the 4.3 s waits at most; the ESS EFU would hold every one until the end.
+  EXPECT_LT(static_cast<int64_t>(most), wires / 3);
+  EXPECT_EQ(ctx.value("cluster.matched_clusters"), 0);
+  EXPECT_GT(ctx.value("cluster.matched_wire_only"), 0);
+  EXPECT_EQ(ctx.value("cluster.silent_planes"), 0); // set by tick(), as are the bound counters
+  EXPECT_EQ(ctx.value("cluster.bound.stale"), 0);
+  module.tick(1'000'000'000);
+  EXPECT_EQ(ctx.value("cluster.silent_planes"), 2); // both builders' grids
+  EXPECT_GT(ctx.value("cluster.bound.stale"), wires / 2) << [&] {
+    std::string t;
+    for (const auto &[k, v] : ctx.snapshot()) {
+      if (v)
+        t += k + "=" + std::to_string(v) + " ";
+    }
+    return t;
+  }();
+  const auto said = ctx.logged("a plane that has received nothing");
+  ASSERT_EQ(said.size(), 1U);
+  EXPECT_NE(said[0].find("ring 0 FEN 0 grids, ring 1 FEN 0 grids"), std::string::npos) << said[0];
+  module.tick(2'000'000'000); // still silent: nothing more said
+  EXPECT_EQ(ctx.logged("a plane that has received nothing").size(), 1U);
+  module.flush();
+  EXPECT_EQ(module.waiting(), 0U);
+}
+
+// The grids come back: the gauge falls and it is said.
+TEST(TrexBounds, APlaneThatReceivesAgainIsSaid) {
+  const Stream s = makeStream("let.json", 40, 50);
+  FakeModuleContext ctx(test::shipped("let.json"), "let.json");
+  TrexModule module(ctx);
+  // Grid readouts (hybrid 0) of the first 20 pulses dropped: a dead grid hybrid.
+  const size_t half = s.datagrams.size() / 2;
+  for (size_t i = 0; i < s.datagrams.size(); ++i) {
+    std::vector<uint8_t> d = s.datagrams[i];
+    if (i < half) {
+      const size_t header = sizeof(readout::EssHeaderV0);
+      std::vector<uint8_t> kept(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(header));
+      for (size_t at = header; at + vmm3::kReadoutBytes <= d.size(); at += vmm3::kReadoutBytes) {
+        const uint8_t vmm = d[at + offsetof(vmm3::Vmm3Readout, vmm)];
+        if ((vmm >> 1) != 0) {
+          kept.insert(kept.end(), d.begin() + static_cast<std::ptrdiff_t>(at),
+                      d.begin() + static_cast<std::ptrdiff_t>(at + vmm3::kReadoutBytes));
+        }
+      }
+      const auto len = static_cast<uint16_t>(kept.size());
+      std::memcpy(kept.data() + 6, &len, sizeof len);
+      d = kept;
+    }
+    module.process(readout::test::packetOf(d));
+    if (i + 1 == half) {
+      module.tick(1'000'000'000);
+      EXPECT_EQ(ctx.value("cluster.silent_planes"), 2);
+    }
+  }
+  module.tick(100'000'000'000); // 99 s later: past the 10 s between lines
+  EXPECT_EQ(ctx.value("cluster.silent_planes"), 0);
+  EXPECT_EQ(ctx.logged("event builders receive again: ring 0 FEN 0 grids, ring 1 FEN 0 grids")
+                .size(),
+            1U);
 }
 
 } // namespace
