@@ -340,6 +340,38 @@ TEST(TrexBounds, APulseThatStepsBackRestartsTheBuildersAndEveryPassGivesTheTruth
   EXPECT_EQ(readout::sortedEvents(ctx.sink.events), readout::sortedEvents(want));
 }
 
+// Neutrons whose grid hits arrive in the next datagram: the wire cluster must wait for them. After
+// the pulse went back 1 s, the ESS builders' latest times are ahead, so every wire cluster is
+// ready at once and formed alone; efu's restart keeps every neutron whole.
+TEST(TrexBounds, AfterTheTimeWentBackNeutronsSplitOverDatagramsStayWhole) {
+  FakeModuleContext ctx(test::shipped("trex.json"), "trex.json");
+  TrexModule module(ctx);
+  const uint32_t n = 40;
+  uint32_t seq = 0;
+  for (const uint32_t second : {2U, 1U}) { // the second pass 1 s earlier
+    const EssTime pulse{second, 0};
+    const EssTime prev{second - 1, 82'763'036};
+    for (uint32_t k = 0; k <= n; ++k) { // neutron k at 1000 * (k + 1) ticks
+      Datagram d(pulse, prev, seq++);
+      if (k > 0) {
+        vmm3::Vmm3Readout g = grid(7, 1000 * k + 5); // neutron k - 1's grid
+        g.timeHigh = second;
+        d.add(g);
+      }
+      if (k < n) {
+        vmm3::Vmm3Readout w = wire(1, 2, 1000 * (k + 1));
+        w.timeHigh = second;
+        d.add(w);
+      }
+      module.process(d.packet());
+    }
+  }
+  module.flush();
+  EXPECT_EQ(ctx.value("cluster.bound.pulse_back"), 1);
+  EXPECT_EQ(ctx.value("cluster.no_coincidence"), 0);
+  EXPECT_EQ(ctx.value("cluster.matched_clusters"), int64_t{2 * n});
+}
+
 /// A datagram with the header of `d` and one readout: a wire of ring 0 FEN 0 at (high, low).
 void processReadoutAt(TrexModule &module, const std::vector<uint8_t> &d, uint32_t high,
                       uint32_t low) {
