@@ -61,7 +61,8 @@ public:
   explicit TrexModule(sdk::ModuleContext &ctx);
 
   void process(const sdk::Packet &packet) noexcept override;
-  /// Sets the cluster.waiting gauge (a replay or a timing reset can leave clusters waiting).
+  /// Sets the cluster.waiting and cluster.silent_planes gauges, counts what the builders' bounds
+  /// did, and logs planes that went silent or receive again.
   void tick(int64_t nowNs) noexcept override;
   /// At shutdown: what waits in the builders (open time clusters, clusters not yet ready, the
   /// open event) is formed, as the ESS full flush does, against the last datagram's pulses.

@@ -2,9 +2,8 @@
 // bench_trex: full 8972-byte datagrams of TrexSource readouts (trex.json, let.json) through
 // TrexModule::process(); readouts/s. Pulses 6289464 ticks apart (trex.json's MaxPulseTimeNS
 // 71428570 refuses a 1/14 s gap), 1000 neutrons a pulse; the datagrams are made once and
-// replayed (at the wrap-around hits step back in time, a few events differ, and the clusters
-// within the latency of the pass's end wait for good: the "waiting" counter, as with
-// udpgen --pcap --loop).
+// replayed (at the wrap-around the pulse goes back and the builders restart, as with
+// udpgen --pcap --loop: cluster.bound.pulse_back).
 #include "modules/trex/TrexModule.h"
 #include "modules/trex/TrexSource.h"
 #include "tests/modules/trex/TrexTestSupport.h"
