@@ -393,17 +393,25 @@ std::vector<Event2D> essFullFlush(const std::vector<Hit> &hits) {
   return out;
 }
 
-/// Plane A only (a dead grid hybrid): neutrons 3 us apart, 10 a datagram.
-std::vector<std::vector<Hit>> onePlaneOnly(int datagrams, uint64_t t0 = 1'000'000) {
+/// Neutrons every 3 us from t0, 10 a datagram: a hit of plane A, and 40 ns later one of plane B
+/// unless B is dead.
+std::vector<std::vector<Hit>> neutrons(int datagrams, uint64_t t0, bool deadB = false) {
   std::vector<std::vector<Hit>> out;
   uint64_t t = t0;
   for (int d = 0; d < datagrams; ++d) {
     out.emplace_back();
     for (int k = 0; k < 10; ++k, t += 3000) {
       out.back().push_back(hit(t, static_cast<uint16_t>(k % 7), 0));
+      if (!deadB) {
+        out.back().push_back(hit(t + 40, static_cast<uint16_t>(k % 5), 1));
+      }
     }
   }
   return out;
+}
+/// Plane A only (a dead grid hybrid).
+std::vector<std::vector<Hit>> onePlaneOnly(int datagrams) {
+  return neutrons(datagrams, 1'000'000, true);
 }
 
 // Without bounds (the ESS builder) every cluster of a plane whose partner never comes waits
@@ -487,20 +495,6 @@ TEST(StreamingBuilder2DBounds, AStuckClockClosesTheOpenTimeClusterAtItsLimit) {
   b.flush(got, true);
   ASSERT_EQ(got.size(), 1U); // one time: one event of every hit
   EXPECT_EQ(got[0].a.hits + got[0].b.hits, 20'000U);
-}
-
-/// Neutrons (both planes) every 3 us from t0, 10 a datagram.
-std::vector<std::vector<Hit>> neutrons(int datagrams, uint64_t t0) {
-  std::vector<std::vector<Hit>> out;
-  uint64_t t = t0;
-  for (int d = 0; d < datagrams; ++d) {
-    out.emplace_back();
-    for (int k = 0; k < 10; ++k, t += 3000) {
-      out.back().push_back(hit(t, static_cast<uint16_t>(k % 7), 0));
-      out.back().push_back(hit(t + 40, static_cast<uint16_t>(k % 5), 1));
-    }
-  }
-  return out;
 }
 
 std::vector<Event2D> streamThrough(StreamingBuilder2D &b,
