@@ -54,7 +54,8 @@ public:
   }
 
 private:
-  __extension__ typedef unsigned __int128 Wide; // ns x milli-batches: beyond 64 bits in a day
+  // ns x milli-batches passes 64 bits (after 18 s at the highest rate): 128-bit arithmetic.
+  __extension__ typedef unsigned __int128 Wide;
   static constexpr Wide kMilliNsPerSecond = 1'000'000'000'000; // 1e9 ns x 1000
 
   uint64_t milliRate_;
