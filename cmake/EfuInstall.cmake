@@ -57,7 +57,8 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "event formation unit: neutron-detector readout over UDP to Kafka events")
 set(CPACK_PACKAGE_DESCRIPTION "efu receives detector readout datagrams over UDP, runs a \
-detector module (caen, vmm3, udp, example) that forms neutron events, and publishes them \
+detector module (caen, vmm3, trex, nmx, cbm, dream, timepix3, udp, example) that forms \
+neutron events, or perfgen, which makes test events without input, and publishes them \
 to Kafka as ev44 with counters as f144 and status as x5f2. Includes the systemd template \
 unit efu@.service, the tools efu-dump, efu-broker, udpgen and readoutgen, instrument \
 configurations, and the module SDK (headers, static libraries, CMake package efu).")

@@ -191,7 +191,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Module{"magic", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/dream/configs/MagicInst.json"}},
                       Module{"heimdal", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/dream/configs/HeimdalInst.json"}},
                       Module{"timepix3", {"-f", std::string(EFU_SOURCE_DIR) + "/modules/timepix3/configs/timepix3.json"}},
-                      Module{"example", {}}),
+                      Module{"example", {}},
+                      Module{"perfgen", {}}),
     [](const ::testing::TestParamInfo<Module> &p) { return p.param.name; });
 
 } // namespace
