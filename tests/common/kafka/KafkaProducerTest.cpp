@@ -502,6 +502,28 @@ TEST(KafkaProducer, LargePayloadsQueuedAtShutdownAreCountedAndFreed) {
   EXPECT_EQ(counter(stats, "kafka.failed"), 6);
 }
 
+// librdkafka takes a payload of message.max.bytes - 36 bytes and refuses one byte more at once
+// (MSG_SIZE_TOO_LARGE): maxPayloadBytes() is that limit, as the options give it.
+TEST(KafkaProducer, TakesMaxPayloadBytesAndRefusesOneByteMore) {
+  MockCluster cluster("limit");
+  CapturedLog log;
+  efu::Stats stats;
+  KafkaOptions options = optionsFor(cluster);
+  options.settings = {"message.max.bytes=100000"};
+  KafkaProducer producer(options, stats, log.logger);
+  EXPECT_EQ(producer.maxPayloadBytes(), 100'000u - kRecordOverheadBytes);
+  EXPECT_EQ(producer.maxPayloadBytes(), maxPayloadBytes(options));
+  EXPECT_TRUE(producer.produce("limit", bytes(std::string(producer.maxPayloadBytes(), 'a')), 0));
+  EXPECT_FALSE(
+      producer.produce("limit", bytes(std::string(producer.maxPayloadBytes() + 1, 'b')), 0));
+  EXPECT_EQ(counter(stats, "kafka.failed"), 1);
+  EXPECT_EQ(producer.flush(kFlushMs), 0);
+  EXPECT_EQ(counter(stats, "kafka.produced"), 2);
+  EXPECT_EQ(counter(stats, "kafka.delivered"), 1);
+  EXPECT_EQ(log.count("error Kafka: cannot produce to 'limit': Broker: Message size too large"),
+            1U);
+}
+
 TEST(KafkaProducer, Ev44SinkEndToEnd) {
   MockCluster cluster("udp_detector");
   CapturedLog log;
