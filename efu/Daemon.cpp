@@ -139,6 +139,8 @@ void Daemon::createModule(nlohmann::json config, nlohmann::json calibration) {
     context_->setDataArraySources([this](const std::string &name) -> sdk::DataArraySink & {
       return kafka_->dataArrays(name);
     });
+  } else {
+    context_->setDiscardedArrayLimit(kafka::maxPayloadBytes(options_.kafka));
   }
   module_ = efu::createModule(library_, *context_);
 }

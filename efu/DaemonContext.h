@@ -51,6 +51,10 @@ public:
   void setDataArraySources(std::function<sdk::DataArraySink &(const std::string &)> sources) {
     arrays_ = std::move(sources);
   }
+  /// What the sink of discarded arrays (no setDataArraySources: --no-kafka, efu --check) says
+  /// as its maxMessageBytes(): kafka::maxPayloadBytes() of efu's options, so a configuration
+  /// is refused alike with and without Kafka. 0 (every array refused) until set.
+  void setDiscardedArrayLimit(size_t bytes) noexcept { noArrays_.maxBytes = bytes; }
   [[nodiscard]] const nlohmann::json &config() const override { return config_; }
   [[nodiscard]] const std::string &configSource() const override { return configSource_; }
   [[nodiscard]] uint32_t statsIntervalMs() const override { return statsIntervalMs_; }
@@ -86,7 +90,9 @@ private:
   /// With --no-kafka: data arrays go nowhere (the module's own counters still count them).
   class NoDataArrays final : public sdk::DataArraySink {
   public:
-    void publish(int64_t, std::span<const sdk::DataVariable>) noexcept override {}
+    bool publish(int64_t, std::span<const sdk::DataVariable>) noexcept override { return true; }
+    [[nodiscard]] size_t maxMessageBytes() const noexcept override { return maxBytes; }
+    size_t maxBytes = 0;
   };
 
   Stats &stats_;

@@ -56,7 +56,8 @@ sdk::DataArraySink &KafkaOutput::dataArrays(const std::string &sourceName) {
       return source;
     }
   }
-  return arrays_.emplace_back(producer_, sink_.topic(), sourceName, da00Messages_, da00Invalid_);
+  return arrays_.emplace_back(producer_, sink_.topic(), sourceName, da00Messages_, da00Invalid_,
+                              producer_.maxPayloadBytes());
 }
 
 void KafkaOutput::requestPublish(std::string statusJson) {

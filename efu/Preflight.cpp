@@ -73,6 +73,8 @@ std::string checkModule(const DaemonOptions &options, spdlog::logger &log, Check
     DaemonContext context(stats, log, events, std::move(config),
                           source, static_cast<uint32_t>(options.statsIntervalS * 1000),
                           loadCalibration(options.calibrationFile), options.calibrationFile);
+    // The module's data arrays are sized against the producer's limit, with Kafka or without.
+    context.setDiscardedArrayLimit(kafka::maxPayloadBytes(options.kafka));
     const ModulePtr module = createModule(library, context);
     checks.ok("module", fmt::format("{} {} from {}, configuration {} accepted", descriptor.name,
                                     descriptor.version, library->path().string(), source));

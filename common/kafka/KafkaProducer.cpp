@@ -29,24 +29,54 @@ constexpr int kSyslogError = 3;
 constexpr int kSyslogWarning = 4;
 constexpr int kSyslogInfo = 6;
 
+using ConfPtr = std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)>;
+
+/// Applies one setting; throws KafkaConfigError naming it, where it came from and librdkafka's
+/// reason.
+void apply(rd_kafka_conf_t *conf, const KafkaSetting &setting) {
+  char error[512];
+  if (rd_kafka_conf_set(conf, setting.key.c_str(), setting.value.c_str(), error, sizeof(error)) !=
+      RD_KAFKA_CONF_OK) {
+    throw KafkaConfigError("Kafka setting '" + setting.key + "=" + setting.value + "' (from " +
+                           setting.origin + "): " + error);
+  }
+}
+
+/// The value of a property as librdkafka holds it; empty if unknown.
+std::string valueOf(const rd_kafka_conf_t *conf, const std::string &key) {
+  char value[1024];
+  size_t size = sizeof(value);
+  if (rd_kafka_conf_get(conf, key.c_str(), value, &size) != RD_KAFKA_CONF_OK) {
+    return {};
+  }
+  return value;
+}
+
+/// message.max.bytes (librdkafka keeps it in 1000..1000000000) less the record's overhead.
+size_t payloadLimit(const rd_kafka_conf_t *conf) {
+  return std::stoull(valueOf(conf, "message.max.bytes")) - kRecordOverheadBytes;
+}
+
 } // namespace
 
-KafkaProducer::HandlePtr KafkaProducer::createHandle(const KafkaOptions &options) {
-  std::unique_ptr<rd_kafka_conf_t, decltype(&rd_kafka_conf_destroy)> conf(rd_kafka_conf_new(),
-                                                                          rd_kafka_conf_destroy);
-  char error[512];
-  auto set = [&](const std::string &key, const std::string &value, const std::string &origin) {
-    if (rd_kafka_conf_set(conf.get(), key.c_str(), value.c_str(), error, sizeof(error)) !=
-        RD_KAFKA_CONF_OK) {
-      throw KafkaConfigError("Kafka setting '" + key + "=" + value + "' (from " + origin +
-                             "): " + error);
-    }
-  };
+size_t maxPayloadBytes(const KafkaOptions &options) {
+  const ConfPtr conf(rd_kafka_conf_new(), rd_kafka_conf_destroy);
   for (const auto &setting : producerSettings(options)) {
-    set(setting.key, setting.value, setting.origin);
+    if (setting.key == "message.max.bytes") {
+      apply(conf.get(), setting);
+    }
+  }
+  return payloadLimit(conf.get());
+}
+
+KafkaProducer::HandlePtr KafkaProducer::createHandle(const KafkaOptions &options) {
+  ConfPtr conf(rd_kafka_conf_new(), rd_kafka_conf_destroy);
+  char error[512];
+  for (const auto &setting : producerSettings(options)) {
+    apply(conf.get(), setting);
   }
   // Not overridable: every callback must run on the producing thread (single-writer counters).
-  set("log.queue", "true", "efu");
+  apply(conf.get(), {"log.queue", "true", "efu"});
   // Callbacks run only inside poll/produce/flush, i.e. after construction has finished.
   rd_kafka_conf_set_opaque(conf.get(), this);
   rd_kafka_conf_set_dr_msg_cb(conf.get(), &KafkaProducer::onDelivery);
@@ -74,6 +104,7 @@ KafkaProducer::KafkaProducer(const KafkaOptions &options, Stats &stats, spdlog::
       bytes_(stats.add("kafka.bytes")), queueFullRetries_(stats.add("kafka.queue_full_retries")),
       errors_(stats.add("kafka.errors")), discarded_(stats.add("kafka.discarded")),
       queued_(stats.add("kafka.queue.messages", CounterKind::Gauge)),
+      maxPayloadBytes_(payloadLimit(rd_kafka_conf(rk_.get()))),
       problemLog_{static_cast<int64_t>(options.errorLogIntervalMs) * kNsPerMs, 0, false, 0, {}} {
   log_.info("Kafka producer for {} (compression {}, linger {} ms, message.max.bytes {})",
             setting("bootstrap.servers"), setting("compression.codec"), setting("linger.ms"),
@@ -103,12 +134,7 @@ KafkaProducer::~KafkaProducer() {
 }
 
 std::string KafkaProducer::setting(const std::string &key) const {
-  char value[1024];
-  size_t size = sizeof(value);
-  if (rd_kafka_conf_get(rd_kafka_conf(rk_.get()), key.c_str(), value, &size) != RD_KAFKA_CONF_OK) {
-    return {};
-  }
-  return value;
+  return valueOf(rd_kafka_conf(rk_.get()), key);
 }
 
 std::string KafkaProducer::metadataProblem(int timeoutMs) {

@@ -22,6 +22,17 @@ struct rd_kafka_message_s;
 
 namespace efu::kafka {
 
+/// Bytes of librdkafka's record framing that share message.max.bytes with a payload (a
+/// MessageV2 record's largest overhead, without key and headers): produce() takes a payload of
+/// message.max.bytes - 36 bytes and refuses one byte more (MSG_SIZE_TOO_LARGE; tested).
+inline constexpr size_t kRecordOverheadBytes = 36;
+
+/// The largest payload a producer made from `options` takes: message.max.bytes as it would be
+/// in effect (efu's default, then --kafka-config, then -X, parsed by librdkafka) less
+/// kRecordOverheadBytes. Needs no broker; reads --kafka-config. Throws KafkaConfigError for a
+/// message.max.bytes librdkafka refuses. What the data array sinks say with --no-kafka.
+[[nodiscard]] size_t maxPayloadBytes(const KafkaOptions &options);
+
 /// A librdkafka producer configured from KafkaOptions (defaults, then --kafka-config, then -X).
 ///
 /// Counters registered in `stats` (written only by the thread that uses the producer):
@@ -80,6 +91,9 @@ public:
   [[nodiscard]] const std::string &fatalMessage() const noexcept { return fatalMessage_; }
   /// The pool of large payload copies (for tests).
   [[nodiscard]] const PayloadPool &payloadPool() const noexcept { return pool_; }
+  /// The largest payload produce() takes: message.max.bytes in effect less
+  /// kRecordOverheadBytes (a larger one is refused at once and counted in kafka.failed).
+  [[nodiscard]] size_t maxPayloadBytes() const noexcept { return maxPayloadBytes_; }
   /// The effective value of a librdkafka property (for logs and tests); empty if unknown.
   [[nodiscard]] std::string setting(const std::string &key) const;
   /// Asks the cluster for its broker list, waiting at most timeoutMs: "" when a broker answered,
@@ -130,6 +144,7 @@ private:
   Counter &errors_;
   Counter &discarded_;
   Counter &queued_; ///< gauge: inFlight() at the last poll() or flush(); 0 once destroyed
+  size_t maxPayloadBytes_ = 0;
   RateLimit problemLog_;
   bool troubled_ = false; // a problem was logged; log once when deliveries succeed again
   std::atomic<bool> abort_{false};

@@ -9,6 +9,7 @@
 #include <spdlog/version.h>
 
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <mutex>
@@ -23,8 +24,9 @@
 /// 1 had a major/minor pair (1.0, 1.1); 2 replaced it by this number; 3 added reports,
 /// calibrations and event sources; 4 added data arrays (da00) and named truth sources; 5 added
 /// ImageGeometry::firstPixel; 6 readout sources without ESS headers and with pulse datagrams of
-/// their own (Timepix3).
-#define EFU_MODULE_ABI_VERSION 6
+/// their own (Timepix3); 7 DataArraySink::publish() says whether the message was taken, and
+/// maxMessageBytes() how large one may be.
+#define EFU_MODULE_ABI_VERSION 7
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
@@ -102,8 +104,18 @@ class DataArraySink {
 public:
   virtual ~DataArraySink() = default;
   /// One message: the array's time (ns since the Unix epoch) and its variables, copied before
-  /// it returns. May block on Kafka back-pressure as events do; never throws.
-  virtual void publish(int64_t timestampNs, std::span<const DataVariable> variables) noexcept = 0;
+  /// it returns. May block on Kafka back-pressure as events do; never throws. Returns true when
+  /// the producer took the message (ABI 7; its delivery may still fail later, counted in
+  /// kafka.failed), false when it was refused: larger than maxMessageBytes(), a variable whose
+  /// data do not fill its shape, or refused by the producer for good. With --no-kafka the
+  /// arrays are discarded and publish() returns true.
+  virtual bool publish(int64_t timestampNs, std::span<const DataVariable> variables) noexcept = 0;
+  // Appended with ABI 7:
+  /// The largest serialised da00 message (bytes) the producer takes: message.max.bytes in effect
+  /// (efu's default, --kafka-config, -X) less librdkafka's per-record overhead; with --no-kafka
+  /// the same figure for the same options. A module refuses at start a configuration whose
+  /// messages could not be sent (ConfigError naming the key).
+  [[nodiscard]] virtual size_t maxMessageBytes() const noexcept = 0;
 };
 
 /// Thrown by a module's constructor for a configuration it cannot use; say key and value.

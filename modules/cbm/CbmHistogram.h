@@ -40,6 +40,25 @@ public:
     shapeFrames_[0] = static_cast<int64_t>(frames_);
   }
 
+  /// An upper bound of the bytes of this monitor's da00 message (variables() with the Source
+  /// as source name): the data, the source name and at most kMessageOverheadBytes of tables,
+  /// names, units, axes and padding; within 16 bytes of the real size for every shape (tested
+  /// against the builder). Computed from the Monitor alone: no histogram is allocated.
+  [[nodiscard]] static uint64_t messageBytes(const Monitor &m) noexcept {
+    return fixedMessageBytes(m) + 8 * binsOf(m);
+  }
+  /// The most bins whose message takes at most `maxBytes` with this monitor's Source and
+  /// AggregatedFrames (0 when not even one fits).
+  [[nodiscard]] static uint64_t maxBins(const Monitor &m, uint64_t maxBytes) noexcept {
+    const uint64_t fixed = fixedMessageBytes(m);
+    return maxBytes > fixed ? (maxBytes - fixed) / 8 : 0;
+  }
+  /// The memory a histogram of this monitor allocates: per bin an edge, a sum, a count and a
+  /// signal value (16 bytes), per frame a reference time and a total (12 bytes).
+  [[nodiscard]] static uint64_t memoryBytes(const Monitor &m) noexcept {
+    return 16 * binsOf(m) + 4 + 12 * static_cast<uint64_t>(m.aggregatedFrames);
+  }
+
   enum class Added : uint8_t { Binned, BeforeOffset, OverMax };
 
   /// One entry of the current frame. Before the first pulse (no frame yet) it is still binned,
@@ -122,6 +141,17 @@ public:
   [[nodiscard]] std::span<const int32_t> signal() const noexcept { return signal_; }
 
 private:
+  /// The message's tables, the variables' names, units and axes, the header and the padding:
+  /// 473 to 484 bytes (by the bin count, the frames and the source name's length modulo 8).
+  static constexpr uint64_t kMessageOverheadBytes = 488;
+  static uint64_t binsOf(const Monitor &m) noexcept {
+    return m.binCount > 0 ? static_cast<uint64_t>(m.binCount) : 0;
+  }
+  /// The message without the bins' 8 bytes (an edge and a signal value each).
+  static uint64_t fixedMessageBytes(const Monitor &m) noexcept {
+    return kMessageOverheadBytes + m.source.size() + 4 +
+           12 * static_cast<uint64_t>(m.aggregatedFrames);
+  }
   template <class T> static std::span<const uint8_t> bytes(const std::vector<T> &v) noexcept {
     return {reinterpret_cast<const uint8_t *>(v.data()), v.size() * sizeof(T)};
   }

@@ -2,9 +2,12 @@
 // The cbm module: beam monitor readouts → ev44 events and da00 histograms.
 #include "modules/cbm/CbmModule.h"
 
+#include "common/sdk/CalibrationCheck.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace efu::cbm {
@@ -29,12 +32,66 @@ CbmCounters::CbmCounters(sdk::ModuleContext &ctx)
   }
 }
 
+namespace {
+
+/// ConfigError("<file>: Topology[<index>].BinCount = <value>: <what>").
+[[noreturn]] void refuseBinCount(sdk::ModuleContext &ctx, size_t index, const std::string &what) {
+  sdk::CalibrationCheck(ctx.configSource(), "")
+      .fail(fmt::format("Topology[{}].BinCount", index),
+            ctx.config().at("Topology").at(index).at("BinCount"), what);
+}
+
+/// Before any histogram is allocated: every da00 monitor's message fits its sink, and all
+/// histograms together fit CbmModule::kMaxHistogramBytes (issue 37: 200 000 bins were accepted
+/// and every message then failed in the producer; 2^31 - 1 bins ended in a bare std::bad_alloc).
+void checkHistograms(sdk::ModuleContext &ctx, const CbmConfig &config) {
+  uint64_t histogramBytes = 0;
+  for (size_t i = 0; i < config.monitors.size(); ++i) {
+    const Monitor &m = config.monitors[i];
+    if (m.schema != Schema::Da00) {
+      continue;
+    }
+    const uint64_t limit = ctx.dataArrays(m.source).maxMessageBytes();
+    if (const uint64_t bytes = TofHistogram::messageBytes(m); bytes > limit) {
+      refuseBinCount(ctx, i,
+                     fmt::format("its da00 message would take up to {} bytes, more than the {} a "
+                                 "message may have (the Kafka producer's message.max.bytes in "
+                                 "effect, less its record overhead); at most {} bins fit with "
+                                 "this Source and AggregatedFrames {}",
+                                 bytes, limit, TofHistogram::maxBins(m, limit),
+                                 m.aggregatedFrames));
+    }
+    histogramBytes += TofHistogram::memoryBytes(m);
+    if (histogramBytes > CbmModule::kMaxHistogramBytes) {
+      refuseBinCount(ctx, i,
+                     fmt::format("the histograms would hold {} bytes with this one (16 per bin), "
+                                 "more than the {} (1 GiB) allowed over all monitors",
+                                 histogramBytes, CbmModule::kMaxHistogramBytes));
+    }
+  }
+}
+
+/// Topology[index]'s histogram; a machine that cannot hold it is a ConfigError too.
+std::unique_ptr<TofHistogram> makeHistogram(sdk::ModuleContext &ctx, const Monitor &m,
+                                            size_t index) {
+  try {
+    return std::make_unique<TofHistogram>(m);
+  } catch (const std::bad_alloc &) {
+    refuseBinCount(ctx, index,
+                   fmt::format("no memory for its histogram ({} bytes)",
+                               TofHistogram::memoryBytes(m)));
+  }
+}
+
+} // namespace
+
 CbmModule::CbmModule(sdk::ModuleContext &ctx)
     : config_(parseCbmConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
       parser_(headerCounters_, {config_.detectorType()}, config_.maxPulseTimeDiffNs),
       tofCounters_(ctx), tof_(tofCounters_, config_.maxTofNs), counters_(ctx),
       outputs_(config_.monitors.size()) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
+  checkHistograms(ctx, config_);
   for (size_t i = 0; i < config_.monitors.size(); ++i) {
     const Monitor &m = config_.monitors[i];
     Output &out = outputs_[i];
@@ -42,13 +99,14 @@ CbmModule::CbmModule(sdk::ModuleContext &ctx)
       out.events = &ctx.events(m.source);
     } else {
       out.arrays = &ctx.dataArrays(m.source);
-      out.histogram = std::make_unique<TofHistogram>(m);
+      out.histogram = makeHistogram(ctx, m, i);
       const std::string prefix = "serialize." + counterSegment(m.source) + ".";
       out.produceCalled = &ctx.counter(prefix + "produce_called");
       out.producePulse = &ctx.counter(prefix + "produce_triggered_reftime");
       out.beforeOffset = &ctx.counter(prefix + "tof_before_offset_dropped");
       out.overMax = &ctx.counter(prefix + "tof_over_max_dropped");
       out.histograms = &ctx.counter(prefix + "histograms");
+      out.refused = &ctx.counter(prefix + "histograms_refused");
       histogramOutputs_.push_back(i);
     }
     ctx.log().info("cbm: Topology[{}] FEN {} Channel {}: {} '{}' to {}{}", i, m.fen, m.channel,
@@ -78,8 +136,13 @@ void CbmModule::publish(Output &out) noexcept {
   out.produceCalled->add(1);
   if (out.histogram->take()) {
     const auto variables = out.histogram->variables();
-    out.arrays->publish(out.histogram->timestampNs(), variables);
-    out.histograms->add(1);
+    // Published is what the producer took (issue 37: messages it refused as too large were
+    // counted here as well as in kafka.failed).
+    if (out.arrays->publish(out.histogram->timestampNs(), variables)) {
+      out.histograms->add(1);
+    } else {
+      out.refused->add(1);
+    }
   }
 }
 

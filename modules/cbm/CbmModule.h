@@ -39,8 +39,15 @@ struct CbmCounters {
 /// One instance per daemon; process() runs on the processing thread.
 class CbmModule final : public sdk::Module {
 public:
-  /// Throws sdk::ConfigError for a configuration it cannot use.
+  /// Throws sdk::ConfigError for a configuration it cannot use, also (before allocating any
+  /// histogram) for a da00 monitor whose message would be larger than its sink's
+  /// maxMessageBytes(), for histograms of more than kMaxHistogramBytes together, and for a
+  /// histogram the machine cannot allocate; each names the entry's BinCount.
   explicit CbmModule(sdk::ModuleContext &ctx);
+
+  /// The memory all histograms may hold together (TofHistogram::memoryBytes() summed), as the
+  /// receive rings: 1 GiB.
+  static constexpr uint64_t kMaxHistogramBytes = uint64_t{1} << 30;
 
   void process(const sdk::Packet &packet) noexcept override;
   /// Publishes the histograms whose aggregation the current pulse completes (the ESS EFU sends
@@ -60,7 +67,8 @@ private:
     Counter *producePulse = nullptr;  ///< serialize.<source>.produce_triggered_reftime
     Counter *beforeOffset = nullptr;  ///< serialize.<source>.tof_before_offset_dropped
     Counter *overMax = nullptr;       ///< serialize.<source>.tof_over_max_dropped
-    Counter *histograms = nullptr;    ///< serialize.<source>.histograms: published
+    Counter *histograms = nullptr;    ///< serialize.<source>.histograms: taken by the producer
+    Counter *refused = nullptr;       ///< serialize.<source>.histograms_refused
   };
   void publish(Output &out) noexcept;
 

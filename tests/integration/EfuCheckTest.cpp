@@ -238,4 +238,32 @@ TEST(EfuCalibration, ARefusedCalibrationStopsEfuNamingFileAndKey) {
       << run.output;
 }
 
+// Issue 37 item 3: a cbm histogram whose da00 message the producer cannot take stops efu at
+// start, and fails efu --check, with Kafka or without (the limit is message.max.bytes as the
+// options give it), naming the key, the message's size and the limit; -X message.max.bytes
+// raises the limit. (200 000 bins were "ok", and every message then failed in the producer.)
+TEST(EfuCheck, ACbmHistogramLargerThanAKafkaMessageFailsNamingTheKey) {
+  const std::string config =
+      writeFile("cbm-200k.json", R"({"Detector": "CBM", "MaxFENId": 0, "Topology": [{"FEN": 0,
+        "Channel": 0, "Type": "IBM", "Schema": "da00", "Source": "cbm1", "MaxTofBin": 71428572,
+        "BinCount": 200000}]})");
+  const std::string refusal = config + ": Topology[0].BinCount = 200000: its da00 message would "
+                                       "take up to 1600508 bytes, more than the 1016860 a "
+                                       "message may have";
+  const CheckRun run = check("cbm", {"-f", config, "--no-kafka", "--rcvbuf", "65536"});
+  EXPECT_EQ(run.exitCode, 1) << run.output;
+  EXPECT_EQ(run.line("module").rfind("FAIL", 0), 0U) << run.output;
+  EXPECT_NE(run.line("module").find(refusal), std::string::npos) << run.output;
+
+  const CheckRun raised = check("cbm", {"-f", config, "--no-kafka", "--rcvbuf", "65536", "-X",
+                                        "message.max.bytes=2000000"});
+  EXPECT_EQ(raised.line("module").rfind("ok", 0), 0U) << raised.output;
+
+  // The daemon with a producer (no broker needed to refuse at start).
+  Process efu({EFU_BINARY, "-d", "cbm", "-f", config, "-b", "127.0.0.1:1", "-i", "127.0.0.1",
+               "-p", std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
+  EXPECT_EQ(efu.wait(60s).value_or(-1), 1) << efu.output();
+  EXPECT_NE(efu.output().find(refusal), std::string::npos) << efu.output();
+}
+
 } // namespace

@@ -86,14 +86,20 @@ struct RecordedArray {
 };
 
 /// Records data arrays in a vector (set `keep` false to only count them). Not for production:
-/// it allocates.
+/// it allocates. `maxBytes` is what it says as maxMessageBytes() (set it before the module is
+/// constructed); with `refuse` set, publish() refuses every array (as a producer refusing it
+/// for good) and records nothing.
 class RecordingDataArraySink final : public sdk::DataArraySink {
 public:
-  void publish(int64_t timestampNs,
+  bool publish(int64_t timestampNs,
                std::span<const sdk::DataVariable> variables) noexcept override {
+    if (refuse) {
+      ++refused;
+      return false;
+    }
     ++count;
     if (!keep) {
-      return;
+      return true;
     }
     RecordedArray a;
     a.timestampNs = timestampNs;
@@ -110,10 +116,16 @@ public:
       a.variables.push_back(std::move(r));
     }
     arrays.push_back(std::move(a));
+    return true;
   }
+  [[nodiscard]] size_t maxMessageBytes() const noexcept override { return maxBytes; }
   std::vector<RecordedArray> arrays;
   uint64_t count = 0;
+  uint64_t refused = 0;
   bool keep = true;
+  bool refuse = false;
+  /// efu's own limit with its default options: message.max.bytes 1016896 less 36 bytes.
+  size_t maxBytes = 1'016'860;
 };
 
 /// Test double of the daemon's ModuleContext: counters by name, a logger that keeps its last 100

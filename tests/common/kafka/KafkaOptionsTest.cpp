@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // Command-line options, config file parsing and the order in which settings apply.
 #include "common/kafka/KafkaOptions.h"
+#include "common/kafka/KafkaProducer.h"
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
@@ -170,6 +171,26 @@ TEST(KafkaOptions, FileThenXOverrideDefaults) {
   EXPECT_EQ(valueOf(settings, "linger.ms"), "7");
   EXPECT_EQ(valueOf(settings, "bootstrap.servers"), "c:2");
   EXPECT_EQ(settings.back().origin, "-X bootstrap.servers=c:2");
+}
+
+// The limit the data array sinks say (issue 37 item 3), also with --no-kafka: message.max.bytes
+// as the producer would have it (default, then --kafka-config, then -X) less 36 bytes.
+TEST(KafkaOptions, MaxPayloadBytesIsMessageMaxBytesInEffectLessTheRecordOverhead) {
+  KafkaOptions options;
+  EXPECT_EQ(maxPayloadBytes(options), 1'016'896u - 36) << "efu's default, in docs/kafka.md";
+  TempFile file("message.max.bytes=2000000\n");
+  options.configFile = file.path.string();
+  EXPECT_EQ(maxPayloadBytes(options), 2'000'000u - 36);
+  options.settings = {"message.max.bytes=1500000"};
+  EXPECT_EQ(maxPayloadBytes(options), 1'500'000u - 36);
+  options.settings = {"message.max.bytes=lots"};
+  try {
+    (void)maxPayloadBytes(options);
+    FAIL() << "expected KafkaConfigError";
+  } catch (const KafkaConfigError &e) {
+    EXPECT_NE(std::string(e.what()).find("'message.max.bytes=lots' (from -X"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(KafkaOptions, ConfigFileErrorNamesFileLineAndText) {

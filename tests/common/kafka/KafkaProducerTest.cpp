@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // KafkaProducer against librdkafka's in-process mock cluster: delivery, back-pressure, outages.
 #include "common/kafka/KafkaProducer.h"
+#include "common/kafka/Da00Sink.h"
 #include "common/kafka/Ev44Sink.h"
 
 #include "schemas/ev44_generated.h"
@@ -500,6 +501,60 @@ TEST(KafkaProducer, LargePayloadsQueuedAtShutdownAreCountedAndFreed) {
   producer.reset();
   EXPECT_EQ(counter(stats, "kafka.discarded"), 6);
   EXPECT_EQ(counter(stats, "kafka.failed"), 6);
+}
+
+// librdkafka takes a payload of message.max.bytes - 36 bytes and refuses one byte more at once
+// (MSG_SIZE_TOO_LARGE): maxPayloadBytes() is that limit, as the options give it.
+TEST(KafkaProducer, TakesMaxPayloadBytesAndRefusesOneByteMore) {
+  MockCluster cluster("limit");
+  CapturedLog log;
+  efu::Stats stats;
+  KafkaOptions options = optionsFor(cluster);
+  options.settings = {"message.max.bytes=100000"};
+  KafkaProducer producer(options, stats, log.logger);
+  EXPECT_EQ(producer.maxPayloadBytes(), 100'000u - kRecordOverheadBytes);
+  EXPECT_EQ(producer.maxPayloadBytes(), maxPayloadBytes(options));
+  EXPECT_TRUE(producer.produce("limit", bytes(std::string(producer.maxPayloadBytes(), 'a')), 0));
+  EXPECT_FALSE(
+      producer.produce("limit", bytes(std::string(producer.maxPayloadBytes() + 1, 'b')), 0));
+  EXPECT_EQ(counter(stats, "kafka.failed"), 1);
+  EXPECT_EQ(producer.flush(kFlushMs), 0);
+  EXPECT_EQ(counter(stats, "kafka.produced"), 2);
+  EXPECT_EQ(counter(stats, "kafka.delivered"), 1);
+  EXPECT_EQ(log.count("error Kafka: cannot produce to 'limit': Broker: Message size too large"),
+            1U);
+}
+
+// Issue 37 item 3: a da00 message the producer refuses is not published: publish() says so and
+// kafka.da00.messages does not count it (kafka.failed does); one that fits is delivered.
+TEST(Da00Sink, AMessageTheProducerRefusesIsNotCountedAsPublished) {
+  MockCluster cluster("cbm_detector");
+  CapturedLog log;
+  efu::Stats stats;
+  KafkaOptions options = optionsFor(cluster);
+  options.settings = {"message.max.bytes=10000"};
+  KafkaProducer producer(options, stats, log.logger);
+  efu::Counter &messages = stats.add("kafka.da00.messages");
+  efu::Counter &invalid = stats.add("kafka.da00.invalid");
+  Da00Sink sink(producer, "cbm_detector", "cbm1", messages, invalid, producer.maxPayloadBytes());
+  EXPECT_EQ(sink.maxMessageBytes(), 10'000u - kRecordOverheadBytes);
+  const auto publish = [&sink](size_t elements, int64_t declared) {
+    const std::vector<int32_t> signal(elements, 7);
+    const std::string_view axes[1] = {"frame_time"};
+    const int64_t shape[1] = {declared};
+    const efu::sdk::DataVariable v{"signal", "A", axes, shape, efu::sdk::DataType::Int32,
+                                   {reinterpret_cast<const uint8_t *>(signal.data()),
+                                    signal.size() * sizeof(int32_t)}};
+    return sink.publish(1'000'000'000, std::span(&v, 1));
+  };
+  EXPECT_TRUE(publish(100, 100));
+  EXPECT_FALSE(publish(3000, 3000)) << "12 kB: larger than message.max.bytes";
+  EXPECT_FALSE(publish(10, 11)) << "data that do not fill the shape";
+  EXPECT_EQ(messages.get(), 1);
+  EXPECT_EQ(invalid.get(), 1);
+  EXPECT_EQ(counter(stats, "kafka.failed"), 1);
+  EXPECT_EQ(producer.flush(kFlushMs), 0);
+  EXPECT_EQ(counter(stats, "kafka.delivered"), 1);
 }
 
 TEST(KafkaProducer, Ev44SinkEndToEnd) {

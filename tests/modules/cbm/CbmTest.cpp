@@ -5,6 +5,7 @@
 // in-process, and readoutgen's source against the module.
 #include "common/readout/EssHeader.h"
 #include "common/sdk/ModuleConfig.h"
+#include "common/serialize/Da00.h"
 #include "modules/cbm/CbmConfig.h"
 #include "modules/cbm/CbmHistogram.h"
 #include "modules/cbm/CbmModule.h"
@@ -14,9 +15,13 @@
 #include "tests/support/SourceDatagrams.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -450,6 +455,50 @@ TEST(CbmHistogram, AverageIsTheIntegerMeanAndReferenceTimeWrapsAsInt32) {
             std::vector<int32_t>{static_cast<int32_t>(3'000'000'000LL - 4'294'967'296LL)});
 }
 
+// The start-time check's size (issue 37 item 3) is an upper bound of what the builder writes,
+// at most 16 bytes above it, for every residue of the bin count, the frames and the source
+// name's length modulo 8 (what the flatbuffer's padding depends on) and for large histograms.
+TEST(CbmHistogram, MessageBytesBoundTheSerialisedMessage) {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<int32_t> binCounts{512, 4099};
+  std::vector<int> frameCounts{127, 255};
+  std::vector<size_t> sourceLengths{64, 255, 1000};
+  for (int i = 1; i <= 17; ++i) {
+    binCounts.push_back(i);
+    frameCounts.push_back(i);
+    sourceLengths.push_back(static_cast<size_t>(i));
+  }
+  // Two large ones, with every residue of the frames and the source name.
+  for (const int32_t bins : {127'044, 200'001}) {
+    for (int r = 1; r <= 8; ++r) {
+      Monitor m = ibmMonitor(bins, bins, static_cast<uint8_t>(r));
+      m.source = std::string(static_cast<size_t>(r), 's');
+      const TofHistogram h(m);
+      const auto variables = h.variables();
+      const uint64_t real = serialize::buildDa00(fbb, m.source, 0, variables).size();
+      ASSERT_GE(TofHistogram::messageBytes(m), real) << bins << " " << r;
+      ASSERT_LE(TofHistogram::messageBytes(m), real + 16) << bins << " " << r;
+    }
+  }
+  for (const int32_t bins : binCounts) {
+    for (const int frames : frameCounts) {
+      for (const size_t length : sourceLengths) {
+        Monitor m = ibmMonitor(bins * 3, bins, static_cast<uint8_t>(frames));
+        m.source = std::string(length, 's');
+        const TofHistogram h(m);
+        const auto variables = h.variables();
+        const uint64_t real =
+            serialize::buildDa00(fbb, m.source, h.timestampNs(), variables).size();
+        ASSERT_GE(TofHistogram::messageBytes(m), real) << bins << " " << frames << " " << length;
+        ASSERT_LE(TofHistogram::messageBytes(m), real + 16)
+            << bins << " " << frames << " " << length;
+        EXPECT_EQ(TofHistogram::memoryBytes(m),
+                  16U * static_cast<uint64_t>(bins) + 4 + 12U * static_cast<uint64_t>(frames));
+      }
+    }
+  }
+}
+
 // ---- the module ------------------------------------------------------------------------------
 
 /// Datagrams of CBM readouts for one pulse.
@@ -686,6 +735,157 @@ TEST(CbmModule, RingAboveMaxRingAndIbmAsEvents) {
   EXPECT_EQ(ctx.sources["i"].events[0].pixelId, 1000) << "an IBM as ev44: the value as pixel";
   EXPECT_EQ(ctx.sources["z"].events.size(), 2U);
   EXPECT_EQ(ctx.value("geometry.pixel_errors"), 0);
+}
+
+/// A CBM file with an EVENT_0D monitor at Topology[0] and IBMs on da00 at Topology[1...] with
+/// these bin counts (MaxTofBin 2^31 - 1), sources "big", "big1", ...
+nlohmann::json ibmConfig(const std::vector<int64_t> &binCounts) {
+  nlohmann::json c = {{"Detector", "CBM"},
+                      {"MaxFENId", 0},
+                      {"Topology",
+                       {{{"FEN", 0},
+                         {"Channel", 0},
+                         {"Type", "EVENT_0D"},
+                         {"Source", "z"},
+                         {"Schema", "ev44"},
+                         {"PixelOffset", 7}}}}};
+  for (size_t i = 0; i < binCounts.size(); ++i) {
+    c["Topology"].push_back({{"FEN", 0},
+                             {"Channel", i + 1},
+                             {"Type", "IBM"},
+                             {"Source", i == 0 ? "big" : "big" + std::to_string(i)},
+                             {"Schema", "da00"},
+                             {"MaxTofBin", 2147483647},
+                             {"BinCount", binCounts[i]}});
+  }
+  return c;
+}
+
+/// The ConfigError's text constructing the module with `ctx` gives ("" when it is accepted).
+std::string refusal(FakeModuleContext &ctx) {
+  try {
+    const CbmModule m(ctx);
+  } catch (const sdk::ConfigError &e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Issue 37 item 3: a histogram whose da00 message the producer cannot take is refused at start,
+// naming the file, the entry's BinCount, the message's size, the limit and the most bins that
+// fit; the most bins that fit are accepted and their message is within the limit. 2^31 - 1 bins
+// (34 GB) are refused the same way, without allocating.
+TEST(CbmModule, AHistogramLargerThanAMessageMayBeIsRefusedAtStart) {
+  FakeModuleContext big(validated(ibmConfig({200'000})), "ibm.json");
+  EXPECT_EQ(refusal(big),
+            "ibm.json: Topology[1].BinCount = 200000: its da00 message would take up to 1600507 "
+            "bytes, more than the 1016860 a message may have (the Kafka producer's "
+            "message.max.bytes in effect, less its record overhead); at most 127044 bins fit "
+            "with this Source and AggregatedFrames 1");
+  FakeModuleContext most(validated(ibmConfig({127'044})), "ibm.json");
+  EXPECT_EQ(refusal(most), "");
+  FakeModuleContext oneMore(validated(ibmConfig({127'045})), "ibm.json");
+  const std::string oneMoreRefused = refusal(oneMore);
+  EXPECT_NE(oneMoreRefused.find("Topology[1].BinCount = 127045: its da00 message would take up "
+                                "to 1016867 bytes, more than the 1016860"),
+            std::string::npos)
+      << oneMoreRefused;
+  Monitor fits = ibmMonitor(2147483647, 127'044);
+  fits.source = "big";
+  const TofHistogram h(fits);
+  const auto variables = h.variables();
+  flatbuffers::FlatBufferBuilder fbb;
+  EXPECT_LE(serialize::buildDa00(fbb, "big", 0, variables).size(), 1'016'860U);
+
+  // The sink's own limit counts: a smaller one refuses what the default takes.
+  FakeModuleContext small(validated(ibmConfig({512})), "ibm.json");
+  small.arrays["big"].maxBytes = 4000;
+  const std::string smallRefused = refusal(small);
+  EXPECT_NE(smallRefused.find("ibm.json: Topology[1].BinCount = 512: its da00 message would take "
+                              "up to 4603 bytes, more than the 4000 a message may have"),
+            std::string::npos)
+      << smallRefused;
+  EXPECT_NE(smallRefused.find("at most 436 bins fit"), std::string::npos) << smallRefused;
+
+  FakeModuleContext huge(validated(ibmConfig({2147483647})), "ibm.json");
+  const std::string hugeRefused = refusal(huge);
+  EXPECT_NE(hugeRefused.find("ibm.json: Topology[1].BinCount = 2147483647: its da00 message "
+                             "would take up to 17179869683 bytes"),
+            std::string::npos)
+      << hugeRefused;
+}
+
+// Whatever the producer takes, the histograms' memory is bounded: 1 GiB over all monitors.
+TEST(CbmModule, HistogramsOfMoreThanAGibibyteTogetherAreRefused) {
+  nlohmann::json c = ibmConfig({40'000'000, 40'000'000}); // 640 MB each
+  FakeModuleContext ctx(validated(c), "ibm.json");
+  ctx.arrays["big"].maxBytes = 1'000'000'000;
+  ctx.arrays["big1"].maxBytes = 1'000'000'000;
+  EXPECT_EQ(refusal(ctx), "ibm.json: Topology[2].BinCount = 40000000: the histograms would hold "
+                          "1280000032 bytes with this one (16 per bin), more than the 1073741824 "
+                          "(1 GiB) allowed over all monitors");
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define EFU_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define EFU_TEST_SANITIZED 1
+#endif
+#endif
+
+/// In a child process: limits the address space to 64 MB above what is mapped now, constructs
+/// the module with `ctx`, writes the refusal to stderr and exits 0.
+[[noreturn]] void refusalUnderAnAddressSpaceLimit(FakeModuleContext &ctx) {
+  std::ifstream status("/proc/self/status");
+  uint64_t vmKb = 0;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) {
+      vmKb = std::stoull(line.substr(7));
+    }
+  }
+  const rlim_t limit = (vmKb + 64 * 1024) * 1024;
+  const rlimit r{limit, limit};
+  setrlimit(RLIMIT_AS, &r);
+  std::fprintf(stderr, "%s\n", refusal(ctx).c_str());
+  std::exit(0);
+}
+
+// A histogram within every bound that the machine still cannot hold is a ConfigError naming the
+// entry, never a bare std::bad_alloc: 500 MB (125 MB per array) with 64 MB of address space left.
+TEST(CbmModule, AHistogramTheMachineCannotHoldIsAConfigError) {
+#ifdef EFU_TEST_SANITIZED
+  GTEST_SKIP() << "a sanitizer's shadow memory does not live under an address-space limit";
+#else
+  FakeModuleContext ctx(validated(ibmConfig({31'250'000})), "ibm.json");
+  ctx.arrays["big"].maxBytes = 1'000'000'000;
+  EXPECT_EXIT(refusalUnderAnAddressSpaceLimit(ctx), ::testing::ExitedWithCode(0),
+              "ibm.json: Topology\\[1\\].BinCount = 31250000: no memory for its histogram "
+              "\\(500000016 bytes\\)");
+#endif
+}
+
+// Issue 37 item 3: a histogram the producer refuses is not published: serialize.<s>.histograms
+// counts what the producer took, histograms_refused the rest.
+TEST_F(CbmModuleTest, AHistogramTheProducerRefusesIsNotCountedAsPublished) {
+  ctx_->arrays["cbm4"].refuse = true;
+  Datagram d(pulse_, prev_);
+  CbmReadout a = readoutOf(1, 1, 3, at(1));
+  a.setNadc(1000, 4);
+  d.add(a);
+  module_->process(d.packet());
+  Datagram next({1000, 6'289'464}, pulse_, 1);
+  next.add(a);
+  module_->process(next.packet());
+  EXPECT_EQ(ctx_->arrays["cbm4"].refused, 1U);
+  EXPECT_EQ(ctx_->value("serialize.cbm4.produce_called"), 1);
+  EXPECT_EQ(ctx_->value("serialize.cbm4.histograms"), 0);
+  EXPECT_EQ(ctx_->value("serialize.cbm4.histograms_refused"), 1);
+  ctx_->arrays["cbm4"].refuse = false;
+  module_->flush();
+  EXPECT_EQ(ctx_->arrays["cbm4"].count, 1U);
+  EXPECT_EQ(ctx_->value("serialize.cbm4.histograms"), 1);
+  EXPECT_EQ(ctx_->value("serialize.cbm4.histograms_refused"), 1);
 }
 
 // ---- readoutgen's source against the module --------------------------------------------------
