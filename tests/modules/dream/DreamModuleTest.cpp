@@ -391,5 +391,20 @@ TEST(DreamImage, EachPartFileIsDrawnInItsOwnShape) {
   }
 }
 
+// issue 38 item 1: the ESS EFU publishes under the binary's detector name
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/dream/DreamBase.h: EV44Serializer(...,
+// EFUSettings.DetectorName, ...), set by MainProg from main.cpp, main_magic.cpp and
+// main_heimdal.cpp: "dream", "magic", "heimdal"); efu takes it from the file's Detector, so
+// `efu -d dream -f MagicInst.json` publishes under "magic" as the ESS magic binary does.
+TEST(DreamModule, TheDefaultSourceIsTheEssEfusDetectorName) {
+  EXPECT_EQ(readout::declaredSourceName<DreamModule>(shipped("DreamInst.json"), "DreamInst.json"),
+            "dream");
+  EXPECT_EQ(readout::declaredSourceName<DreamModule>(shipped("MagicInst.json"), "MagicInst.json"),
+            "magic");
+  EXPECT_EQ(
+      readout::declaredSourceName<DreamModule>(shipped("HeimdalInst.json"), "HeimdalInst.json"),
+      "heimdal");
+}
+
 } // namespace
 } // namespace efu::dream

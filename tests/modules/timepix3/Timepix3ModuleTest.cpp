@@ -474,5 +474,13 @@ TEST(Timepix3Source, RefusesWhatItsNeutronsCannotMeet) {
   }
 }
 
+// issue 38 item 1: the ESS EFU publishes ODIN's camera events under "timepix3"
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/timepix3/Timepix3Base.cpp:
+// EV44Serializer(..., "timepix3", ...)), not under the instrument's name.
+TEST(Timepix3Module, TheDefaultSourceIsTheEssEfusTimepix3) {
+  EXPECT_EQ(readout::declaredSourceName<Timepix3Module>(test::shipped(), "timepix3.json"),
+            "timepix3");
+}
+
 } // namespace
 } // namespace efu::timepix3

@@ -489,5 +489,14 @@ TEST(TrexBounds, APlaneThatReceivesAgainIsSaid) {
             1U);
 }
 
+// issue 38 item 1: the ESS EFU publishes TREX's and LET's events under "trex"
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/trex/TREXBase.cpp: EV44Serializer(...,
+// "trex", ...); LET runs the trex binary).
+TEST(TrexModule, TheDefaultSourceIsTheEssEfusTrex) {
+  for (const char *file : {"trex.json", "let.json"}) {
+    EXPECT_EQ(readout::declaredSourceName<TrexModule>(test::shipped(file), file), "trex") << file;
+  }
+}
+
 } // namespace
 } // namespace efu::trex
