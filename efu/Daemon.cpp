@@ -83,6 +83,9 @@ std::pair<nlohmann::json, nlohmann::json> Daemon::loadConfiguration() {
   const EfuModuleDescriptor &descriptor = library_->descriptor();
   auto config = loadModuleConfig(descriptor, options_.configFile);
   checkInstrument(options_.detector, config, options_.configFile);
+  eventSource_ = options_.kafka.sourceNameFor(defaultSourceName(
+      descriptor, config, options_.configFile.empty() ? "(defaults)" : options_.configFile,
+      service_));
   auto calibration = loadCalibration(options_.calibrationFile);
   log_->info("efu {} starting: module {} {} from {}, instrument '{}'", EFU_VERSION, descriptor.name,
              descriptor.version, library_->path().string(), service_);
@@ -122,7 +125,8 @@ void Daemon::openEventOutput() {
     log_->info("Kafka output disabled (--no-kafka)");
   } else {
     kafka::checkTopicNames(options_.kafka, service_);
-    kafka_ = std::make_unique<KafkaOutput>(options_.kafka, service_, stats_, *log_, intervalMs_);
+    kafka_ = std::make_unique<KafkaOutput>(options_.kafka, service_, eventSource_, stats_, *log_,
+                                           intervalMs_);
     log_->info("Kafka: {}", kafka_->describe());
   }
 }

@@ -102,6 +102,7 @@ private:
   std::shared_ptr<spdlog::logger> log_;
   std::shared_ptr<ModuleLibrary> library_;
   std::string service_;
+  std::string eventSource_; ///< the default ev44 source_name (docs/kafka.md, Source names)
   Stats stats_;
   Counter *uptime_ = nullptr;
   Counter *kernelRcvbufErrors_ = nullptr;

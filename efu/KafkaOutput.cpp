@@ -21,9 +21,10 @@ std::string hostName() {
 } // namespace
 
 KafkaOutput::KafkaOutput(const kafka::KafkaOptions &options, const std::string &serviceId,
-                         Stats &stats, spdlog::logger &log, uint32_t statsIntervalMs)
+                         const std::string &eventSource, Stats &stats, spdlog::logger &log,
+                         uint32_t statsIntervalMs)
     : log_(log), flushTimeoutMs_(options.flushTimeoutMs), producer_(options, stats, log),
-      sink_(producer_, options.eventsTopicFor(serviceId), options.sourceNameFor(serviceId),
+      sink_(producer_, options.eventsTopicFor(serviceId), eventSource,
             options.maxEventsPerMessage, options.flushIntervalMs, stats,
             options.pulsesPerMessage),
       da00Messages_(stats.add("kafka.da00.messages")), da00Invalid_(stats.add("kafka.da00.invalid")),
@@ -35,9 +36,10 @@ KafkaOutput::KafkaOutput(const kafka::KafkaOptions &options, const std::string &
                options.monitorEvery, options.monitorConsecutive, stats) {}
 
 std::string KafkaOutput::describe() const {
-  return fmt::format("events on '{}', counters on '{}', status on '{}', raw samples on '{}' via "
-                     "{}",
-                     sink_.topic(), publisher_.statsTopic(), publisher_.statusTopic(),
+  return fmt::format("events on '{}' (source '{}'), counters on '{}', status on '{}', raw "
+                     "samples on '{}' via {}",
+                     sink_.topic(), sink_.sourceName(), publisher_.statsTopic(),
+                     publisher_.statusTopic(),
                      sampler_.topic(), producer_.setting("bootstrap.servers"));
 }
 

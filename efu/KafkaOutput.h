@@ -22,9 +22,11 @@ namespace efu {
 /// stats publication with requestPublish().
 class KafkaOutput final : public ProcessingHooks {
 public:
+  /// `eventSource`: the default ev44 source_name (--source-name, else the module's default).
   /// Throws kafka::KafkaConfigError on bad producer settings.
-  KafkaOutput(const kafka::KafkaOptions &options, const std::string &serviceId, Stats &stats,
-              spdlog::logger &log, uint32_t statsIntervalMs);
+  KafkaOutput(const kafka::KafkaOptions &options, const std::string &serviceId,
+              const std::string &eventSource, Stats &stats, spdlog::logger &log,
+              uint32_t statsIntervalMs);
 
   [[nodiscard]] sdk::EventSink &events() noexcept { return sink_; }
   /// The sink of another ev44 source on the events topic (ModuleContext::events(name)):

@@ -58,8 +58,8 @@ std::string KafkaOptions::statusTopicFor(std::string_view serviceId) const {
 std::string KafkaOptions::samplesTopicFor(std::string_view serviceId) const {
   return orDefault(samplesTopic, serviceId, "_samples");
 }
-std::string KafkaOptions::sourceNameFor(std::string_view serviceId) const {
-  return orDefault(sourceName, serviceId, "");
+std::string KafkaOptions::sourceNameFor(std::string_view fallback) const {
+  return orDefault(sourceName, fallback, "");
 }
 
 KafkaSetting parseKafkaSetting(std::string_view text, std::string_view origin) {
@@ -94,7 +94,7 @@ std::vector<KafkaSetting> readKafkaConfigFile(const std::string &path) {
 
 size_t maxEv44MessageBytes(const KafkaOptions &options) {
   const size_t events = std::max<size_t>(options.maxEventsPerMessage, 1);
-  // The source name defaults to the service id, unknown here: allow a generous 256 bytes.
+  // The source name defaults to the module's, unknown here: allow a generous 256 bytes.
   const size_t sourceBytes = std::max<size_t>(options.sourceName.size(), 256);
   return serialize::Ev44Builder::maxMessageBytes(events, events, sourceBytes);
 }
@@ -240,7 +240,9 @@ void addKafkaOptions(CLI::App &app, KafkaOptions &options) {
                  "Send a partial ev44 message once its first event is this old (ms)")
       ->capture_default_str()
       ->group(group);
-  app.add_option("--source-name", options.sourceName, "ev44 source_name (default: the service id)")
+  app.add_option("--source-name", options.sourceName,
+                 "ev44 source_name (default: the module's, the ESS EFU's name, e.g. caen; else the "
+                 "service id); also the ar51 source_name (default: the service id)")
       ->group(group);
   std::string footer = app.get_footer();
   if (!footer.empty()) {

@@ -36,14 +36,16 @@ struct KafkaOptions {
   uint32_t maxEventsPerMessage = 50000;   ///< events per ev44 message
   uint32_t pulsesPerMessage = 1;          ///< pulses (reference times) per ev44; 0 = no limit
   uint32_t flushIntervalMs = 200;         ///< longest an event waits in the ev44 batch
-  std::string sourceName;                 ///< ev44 source_name; empty means the service id
+  std::string sourceName;                 ///< --source-name; empty: the module's default
   int errorLogIntervalMs = 10000;         ///< at most one broker-problem log line per interval
 
   [[nodiscard]] std::string eventsTopicFor(std::string_view serviceId) const;
   [[nodiscard]] std::string statsTopicFor(std::string_view serviceId) const;
   [[nodiscard]] std::string statusTopicFor(std::string_view serviceId) const;
   [[nodiscard]] std::string samplesTopicFor(std::string_view serviceId) const;
-  [[nodiscard]] std::string sourceNameFor(std::string_view serviceId) const;
+  /// --source-name, else `fallback` (ev44: the module's default, ModuleLoader.h
+  /// defaultSourceName(); ar51: the service id).
+  [[nodiscard]] std::string sourceNameFor(std::string_view fallback) const;
 };
 
 /// Registers -b/--broker, -X, --kafka-config, --kafka-flush-timeout, -t/--topic, --stats-topic,

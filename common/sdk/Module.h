@@ -25,7 +25,8 @@
 /// calibrations and event sources; 4 added data arrays (da00) and named truth sources; 5 added
 /// ImageGeometry::firstPixel; 6 readout sources without ESS headers and with pulse datagrams of
 /// their own (Timepix3); 7 DataArraySink::publish() says whether the message was taken, and
-/// maxMessageBytes() how large one may be.
+/// maxMessageBytes() how large one may be; the module's default ev44 source name
+/// (EfuModuleDescriptor::sourceName).
 #define EFU_MODULE_ABI_VERSION 7
 
 #define EFU_STRINGIFY_(x) #x
@@ -153,6 +154,8 @@ public:
   virtual Counter &counter(std::string_view name) = 0;
   /// The daemon's logger. Never log above trace level from process().
   virtual spdlog::logger &log() = 0;
+  /// The default source's events: ev44 source_name `--source-name`, else the module's own
+  /// default (`static std::string sourceName(config, configSource)`, ABI 7), else the instrument.
   virtual EventSink &events() = 0;
   /// The module's configuration: validated against the descriptor's key table, defaults filled in.
   [[nodiscard]] virtual const nlohmann::json &config() const = 0;
@@ -263,11 +266,16 @@ struct EfuModuleDescriptor {
                                            uint64_t seed, const nlohmann::json *calibration,
                                            const char *calibrationSource, std::string *error);
   void (*destroySource)(efu::sdk::ReadoutSource *source);
+  // Appended with ABI 7:
+  /// The ev44 source_name of events() when `--source-name` does not give one: CLASS::sourceName()
+  /// (the ESS EFU's name for the instrument's events, e.g. "caen"); nullptr: the instrument name.
+  bool (*sourceName)(const nlohmann::json *config, const char *configSource, std::string *out,
+                     std::string *error);
 };
 
 } // extern "C"
 
-static_assert(sizeof(EfuModuleDescriptor) == 96,
+static_assert(sizeof(EfuModuleDescriptor) == 104,
               "the descriptor's layout is part of the module ABI: bump EFU_MODULE_ABI_VERSION");
 
 namespace efu::sdk::detail {
@@ -289,6 +297,11 @@ template <class F> bool guarded(std::string *error, F &&f) noexcept {
 template <class M>
 concept HasGeometry = requires(const nlohmann::json &c, const std::string &s) {
   { M::imageGeometry(c, s) } -> std::same_as<ImageGeometry>;
+};
+
+template <class M>
+concept HasSourceName = requires(const nlohmann::json &c, const std::string &s) {
+  { M::sourceName(c, s) } -> std::convertible_to<std::string>;
 };
 
 template <class M>
@@ -318,6 +331,18 @@ template <class M> constexpr auto geometryHook() {
     return static_cast<Hook>([](const nlohmann::json *config, const char *source,
                                 ImageGeometry *out, std::string *error) {
       return guarded(error, [&] { *out = M::imageGeometry(*config, source); });
+    });
+  } else {
+    return static_cast<Hook>(nullptr);
+  }
+}
+
+template <class M> constexpr auto sourceNameHook() {
+  using Hook = bool (*)(const nlohmann::json *, const char *, std::string *, std::string *);
+  if constexpr (HasSourceName<M>) {
+    return static_cast<Hook>([](const nlohmann::json *config, const char *source,
+                                std::string *out, std::string *error) {
+      return guarded(error, [&] { *out = M::sourceName(*config, source); });
     });
   } else {
     return static_cast<Hook>(nullptr);
@@ -367,7 +392,8 @@ template <class M> constexpr auto destroySourceHook() {
 } // namespace efu::sdk::detail
 
 /// Defines the module's entry point. CLASS must have a constructor CLASS(efu::sdk::ModuleContext&);
-/// it may describe itself with `static sdk::ImageGeometry imageGeometry(config, configSource)`
+/// it may describe itself with `static sdk::ImageGeometry imageGeometry(config, configSource)`,
+/// `static std::string sourceName(config, configSource)` (its default ev44 source_name)
 /// and `using Source = <a ReadoutSource constructible from (config, configSource, seed)>;`.
 /// The last arguments are the key table and its length (`kKeys, std::size(kKeys)`), or
 /// EFU_NO_CONFIG_KEYS.
@@ -401,7 +427,8 @@ template <class M> constexpr auto destroySourceHook() {
         [](efu::sdk::Module *module) { delete module; },                                           \
         efu::sdk::detail::geometryHook<CLASS>(),                                                   \
         efu::sdk::detail::createSourceHook<CLASS>(),                                               \
-        efu::sdk::detail::destroySourceHook<CLASS>()};                                             \
+        efu::sdk::detail::destroySourceHook<CLASS>(),                                              \
+        efu::sdk::detail::sourceNameHook<CLASS>()};                                                \
     return &descriptor;                                                                            \
   }
 

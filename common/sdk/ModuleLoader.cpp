@@ -182,6 +182,19 @@ void checkInstrument(const std::string &name, const nlohmann::json &config,
   }
 }
 
+std::string defaultSourceName(const EfuModuleDescriptor &descriptor, const nlohmann::json &config,
+                              const std::string &configSource, const std::string &instrument) {
+  if (descriptor.sourceName == nullptr) {
+    return instrument;
+  }
+  std::string name;
+  std::string error;
+  if (!descriptor.sourceName(&config, configSource.c_str(), &name, &error)) {
+    throw sdk::ConfigError(error);
+  }
+  return name.empty() ? instrument : name;
+}
+
 std::string describeModules(const std::vector<fs::path> &dirs) {
   std::string out;
   for (const std::string &module : listModules(dirs)) {

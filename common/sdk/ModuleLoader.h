@@ -85,6 +85,12 @@ std::string moduleOf(const std::string &name);
 /// another one (sdk::ConfigError naming `source`, the key and both names).
 void checkInstrument(const std::string &name, const nlohmann::json &config,
                      const std::string &source);
+/// The ev44 source_name of the module's default events when --source-name gives none: what the
+/// module declares for this configuration (its `sourceName()`, the ESS EFU's name), else
+/// `instrument`. The one place that decides it (docs/kafka.md, Source names). Throws
+/// sdk::ConfigError with the module's reason when it refuses the configuration.
+std::string defaultSourceName(const EfuModuleDescriptor &descriptor, const nlohmann::json &config,
+                              const std::string &configSource, const std::string &instrument);
 /// What `efu -d list` prints: the modules found in `dirs`, each with the instruments it serves.
 std::string describeModules(const std::vector<std::filesystem::path> &dirs);
 

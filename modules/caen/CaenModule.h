@@ -42,6 +42,10 @@ public:
 
   /// Self-description (docs/modules.md): the image is Resolution wide and one row per straw;
   /// readoutgen encodes neutrons with CaenSource.
+  /// The default ev44 source_name (docs/kafka.md, Source names): the ESS EFU's, "caen"
+  /// (src/modules/{loki,cspec,miracles}/geometry/*Geometry.h serializerName()). BIFROST and
+  /// TBL3HE publish under a source per triplet or bank instead (the constructor).
+  static std::string sourceName(const nlohmann::json &, const std::string &) { return "caen"; }
   static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
     const CaenConfig c(config, source);
     return {c.imageWidth(), c.imageHeight()};

@@ -2,6 +2,8 @@
 // The dream module: CDT readouts → one event each, with the ESS EFU's pixel ids and rejections.
 #include "modules/dream/DreamModule.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <string>
 
@@ -72,6 +74,13 @@ DreamCounters::DreamCounters(sdk::ModuleContext &ctx, const DreamConfig &config)
       break;
     }
   }
+}
+
+std::string DreamModule::sourceName(const nlohmann::json &config, const std::string &source) {
+  std::string name = instrumentName(parseDreamConfig(config, source).instrument);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return name;
 }
 
 DreamModule::DreamModule(sdk::ModuleContext &ctx)

@@ -47,6 +47,10 @@ public:
   [[nodiscard]] const DreamConfig &config() const noexcept { return config_; }
 
   /// Self-description (docs/modules.md): see imageShape().
+  /// The default ev44 source_name (docs/kafka.md, Source names): the ESS EFU's, the binary's
+  /// detector name (src/modules/dream/DreamBase.h: EV44Serializer(..., EFUSettings.DetectorName,
+  /// ...), "dream", "magic" or "heimdal" from main*.cpp): the file's Detector in lower case.
+  static std::string sourceName(const nlohmann::json &config, const std::string &source);
   static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
     const ImageShape s = imageShape(parseDreamConfig(config, source));
     return {s.width, s.height, s.firstPixel};

@@ -67,6 +67,9 @@ public:
   [[nodiscard]] const NmxConfig &config() const noexcept { return config_; }
 
   /// Self-description (docs/modules.md): the ESS logical image, SizeX x SizeY.
+  /// The default ev44 source_name (docs/kafka.md, Source names): the ESS EFU's,
+  /// src/modules/nmx/NMXBase.cpp: EV44Serializer(..., "nmx", ...).
+  static std::string sourceName(const nlohmann::json &, const std::string &) { return "nmx"; }
   static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
     const NmxConfig c = parseNmxConfig(config, source);
     return {c.sizeX, c.sizeY};

@@ -64,6 +64,9 @@ public:
   [[nodiscard]] const Timepix3Config &config() const noexcept { return config_; }
 
   /// Self-description (docs/modules.md): the scaled-up camera image.
+  /// The default ev44 source_name (docs/kafka.md, Source names): the ESS EFU's,
+  /// src/modules/timepix3/Timepix3Base.cpp: EV44Serializer(..., "timepix3", ...), for ODIN.
+  static std::string sourceName(const nlohmann::json &, const std::string &) { return "timepix3"; }
   static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
     const Timepix3Config c = parseTimepix3Config(config, source);
     return {c.width(), c.height()};

@@ -73,6 +73,9 @@ public:
   [[nodiscard]] size_t waiting() const noexcept;
 
   /// Self-description (docs/modules.md): SizeX wide, SizeY * SizeZ high.
+  /// The default ev44 source_name (docs/kafka.md, Source names): the ESS EFU's,
+  /// src/modules/trex/TREXBase.cpp: EV44Serializer(..., "trex", ...), for TREX and LET.
+  static std::string sourceName(const nlohmann::json &, const std::string &) { return "trex"; }
   static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
     const TrexConfig c = parseTrexConfig(config, source);
     return {c.width(), c.height()};

@@ -71,6 +71,9 @@ public:
   [[nodiscard]] const Vmm3Config &config() const noexcept { return config_; }
 
   /// Self-description (docs/modules.md): the ESS logical image of the file's geometry.
+  /// The default ev44 source_name (docs/kafka.md, Source names): the ESS EFU's,
+  /// src/modules/freia/FreiaBase.h FlatBufferSource: "multiblade", for FREIA, ESTIA, AMOR and TBLMB.
+  static std::string sourceName(const nlohmann::json &, const std::string &) { return "multiblade"; }
   static sdk::ImageGeometry imageGeometry(const nlohmann::json &config, const std::string &source) {
     const Vmm3Config c = parseVmm3Config(config, source);
     return {c.width(), c.height()};

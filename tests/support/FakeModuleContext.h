@@ -248,4 +248,21 @@ private:
   const Counter *expected_ = nullptr;
 };
 
+/// The default ev44 source_name module M declares for `config` (what EFU_MODULE puts in the
+/// descriptor's sourceName, which the daemon asks when --source-name gives none); "" when M
+/// declares none. Throws sdk::ConfigError with the module's reason for a refused config.
+template <class M>
+std::string declaredSourceName(const nlohmann::json &config, const std::string &configSource) {
+  const auto hook = sdk::detail::sourceNameHook<M>();
+  if (hook == nullptr) {
+    return {};
+  }
+  std::string name;
+  std::string error;
+  if (!hook(&config, configSource.c_str(), &name, &error)) {
+    throw sdk::ConfigError(error);
+  }
+  return name;
+}
+
 } // namespace efu::readout

@@ -41,6 +41,7 @@ EfuModuleDescriptor descriptor(const EfuConfigKey *keys, uint32_t count) {
                              nullptr,
                              nullptr,
                              nullptr,
+                             nullptr,
                              nullptr};
 }
 

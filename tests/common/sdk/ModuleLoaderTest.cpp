@@ -51,7 +51,33 @@ EfuModuleDescriptor goodDescriptor() {
                              destroyNothing,
                              nullptr,
                              nullptr,
+                             nullptr,
                              nullptr};
+}
+
+// The default ev44 source_name (issue 38 item 1): what the module declares for the config (the
+// ESS EFU's name), else the instrument; a module's refusal is a ConfigError with its reason.
+TEST(DefaultSourceName, TheModulesOwnElseTheInstrument) {
+  const nlohmann::json config = {{"Detector", "MAGIC"}};
+  EfuModuleDescriptor d = goodDescriptor();
+  EXPECT_EQ(defaultSourceName(d, config, "m.json", "loki"), "loki");
+  d.sourceName = [](const nlohmann::json *c, const char *, std::string *out, std::string *) {
+    *out = c->at("Detector") == "MAGIC" ? "magic" : "";
+    return true;
+  };
+  EXPECT_EQ(defaultSourceName(d, config, "m.json", "dream"), "magic");
+  EXPECT_EQ(defaultSourceName(d, nlohmann::json{{"Detector", "x"}}, "m.json", "dream"), "dream")
+      << "an empty name is no name";
+  d.sourceName = [](const nlohmann::json *, const char *file, std::string *, std::string *error) {
+    *error = std::string(file) + ": Detector = \"x\": refused";
+    return false;
+  };
+  try {
+    (void)defaultSourceName(d, config, "m.json", "dream");
+    FAIL() << "expected ConfigError";
+  } catch (const sdk::ConfigError &e) {
+    EXPECT_EQ(std::string(e.what()), "m.json: Detector = \"x\": refused");
+  }
 }
 
 TEST(CheckDescriptor, AcceptsAMatchingDescriptor) {

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -154,8 +155,9 @@ public:
   }
 
   /// Stops efu (it must exit 0, having flushed) and reads `topic` back from the beginning with
-  /// efu-dump: exactly the truth, no event more.
-  void expectPublishedTruth(Run &run, const std::string &topic) {
+  /// efu-dump: exactly the truth, no event more; with `source`, every ev44 message under that
+  /// source_name.
+  void expectPublishedTruth(Run &run, const std::string &topic, const std::string &source = "") {
     using namespace std::chrono_literals;
     run.efu->signal(SIGTERM);
     ASSERT_EQ(run.efu->wait(20s), std::optional<int>(0)) << run.efu->output();
@@ -165,6 +167,16 @@ public:
     int64_t dumped = 0;
     EXPECT_EQ(dumpedEvents(dump.output(), dumped), run.truth) << run.label;
     EXPECT_EQ(dumped, run.truthEvents) << run.label;
+    if (!source.empty()) {
+      std::set<std::string> sources;
+      for (const auto &l : lines(dump.output())) {
+        const auto j = nlohmann::json::parse(l, nullptr, false);
+        if (!j.is_discarded() && j.value("kind", "") == "ev44") {
+          sources.insert(j.value("source_name", ""));
+        }
+      }
+      EXPECT_EQ(sources, std::set<std::string>{source}) << run.label;
+    }
   }
 
 private:

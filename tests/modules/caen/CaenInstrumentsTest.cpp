@@ -498,5 +498,17 @@ TEST(CaenInstruments, ReadoutgenReachesEveryPixelItTablesAndTheModuleAgrees) {
   }
 }
 
+// issue 38 item 1: the ESS EFU publishes LoKI's, CSPEC's and MIRACLES's events under "caen"
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/{loki,cspec,miracles}/geometry/
+// *Geometry.h serializerName(), given to EV44Serializer in src/modules/caen/CaenBase.cpp); the
+// module declares it as its default source, whichever file. BIFROST and TBL3HE publish under
+// their triplets and banks (EssSourceNamesPerTripletAndBank): nothing goes to the default.
+TEST(CaenInstruments, TheDefaultSourceIsTheEssEfusCaen) {
+  for (const char *file :
+       {"LokiFull.json", "cspec.json", "miracles.json", "bifrost.json", "tbl3he.json"}) {
+    EXPECT_EQ(readout::declaredSourceName<CaenModule>(test::shipped(file), file), "caen") << file;
+  }
+}
+
 } // namespace
 } // namespace efu::caen

@@ -296,6 +296,30 @@ TEST_F(DreamModuleTest, RejectionsAreCountedAsTheEssEfuCountsThem) {
   }
 }
 
+// issue 38 item 5: a readout before the datagram's pulse (after its previous pulse) gets its time
+// of flight from the previous pulse in both programs; efu publishes it under the previous
+// pulse's reference time, so that reference + time of flight is the readout's time. The ESS EFU
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/dream/DreamInstrument.h:
+// checkAndSetReferenceTime() with the datagram's pulse, then addEvent() per readout)
+// publishes it under the datagram's pulse with the same time of flight (README, Where efu
+// differs).
+TEST_F(DreamModuleTest, AnEventBeforeThePulseIsPublishedUnderThePreviousPulse) {
+  const int64_t prevPulseNs = readout::ticksToNs(0, 82'763'036);
+  Datagram d;
+  CdtReadout early = readout(0, 0, 6, 32, 32);
+  early.timeHigh = 0;
+  early.timeLow = 85'000'000; // between the previous pulse and the pulse
+  d.add(early).add(readout(0, 0, 6, 32, 32, 1000));
+  process(d);
+  ASSERT_EQ(events().size(), 2u);
+  const int64_t earlyNs = readout::ticksToNs(0, 85'000'000);
+  EXPECT_EQ(events()[0],
+            (RecordedEvent{prevPulseNs, static_cast<int32_t>(earlyNs - prevPulseNs), 71687}));
+  EXPECT_EQ(events()[0].pulseTimeNs + events()[0].tofNs, earlyNs);
+  EXPECT_EQ(events()[1], (RecordedEvent{kPulseNs, tofOf(1000), 71687}));
+  EXPECT_EQ(stat("events.timestamp.prevtof.count"), 1);
+}
+
 TEST_F(DreamModuleTest, OtherInstrumentsHeadersAreRefused) {
   Datagram magic(readout::kTypeMagic);
   magic.add(readout(0, 0, 6, 32, 32));
@@ -389,6 +413,21 @@ TEST(DreamImage, EachPartFileIsDrawnInItsOwnShape) {
     EXPECT_EQ(s.height, r.height) << r.file;
     EXPECT_EQ(s.firstPixel, r.firstPixel) << r.file;
   }
+}
+
+// issue 38 item 1: the ESS EFU publishes under the binary's detector name
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/dream/DreamBase.h: EV44Serializer(...,
+// EFUSettings.DetectorName, ...), set by MainProg from main.cpp, main_magic.cpp and
+// main_heimdal.cpp: "dream", "magic", "heimdal"); efu takes it from the file's Detector, so
+// `efu -d dream -f MagicInst.json` publishes under "magic" as the ESS magic binary does.
+TEST(DreamModule, TheDefaultSourceIsTheEssEfusDetectorName) {
+  EXPECT_EQ(readout::declaredSourceName<DreamModule>(shipped("DreamInst.json"), "DreamInst.json"),
+            "dream");
+  EXPECT_EQ(readout::declaredSourceName<DreamModule>(shipped("MagicInst.json"), "MagicInst.json"),
+            "magic");
+  EXPECT_EQ(
+      readout::declaredSourceName<DreamModule>(shipped("HeimdalInst.json"), "HeimdalInst.json"),
+      "heimdal");
 }
 
 } // namespace

@@ -579,5 +579,13 @@ TEST(NmxRoundTrip, ReadoutgenNeutronsBecomeExactlyTheTruthEvents) {
   }
 }
 
+// issue 38 item 1: the ESS EFU publishes NMX's events under "nmx" (ess-dmsc/event-formation-unit
+// 8b399165, src/modules/nmx/NMXBase.cpp: EV44Serializer(..., "nmx", ...)), with every NMX file.
+TEST(NmxModule, TheDefaultSourceIsTheEssEfusNmx) {
+  for (const char *file : {"nmx.json", "nmx_p0.json", "nmx_split.json", "mininmx.json"}) {
+    EXPECT_EQ(readout::declaredSourceName<NmxModule>(shipped(file), file), "nmx") << file;
+  }
+}
+
 } // namespace
 } // namespace efu::nmx

@@ -147,6 +147,24 @@ TEST(Timepix3Module, EssEventShortlyAfterTdc) {
             (RecordedEvent{static_cast<int64_t>(kPulseNs), 2, 115 * 256 + 35 + 1}));
 }
 
+// issue 38 item 6: the ESS EFU's PixelEventHandler::applyData(ESSGlobalTimeStamp)
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/timepix3/handlers/PixelEventHandler.cpp)
+// calls serializer.setReferenceTime() with a new EVR pulse, so events its serializer still holds
+// are sent under the newer pulse. efu does not copy that: an event keeps the pulse its time of
+// flight was measured from, whatever EVR datagram comes next (README, efu's own).
+TEST(Timepix3Module, AnEventKeepsItsPulseWhenTheNextEvrArrives) {
+  Fixture f;
+  f.send(evr(1, kPulseS, 0));
+  f.send(Words().tdc(1, kTdcStamp + 8).bytes);
+  f.send(Words().pixel(35, 115, 41503, 14848, 1, 200).bytes);
+  ASSERT_EQ(f.ctx.sink.events.size(), 1U);
+  f.send(evr(2, kPulseS, 100'000'000)); // the next 10 Hz pulse
+  EXPECT_EQ(f.v("readouts.evr.evr_readout_count"), 2);
+  ASSERT_EQ(f.ctx.sink.events.size(), 1U);
+  EXPECT_EQ(f.ctx.sink.events[0],
+            (RecordedEvent{static_cast<int64_t>(kPulseNs), 2, 115 * 256 + 35 + 1}));
+}
+
 TEST(Timepix3Module, EssPixelAfterPixelClockWrap) {
   Fixture f;
   f.send(evr(1, kPulseS, 0));
@@ -472,6 +490,14 @@ TEST(Timepix3Source, RefusesWhatItsNeutronsCannotMeet) {
       EXPECT_TRUE(contains(e.what(), key)) << e.what();
     }
   }
+}
+
+// issue 38 item 1: the ESS EFU publishes ODIN's camera events under "timepix3"
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/timepix3/Timepix3Base.cpp:
+// EV44Serializer(..., "timepix3", ...)), not under the instrument's name.
+TEST(Timepix3Module, TheDefaultSourceIsTheEssEfusTimepix3) {
+  EXPECT_EQ(readout::declaredSourceName<Timepix3Module>(test::shipped(), "timepix3.json"),
+            "timepix3");
 }
 
 } // namespace

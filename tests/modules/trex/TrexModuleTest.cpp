@@ -131,6 +131,25 @@ TEST_F(TrexModuleTest, TheFormingDatagramsPulsesMeasureTheTof) {
   EXPECT_EQ(stat("events.timestamp.prevtof.count"), 1);
 }
 
+// issue 38 item 5: an event before its datagram's pulse (after the previous pulse) gets its time of
+// flight from the previous pulse in both programs; efu publishes it under the previous pulse's
+// reference time, so that reference + time of flight is the event's time. The ESS EFU
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/trex/TREXInstrument.cpp:
+// checkAndSetReferenceTime() with the datagram's pulse before its events are added) publishes it
+// under the datagram's pulse with the same time of flight (README, Deviations).
+TEST_F(TrexModuleTest, AnEventBeforeThePulseIsPublishedUnderThePreviousPulse) {
+  const EssTime pulse{1, 6'000'000}; // 68 ms after kPulse
+  Datagram d(pulse, kPulse, 0);
+  d.add(wire(0, 0, 1000)).add(grid(0, 1000)); // before `pulse`, after kPulse
+  process(d);
+  module_->flush();
+  ASSERT_EQ(events().size(), 1u);
+  EXPECT_EQ(events()[0], (RecordedEvent{kPulseNs, static_cast<int32_t>(tofOf(1000)), 1}));
+  EXPECT_EQ(events()[0].pulseTimeNs + events()[0].tofNs, readout::ticksToNs(1, 1000));
+  EXPECT_EQ(stat("events.timestamp.tof.negative"), 1);
+  EXPECT_EQ(stat("events.timestamp.prevtof.count"), 1);
+}
+
 // Clusters of one event in two datagrams make one event.
 TEST_F(TrexModuleTest, OneEventFromTwoDatagrams) {
   Datagram a(kPulse, kPrevPulse, 0);
@@ -487,6 +506,15 @@ TEST(TrexBounds, APlaneThatReceivesAgainIsSaid) {
   EXPECT_EQ(ctx.logged("event builders receive again: ring 0 FEN 0 grids, ring 1 FEN 0 grids")
                 .size(),
             1U);
+}
+
+// issue 38 item 1: the ESS EFU publishes TREX's and LET's events under "trex"
+// (ess-dmsc/event-formation-unit 8b399165, src/modules/trex/TREXBase.cpp: EV44Serializer(...,
+// "trex", ...); LET runs the trex binary).
+TEST(TrexModule, TheDefaultSourceIsTheEssEfusTrex) {
+  for (const char *file : {"trex.json", "let.json"}) {
+    EXPECT_EQ(readout::declaredSourceName<TrexModule>(test::shipped(file), file), "trex") << file;
+  }
 }
 
 } // namespace

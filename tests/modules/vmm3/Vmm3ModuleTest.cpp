@@ -805,5 +805,14 @@ TEST(Vmm3RoundTrip, ReadoutgenNeutronsBecomeExactlyTheTruthEvents) {
   }
 }
 
+// issue 38 item 1: the ESS EFU publishes every Multi-Blade instrument's events (FREIA, ESTIA,
+// AMOR, TBLMB) under "multiblade" (ess-dmsc/event-formation-unit 8b399165,
+// src/modules/freia/FreiaBase.h FlatBufferSource, given to EV44Serializer in FreiaBase.cpp).
+TEST(Vmm3Module, TheDefaultSourceIsTheEssEfusMultiblade) {
+  for (const char *file : {"freia.json", "amor.json", "tblmb.json", "estia_config.json"}) {
+    EXPECT_EQ(readout::declaredSourceName<Vmm3Module>(shipped(file), file), "multiblade") << file;
+  }
+}
+
 } // namespace
 } // namespace efu::vmm3
