@@ -124,11 +124,13 @@ public:
       : counters_(counters), accepted_(accepted), maxPulseGapNs_(maxPulseGapNs) {}
 
   /// True when the header is valid (a heartbeat is valid: payloadBytes == 0, and counted).
-  /// Counts exactly one of: one header.errors.<kind>, or header.ok (+ heartbeats).
+  /// A valid header counts header.ok (+ heartbeats). A refused one counts what the ESS EFU
+  /// counts (countRefusal()): one header.errors.<kind>, except that a time-source byte counts
+  /// each of its faults and a bad previous-pulse fraction counts timefrac and prev_timefrac.
   bool parse(const uint8_t *data, size_t size, EssHeader &out) noexcept {
     const HeaderError e = validateHeader(data, size, accepted_, out, maxPulseGapNs_);
-    if (e != HeaderError::Ok) {
-      counters_.error(e).add();
+    if (e != HeaderError::Ok) [[unlikely]] {
+      countRefusal(e, data);
       return false;
     }
     counters_.ok.add();
@@ -156,6 +158,27 @@ public:
   [[nodiscard]] HeaderCounters &counters() const noexcept { return counters_; }
 
 private:
+  /// The counters of a header refused as `e`, as the ESS EFU's Parser::validate counts them:
+  /// every fault of the time-source byte (it checks all four before refusing), and a bad
+  /// previous-pulse fraction under timefrac (its ErrorTimeFrac) as well as efu's prev_timefrac.
+  [[gnu::cold]] [[gnu::noinline]] void countRefusal(HeaderError e,
+                                                    const uint8_t *data) const noexcept {
+    if (e >= HeaderError::Timing && e <= HeaderError::OddFibreSync) {
+      // Only a header of full size gets this far: the byte is there.
+      const uint8_t ts = data[offsetof(EssHeaderV0, timeSource)];
+      for (const HeaderError fault : kTimeSourceFaults) {
+        if (hasTimeSourceFault(ts, fault)) {
+          counters_.error(fault).add();
+        }
+      }
+      return;
+    }
+    counters_.error(e).add();
+    if (e == HeaderError::PrevFraction) {
+      counters_.error(HeaderError::PulseFraction).add();
+    }
+  }
+
   HeaderCounters &counters_;
   DetectorTypes accepted_;
   int64_t maxPulseGapNs_;

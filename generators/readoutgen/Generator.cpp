@@ -49,27 +49,35 @@ const char *injectionName(Injection kind) {
   return "?";
 }
 
-std::string injectionCounter(Injection kind) {
+std::vector<std::string> injectionCounters(Injection kind) {
   using readout::HeaderError;
-  HeaderError error = HeaderError::Ok;
+  const auto errors = [](std::initializer_list<HeaderError> kinds) {
+    std::vector<std::string> out;
+    for (const HeaderError e : kinds) {
+      out.push_back(std::string("parser.essheader.errors.") + readout::headerErrorName(e));
+    }
+    return out;
+  };
   switch (kind) {
-  case Injection::Cookie: error = HeaderError::Cookie; break;
-  case Injection::Version: error = HeaderError::Version; break;
-  case Injection::Padding: error = HeaderError::Padding; break;
+  case Injection::Cookie: return errors({HeaderError::Cookie});
+  case Injection::Version: return errors({HeaderError::Version});
+  case Injection::Padding: return errors({HeaderError::Padding});
   case Injection::Length:
-  case Injection::Truncated: error = HeaderError::Length; break;
-  case Injection::Short: error = HeaderError::TooShort; break;
-  case Injection::Queue: error = HeaderError::OutputQueue; break;
-  case Injection::Type: error = HeaderError::DetectorType; break;
-  case Injection::PulseFraction: error = HeaderError::PulseFraction; break;
-  case Injection::PrevFraction: error = HeaderError::PrevFraction; break;
-  case Injection::PrevAfterPulse: error = HeaderError::PulseGap; break;
-  case Injection::Timing: error = HeaderError::Timing; break;
-  case Injection::TimeStatus: error = HeaderError::TimeStatus; break;
-  case Injection::EvenFibreSync: error = HeaderError::EvenFibreSync; break;
-  case Injection::OddFibreSync: error = HeaderError::OddFibreSync; break;
+  case Injection::Truncated: return errors({HeaderError::Length});
+  case Injection::Short: return errors({HeaderError::TooShort});
+  case Injection::Queue: return errors({HeaderError::OutputQueue});
+  case Injection::Type: return errors({HeaderError::DetectorType});
+  case Injection::PulseFraction: return errors({HeaderError::PulseFraction});
+  // The ESS EFU's timefrac counts both fractions; prev_timefrac is efu's finer count.
+  case Injection::PrevFraction: return errors({HeaderError::PulseFraction, HeaderError::PrevFraction});
+  case Injection::PrevAfterPulse: return errors({HeaderError::PulseGap});
+  // One fault each (time sources with several faults count each: EssReadoutParser).
+  case Injection::Timing: return errors({HeaderError::Timing});
+  case Injection::TimeStatus: return errors({HeaderError::TimeStatus});
+  case Injection::EvenFibreSync: return errors({HeaderError::EvenFibreSync});
+  case Injection::OddFibreSync: return errors({HeaderError::OddFibreSync});
   }
-  return std::string("parser.essheader.errors.") + readout::headerErrorName(error);
+  return {};
 }
 
 std::pair<Injection, uint64_t> parseInjection(const std::string &text) {

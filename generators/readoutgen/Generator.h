@@ -22,8 +22,8 @@
 namespace efu::readoutgen {
 
 /// Kinds of malformed datagrams `--inject-errors KIND:N` adds. Each is a copy of the last valid
-/// datagram with one defect, sent in addition to it (it uses no sequence number), and moves
-/// exactly one header counter of the receiving module (see injectionCounter()).
+/// datagram with one defect, sent in addition to it (it uses no sequence number); the receiving
+/// module refuses it and counts it as the ESS EFU does (see injectionCounters()).
 enum class Injection : uint8_t {
   Cookie,         ///< cookie "ESX"                      → parser.essheader.errors.cookie
   Version,        ///< version 2                         → parser.essheader.errors.version
@@ -34,7 +34,7 @@ enum class Injection : uint8_t {
   Queue,          ///< output queue 12                   → parser.essheader.errors.output_queue
   Type,           ///< detector type 0xEE                → parser.essheader.errors.type
   PulseFraction,  ///< pulse time low 88 052 500         → parser.essheader.errors.timefrac
-  PrevFraction,   ///< prev. pulse low 88 052 500        → parser.essheader.errors.prev_timefrac
+  PrevFraction,   ///< prev. pulse low 88 052 500        → errors.timefrac and errors.prev_timefrac
   PrevAfterPulse, ///< prev. pulse one second after pulse → parser.essheader.errors.timehigh
   Timing,         ///< time source: local time, timing-system sync → parser.essheader.errors.timing
   TimeStatus,     ///< time source: local time, status error bit → parser.essheader.errors.time_status
@@ -45,8 +45,10 @@ enum class Injection : uint8_t {
 std::vector<Injection> allInjections();
 /// The spelling used on the command line ("cookie", "prev_after_pulse", ...).
 const char *injectionName(Injection kind);
-/// The counter (with the default "readouts" prefix) that one such datagram increments.
-std::string injectionCounter(Injection kind);
+/// The module counters one such datagram moves, each by one (a clean run of the same seed moves
+/// none of them, and every other module counter as this one). PrevFraction moves timefrac (the
+/// ESS EFU's count of both fractions) and prev_timefrac.
+std::vector<std::string> injectionCounters(Injection kind);
 /// Parses "KIND:N". Throws std::invalid_argument naming the text and the known kinds.
 std::pair<Injection, uint64_t> parseInjection(const std::string &text);
 /// Writes the malformed variant of `valid` into `out` (at least valid.size() + 1 bytes);

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace efu::readout {
@@ -155,7 +157,8 @@ TEST(EssHeader, TimeSourceFlags) {
   EXPECT_EQ(with(ts::kTimingStatus), HeaderError::TimeStatus);
   EXPECT_EQ(with(ts::kTimingSystemTime | ts::kEvenFibreSyncLost), HeaderError::EvenFibreSync);
   EXPECT_EQ(with(ts::kTimingSystemTime | ts::kOddFibreSyncLost), HeaderError::OddFibreSync);
-  // Several faults: the first rule wins, so one datagram moves one counter.
+  // Several faults: the datagram is refused under the first (each fault is counted:
+  // Counted.TimeSourceByteCountsEveryFault).
   EXPECT_EQ(with(ts::kTimingSystemSync | ts::kTimingStatus | ts::kOddFibreSyncLost),
             HeaderError::Timing);
   EXPECT_EQ(with(ts::kEvenFibreSyncLost | ts::kOddFibreSyncLost), HeaderError::EvenFibreSync);
@@ -303,7 +306,7 @@ TEST(Ticks, NsToTicksNearestAndCarry) {
 struct Counted : ::testing::Test {
   FakeModuleContext ctx;
   HeaderCounters counters{ctx};
-  EssReadoutParser parser{counters, kLoki};
+  EssReadoutParser parser{counters, kLoki, 357'142'855}; // the ESS caen MaxPulseTimeNS default
 
   bool feed(const std::vector<uint8_t> &d) {
     EssHeader h;
@@ -312,45 +315,114 @@ struct Counted : ::testing::Test {
   int64_t v(const std::string &n) { return ctx.value(n); }
 };
 
-TEST_F(Counted, OneCounterPerErrorKindAndNothingElse) {
-  std::vector<std::vector<uint8_t>> bad;
+/// The counters a datagram moved, by how much.
+std::map<std::string, int64_t> moved(const std::map<std::string, int64_t> &before,
+                                     const std::map<std::string, int64_t> &after) {
+  std::map<std::string, int64_t> out;
+  for (const auto &[k, v] : after) {
+    if (v != before.at(k)) {
+      out[k] = v - before.at(k);
+    }
+  }
+  return out;
+}
+
+TEST_F(Counted, EachRefusalMovesItsCountersAndNothingElse) {
+  struct Case {
+    std::vector<uint8_t> datagram;
+    std::vector<std::string> names; ///< each moves by one, under parser.essheader.errors.
+  };
+  std::vector<Case> cases;
   auto base = datagram();
-  auto mutate = [&](auto f) {
+  auto mutate = [&](auto f, std::vector<std::string> names) {
     auto d = base;
     auto h = fields(d);
     f(h);
     put(d, h);
-    bad.push_back(d);
+    cases.push_back({d, std::move(names)});
   };
-  mutate([](EssHeaderV0 &h) { h.padding = 3; });
-  mutate([](EssHeaderV0 &h) { h.version = 7; });
-  mutate([](EssHeaderV0 &h) { h.cookie[0] = 'X'; });
-  mutate([](EssHeaderV0 &h) { h.detectorType = 0x44; });
-  mutate([](EssHeaderV0 &h) { h.totalLength = 1; });
-  mutate([](EssHeaderV0 &h) { h.outputQueue = 200; });
-  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingSystemSync; });
-  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingStatus; });
-  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kEvenFibreSyncLost; });
-  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kOddFibreSyncLost; });
-  mutate([](EssHeaderV0 &h) { h.pulseLow = 0xFFFFFFFF; });
-  mutate([](EssHeaderV0 &h) { h.prevPulseLow = 88'052'500; });
-  mutate([](EssHeaderV0 &h) { h.prevPulseHigh = 2000; });
-  bad.push_back(std::vector<uint8_t>(base.begin(), base.begin() + 10));
-  const char *names[] = {"pad",          "version",        "cookie",          "type",
-                         "size",         "output_queue",   "timing",          "time_status",
-                         "even_fibre_sync", "odd_fibre_sync", "timefrac",     "prev_timefrac",
-                         "timehigh",     "buffer"};
-  for (size_t i = 0; i < bad.size(); ++i) {
+  mutate([](EssHeaderV0 &h) { h.padding = 3; }, {"pad"});
+  mutate([](EssHeaderV0 &h) { h.version = 7; }, {"version"});
+  mutate([](EssHeaderV0 &h) { h.cookie[0] = 'X'; }, {"cookie"});
+  mutate([](EssHeaderV0 &h) { h.detectorType = 0x44; }, {"type"});
+  mutate([](EssHeaderV0 &h) { h.totalLength = 1; }, {"size"});
+  mutate([](EssHeaderV0 &h) { h.outputQueue = 200; }, {"output_queue"});
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingSystemSync; }, {"timing"});
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingStatus; }, {"time_status"});
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kEvenFibreSyncLost; },
+         {"even_fibre_sync"});
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kOddFibreSyncLost; },
+         {"odd_fibre_sync"});
+  mutate([](EssHeaderV0 &h) { h.pulseLow = 0xFFFFFFFF; }, {"timefrac"});
+  // The ESS EFU's timefrac counts a bad previous-pulse fraction too; prev_timefrac is efu's.
+  mutate([](EssHeaderV0 &h) { h.prevPulseLow = 88'052'500; }, {"timefrac", "prev_timefrac"});
+  mutate([](EssHeaderV0 &h) { h.prevPulseHigh = 990; }, {"timehigh"}); // 10 s before the pulse
+  cases.push_back({std::vector<uint8_t>(base.begin(), base.begin() + 10), {"buffer"}});
+  for (const Case &c : cases) {
     const auto before = ctx.snapshot();
-    EXPECT_FALSE(feed(bad[i]));
-    auto after = ctx.snapshot();
-    const std::string name = std::string("parser.essheader.errors.") + names[i];
-    EXPECT_EQ(after[name], before.at(name) + 1) << name;
-    after[name] -= 1;
-    EXPECT_EQ(after, before) << "only " << name << " may move";
+    EXPECT_FALSE(feed(c.datagram));
+    std::map<std::string, int64_t> expected;
+    for (const std::string &name : c.names) {
+      expected["parser.essheader.errors." + name] = 1;
+    }
+    EXPECT_EQ(moved(before, ctx.snapshot()), expected) << c.names.front();
   }
   EXPECT_EQ(v("parser.essheader.ok"), 0);
   EXPECT_EQ(v("parser.essheader.seq.expected"), 0);
+}
+
+// The ESS EFU checks the four time-source faults one after the other, counts each it finds,
+// and then refuses the datagram (src/common/readout/ess/Parser.cpp, Parser::validate:
+// ErrorTiming, ErrorTimeStatus, ErrorEvenFibreSync, ErrorOddFibreSync, then TSError). Issue 38
+// item 3: 0xce moves timing, time_status and odd_fibre_sync by one each.
+TEST_F(Counted, TimeSourceByteCountsEveryFault) {
+  struct Case {
+    uint8_t timeSource;
+    std::vector<std::string> names;
+  };
+  for (const Case &c : std::vector<Case>{
+           {0xce, {"timing", "time_status", "odd_fibre_sync"}},
+           {0x0a, {"timing", "time_status"}},
+           {0x28, {"time_status", "even_fibre_sync"}},
+           {0xa0, {"even_fibre_sync", "odd_fibre_sync"}},
+           {0xff, {"even_fibre_sync", "odd_fibre_sync"}}, // timing-system time: fibres only
+           {0xaa, {"timing", "time_status", "even_fibre_sync", "odd_fibre_sync"}},
+           {0x02, {"timing"}}}) {
+    auto d = datagram();
+    auto h = fields(d);
+    h.timeSource = c.timeSource;
+    put(d, h);
+    const auto before = ctx.snapshot();
+    EXPECT_FALSE(feed(d)) << int(c.timeSource);
+    std::map<std::string, int64_t> expected;
+    for (const std::string &name : c.names) {
+      expected["parser.essheader.errors." + name] = 1;
+    }
+    EXPECT_EQ(moved(before, ctx.snapshot()), expected) << int(c.timeSource);
+  }
+  EXPECT_EQ(v("parser.essheader.ok"), 0);
+}
+
+// The ESS EFU counts a pulse fraction and a previous-pulse fraction above 88 052 499 in one
+// counter, ErrorTimeFrac = parser.essheader.errors.timefrac (src/common/readout/ess/Parser.cpp,
+// Parser.h). Issue 38 item 4: efu's timefrac is that count; prev_timefrac, efu's own, counts the
+// previous pulse's again apart.
+TEST_F(Counted, TimefracCountsBothFractionsAsTheEssEfu) {
+  auto d = datagram();
+  auto h = fields(d);
+  h.pulseLow = 88'052'500;
+  put(d, h);
+  EXPECT_FALSE(feed(d));
+  h = fields(datagram());
+  h.prevPulseLow = 88'052'500;
+  put(d, h);
+  EXPECT_FALSE(feed(d));
+  EXPECT_FALSE(feed(d));
+  h.pulseLow = 88'052'500; // both bad: refused at the pulse's, as by the ESS EFU
+  put(d, h);
+  EXPECT_FALSE(feed(d));
+  EXPECT_EQ(v("parser.essheader.errors.timefrac"), 4);
+  EXPECT_EQ(v("parser.essheader.errors.prev_timefrac"), 2);
 }
 
 TEST_F(Counted, HeartbeatsAndOk) {
@@ -471,6 +543,8 @@ TEST(HeaderCounters, EssNames) {
     EXPECT_TRUE(ctx.has(name)) << name;
   }
   EXPECT_FALSE(ctx.has("parser.essheader.oq.12.packets"));
+  // efu's own, beside the ESS EFU's: prev_timefrac (part of timefrac).
+  EXPECT_TRUE(ctx.has("parser.essheader.errors.prev_timefrac"));
 }
 
 } // namespace
