@@ -166,7 +166,7 @@ enum class HeaderError : uint8_t {
   OddFibreSync,    ///< time source byte: the odd fibre lost synchronisation
   PulseFraction,   ///< pulse time low > 88 052 499
   PrevFraction,    ///< previous pulse time low > 88 052 499 (counted in timefrac too)
-  PulseGap,        ///< previous pulse later than the pulse, or earlier by more than the maximum
+  PulseGap,        ///< previous pulse earlier than the pulse by more than the maximum
   Count_
 };
 
@@ -247,12 +247,14 @@ struct EssHeader {
   size_t payloadBytes = 0;      ///< 0 = heartbeat
 };
 
-/// No limit on the gap between the previous pulse and the pulse (only its sign is checked).
+/// No limit on the gap between the previous pulse and the pulse.
 constexpr int64_t kNoPulseGapLimit = INT64_MAX;
 
 /// Checks every rule of docs/wire-formats.md §2 in the order of the HeaderError enum and fills `out`
 /// when the result is Ok. `maxPulseGapNs`: the largest pulse − previous pulse accepted (the ESS
-/// instrument files' MaxPulseTimeNS). Pure: no counters, no state. Hot path.
+/// instrument files' MaxPulseTimeNS). The gap is signed, as in the ESS EFU: a previous pulse
+/// later than the pulse passes (out.prevPulseTimeNs > out.pulseTimeNs; EssReadoutParser counts
+/// it). Pure: no counters, no state. Hot path.
 inline HeaderError validateHeader(const uint8_t *data, size_t size, const DetectorTypes &accepted,
                                   EssHeader &out,
                                   int64_t maxPulseGapNs = kNoPulseGapLimit) noexcept {
@@ -307,7 +309,8 @@ inline HeaderError validateHeader(const uint8_t *data, size_t size, const Detect
   }
   const int64_t pulseNs = ticksToNs(h.pulseHigh, h.pulseLow);
   const int64_t prevNs = ticksToNs(h.prevPulseHigh, h.prevPulseLow);
-  if (prevNs > pulseNs || pulseNs - prevNs > maxPulseGapNs) {
+  // Signed, as the ESS EFU compares it: a previous pulse after the pulse is a negative gap.
+  if (pulseNs - prevNs > maxPulseGapNs) {
     return HeaderError::PulseGap;
   }
   out.version = h.version;

@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace efu::readout {
@@ -187,16 +188,65 @@ TEST(EssHeader, PrevPulseFractionBoundary) {
   EXPECT_EQ(check(d), HeaderError::PrevFraction);
 }
 
-TEST(EssHeader, PrevPulseAfterPulse) {
+// The ESS EFU refuses a header for its pulse gap only when pulse − previous pulse, a signed
+// int64 duration (TimeDurationNano, src/common/time/ESSTime.h), is above MaxPulseTimeDiffNS
+// (src/common/readout/ess/Parser.cpp, Parser::validate, ErrorTimeHigh): a previous pulse later
+// than the pulse is a negative gap, and the datagram is accepted.
+TEST(EssHeader, PrevPulseAfterPulseIsAccepted) {
   auto d = datagram();
   auto h = fields(d);
   h.prevPulseHigh = h.pulseHigh;
-  h.prevPulseLow = h.pulseLow; // equal: allowed
+  h.prevPulseLow = h.pulseLow; // equal
   put(d, h);
   EXPECT_EQ(check(d), HeaderError::Ok);
-  h.prevPulseLow = h.pulseLow + 1; // one tick later: refused
+  h.prevPulseLow = h.pulseLow + 1; // one tick later
   put(d, h);
-  EXPECT_EQ(check(d), HeaderError::PulseGap);
+  EssHeader out;
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out, 357'142'855), HeaderError::Ok);
+  EXPECT_EQ(out.prevPulseTimeNs - out.pulseTimeNs, 11); // one tick, truncated to ns
+  h.prevPulseHigh = 0xFFFFFFFF; // as late as the field goes
+  h.prevPulseLow = kMaxTicksLow;
+  put(d, h);
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out, 357'142'855), HeaderError::Ok);
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out, 0), HeaderError::Ok);
+}
+
+/// Bytes from hex digits.
+std::vector<uint8_t> fromHex(std::string_view hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+/// Issue 38 item 2: the header of a LoKI datagram from the ESS EFU's generator with header
+/// fuzzing (version 1, type 0x30, 8960 bytes, output queue 0, time source 0, pulse 1796351008 s
+/// + 20097094 ticks, previous pulse 1796351164 s + 13807630 ticks: 156 s after the pulse,
+/// sequence number 50). The ESS EFU processed its readouts (368 events); efu refused it.
+constexpr std::string_view kIssue38Header =
+    "000145535330002300002024126b46a83201bc24126b0eb0d200320000000000";
+
+/// The issue's datagram: its header and 8928 bytes of payload, as its length field says.
+std::vector<uint8_t> issue38Datagram() {
+  std::vector<uint8_t> d = fromHex(kIssue38Header);
+  d.resize(8960, 0);
+  return d;
+}
+
+TEST(EssHeader, Issue38HeaderWithThePreviousPulse156sLaterIsValid) {
+  const auto d = issue38Datagram();
+  ASSERT_EQ(fromHex(kIssue38Header).size(), 32U);
+  EssHeader h;
+  // LokiFull.json's MaxPulseTimeNS (357 142 855, the ESS caen Config.h default).
+  ASSERT_EQ(validateHeader(d.data(), d.size(), kLoki, h, 357'142'855), HeaderError::Ok);
+  EXPECT_EQ(h.version, 1);
+  EXPECT_EQ(h.seqNum, 50U);
+  EXPECT_EQ(h.pulse, (EssTime{1'796'351'008, 20'097'094}));
+  EXPECT_EQ(h.prevPulse, (EssTime{1'796'351'164, 13'807'630}));
+  EXPECT_EQ(h.pulseTimeNs, 1'796'351'008'228'239'902);
+  EXPECT_EQ(h.prevPulseTimeNs - h.pulseTimeNs, 155'928'571'432);
+  EXPECT_EQ(h.payloadBytes, 8928U);
 }
 
 TEST(EssHeader, PulseGapAboveTheMaximumIsRefused) {
@@ -425,6 +475,43 @@ TEST_F(Counted, TimefracCountsBothFractionsAsTheEssEfu) {
   EXPECT_EQ(v("parser.essheader.errors.prev_timefrac"), 2);
 }
 
+// Issue 38 item 2: a previous pulse later than the pulse is accepted, as by the ESS EFU
+// (src/common/readout/ess/Parser.cpp: only a gap above MaxPulseTimeDiffNS is ErrorTimeHigh), and
+// counted in parser.essheader.prev_after_pulse (efu's addition) so the anomaly is seen.
+TEST_F(Counted, PrevPulseAfterPulseIsAcceptedAndCountedApart) {
+  const auto d = issue38Datagram();
+  const auto before = ctx.snapshot();
+  EssHeader h;
+  ASSERT_TRUE(parser.parse(d.data(), d.size(), h));
+  EXPECT_EQ(h.payloadBytes, 8928U);
+  EXPECT_EQ(moved(before, ctx.snapshot()),
+            (std::map<std::string, int64_t>{{"parser.essheader.ok", 1},
+                                            {"parser.essheader.oq.00.packets", 1},
+                                            {"parser.essheader.seq.expected", 1},
+                                            {"parser.essheader.prev_after_pulse", 1}}));
+  // Equal pulses are no anomaly; one tick later is.
+  auto e = datagram(0, 24, 51);
+  auto f = fields(e);
+  f.prevPulseHigh = f.pulseHigh;
+  f.prevPulseLow = f.pulseLow;
+  put(e, f);
+  EXPECT_TRUE(feed(e));
+  EXPECT_EQ(v("parser.essheader.prev_after_pulse"), 1);
+  f.prevPulseLow = f.pulseLow + 1;
+  f.seqNum = 52;
+  put(e, f);
+  EXPECT_TRUE(feed(e));
+  EXPECT_EQ(v("parser.essheader.prev_after_pulse"), 2);
+  EXPECT_EQ(v("parser.essheader.ok"), 3);
+  EXPECT_EQ(v("parser.essheader.errors.timehigh"), 0);
+  // The gap limit still refuses a previous pulse too far before the pulse.
+  f.prevPulseHigh = f.pulseHigh - 1;
+  f.seqNum = 53;
+  put(e, f);
+  EXPECT_FALSE(feed(e));
+  EXPECT_EQ(v("parser.essheader.errors.timehigh"), 1);
+}
+
 TEST_F(Counted, HeartbeatsAndOk) {
   EXPECT_TRUE(feed(datagram(0, 0, 0)));
   EXPECT_TRUE(feed(datagram(1, 0, 1)));
@@ -527,6 +614,33 @@ TEST_F(TofTest, Cases) {
   EXPECT_EQ(ctx.value("events.timestamp.prevtof.high"), 1);
 }
 
+// What the ESS EFU's getTOF and getPrevTOF (src/common/time/ESSTime.cpp) make of a datagram whose
+// previous pulse is after its pulse: an event at or after the pulse is measured from the pulse; one
+// before the pulse is before the previous pulse too (tof.negative, then prevtof.negative). The
+// issue's LoKI datagram: ESS published its events from the pulse, e.g. tof 29907271.
+TEST_F(TofTest, PreviousPulseAfterThePulse) {
+  const auto d = issue38Datagram();
+  EssHeader later;
+  ASSERT_EQ(validateHeader(d.data(), d.size(), kLoki, later), HeaderError::Ok);
+  Tof t;
+  // Event at 1796351008 s + 22730504 ticks: the tick of the ESS EFU's tof 29907271.
+  ASSERT_TRUE(calc.compute(ticksToNs(1'796'351'008, 22'730'504), later, t));
+  EXPECT_EQ(t.tofNs, 29'907'271);
+  EXPECT_EQ(t.pulseTimeNs, later.pulseTimeNs);
+  EXPECT_FALSE(calc.compute(later.pulseTimeNs - 1, later, t));
+  // Between the pulse and the previous pulse, and after both (within the maximum): the pulse.
+  ASSERT_TRUE(calc.compute(later.pulseTimeNs + 99'999'999, later, t));
+  EXPECT_EQ(t.pulseTimeNs, later.pulseTimeNs);
+  TofTally tally;
+  EXPECT_FALSE(calc.compute(later.pulseTimeNs - 1, later, t, tally));
+  calc.add(tally);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.count"), 2);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.negative"), 2);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.negative"), 2);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.count"), 0);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.high"), 0);
+}
+
 TEST(HeaderCounters, EssNames) {
   // The ESS EFU's names, which its operator scripts and dashboards read.
   FakeModuleContext ctx;
@@ -543,8 +657,9 @@ TEST(HeaderCounters, EssNames) {
     EXPECT_TRUE(ctx.has(name)) << name;
   }
   EXPECT_FALSE(ctx.has("parser.essheader.oq.12.packets"));
-  // efu's own, beside the ESS EFU's: prev_timefrac (part of timefrac).
+  // efu's own, beside the ESS EFU's: prev_timefrac (part of timefrac), prev_after_pulse.
   EXPECT_TRUE(ctx.has("parser.essheader.errors.prev_timefrac"));
+  EXPECT_TRUE(ctx.has("parser.essheader.prev_after_pulse"));
 }
 
 } // namespace

@@ -212,31 +212,34 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   RecordProperty("dumped", static_cast<int>(dumped));
   EXPECT_EQ(value("parser.essheader.seq.lost"), 0);
 
-  // 2. The same run without and with malformed datagrams: module counters differ by exactly the
+  // 2. The same run without and with injected defects: module counters differ by exactly the
   //    counters each moves. A bad previous-pulse fraction moves timefrac (the ESS EFU's count of
-  //    both fractions) and prev_timefrac.
+  //    both fractions) and prev_timefrac; prev_after_pulse goes into valid datagrams, which efu
+  //    accepts as the ESS EFU does (issue 38): their events are formed, only
+  //    parser.essheader.prev_after_pulse tells.
   const std::vector<std::pair<std::string, std::vector<std::string>>> injected = {
-      {"cookie", {"cookie"}},
-      {"version", {"version"}},
-      {"padding", {"pad"}},
-      {"length", {"size"}},
-      {"truncated", {"size"}},
-      {"short", {"buffer"}},
-      {"queue", {"output_queue"}},
-      {"type", {"type"}},
-      {"pulse_fraction", {"timefrac"}},
-      {"prev_pulse_fraction", {"timefrac", "prev_timefrac"}},
-      {"prev_after_pulse", {"timehigh"}}};
+      {"cookie", {"errors.cookie"}},
+      {"version", {"errors.version"}},
+      {"padding", {"errors.pad"}},
+      {"length", {"errors.size"}},
+      {"truncated", {"errors.size"}},
+      {"short", {"errors.buffer"}},
+      {"queue", {"errors.output_queue"}},
+      {"type", {"errors.type"}},
+      {"pulse_fraction", {"errors.timefrac"}},
+      {"prev_pulse_fraction", {"errors.timefrac", "errors.prev_timefrac"}},
+      {"prev_after_pulse", {"prev_after_pulse"}}};
   std::string spec;
   std::map<std::string, int64_t> expected;
   int64_t injectedTotal = 0;
+  int64_t alteredTotal = 0;
   int n = 1;
   for (const auto &[kind, counterNames] : injected) {
     spec += (spec.empty() ? "" : ",") + kind + ":" + std::to_string(n);
     for (const std::string &name : counterNames) {
-      expected["parser.essheader.errors." + name] += n;
+      expected["parser.essheader." + name] += n;
     }
-    injectedTotal += n;
+    (kind == "prev_after_pulse" ? alteredTotal : injectedTotal) += n;
     n = n % 3 + 1;
   }
   int64_t total = s1.at("datagrams").get<int64_t>();
@@ -248,6 +251,8 @@ TEST_F(CaenEndToEnd, EventsMatchGroundTruthAndInjectedErrorsAreCountedExactly) {
   const auto dirty =
       readoutgen({"-n", "5000", "--eps", "100000", "--seed", "7", "--inject-errors", spec});
   ASSERT_EQ(dirty.at("injected").get<int64_t>(), injectedTotal);
+  ASSERT_EQ(dirty.at("altered").get<int64_t>(), alteredTotal);
+  ASSERT_EQ(dirty.at("datagrams"), clean.at("datagrams"));
   total += dirty.at("datagrams").get<int64_t>() + injectedTotal;
   ASSERT_TRUE(processed(total));
   const auto c2 = moduleCounters(cmd_);
