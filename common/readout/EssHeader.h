@@ -148,7 +148,9 @@ constexpr uint8_t kOddFibreStatus = 1U << 6;
 constexpr uint8_t kOddFibreSyncLost = 1U << 7; ///< the odd fibre lost synchronisation
 } // namespace timesource
 
-/// Why a header was refused (or Ok). One counter per value except Ok.
+/// Why a header was refused (or Ok): validateHeader() returns the first rule a header breaks.
+/// One counter per value except Ok; what a refusal counts is EssReadoutParser's (time-source
+/// faults each, a previous-pulse fraction also as timefrac: the ESS EFU's counts).
 enum class HeaderError : uint8_t {
   Ok = 0,
   TooShort,        ///< shorter than the header its version needs (or than 30 bytes)
@@ -163,13 +165,14 @@ enum class HeaderError : uint8_t {
   EvenFibreSync,   ///< time source byte: the even fibre lost synchronisation
   OddFibreSync,    ///< time source byte: the odd fibre lost synchronisation
   PulseFraction,   ///< pulse time low > 88 052 499
-  PrevFraction,    ///< previous pulse time low > 88 052 499
-  PulseGap,        ///< previous pulse later than the pulse, or earlier by more than the maximum
+  PrevFraction,    ///< previous pulse time low > 88 052 499 (counted in timefrac too)
+  PulseGap,        ///< previous pulse earlier than the pulse by more than the maximum
   Count_
 };
 
 /// Stable lowercase name of an error kind: the last part of parser.essheader.errors.<kind>, the
-/// ESS EFU's names where it has the same check.
+/// ESS EFU's names where it has the same check (prev_timefrac is efu's: the ESS EFU counts that
+/// check under timefrac, and so does efu, with prev_timefrac beside it).
 constexpr const char *headerErrorName(HeaderError e) noexcept {
   switch (e) {
   case HeaderError::Ok: return "ok";
@@ -191,6 +194,25 @@ constexpr const char *headerErrorName(HeaderError e) noexcept {
   }
   return "?";
 }
+
+/// True when time-source byte `ts` has fault `kind` (one of Timing, TimeStatus, EvenFibreSync,
+/// OddFibreSync; false for any other kind). A byte may have several: the ESS EFU counts each
+/// (its Parser::validate checks all four before it refuses the datagram).
+constexpr bool hasTimeSourceFault(uint8_t ts, HeaderError kind) noexcept {
+  const bool localTime = (ts & timesource::kTimingSystemTime) == 0;
+  switch (kind) {
+  case HeaderError::Timing: return localTime && (ts & timesource::kTimingSystemSync) != 0;
+  case HeaderError::TimeStatus: return localTime && (ts & timesource::kTimingStatus) != 0;
+  case HeaderError::EvenFibreSync: return (ts & timesource::kEvenFibreSyncLost) != 0;
+  case HeaderError::OddFibreSync: return (ts & timesource::kOddFibreSyncLost) != 0;
+  default: return false;
+  }
+}
+
+/// The time-source faults, in the order they are checked.
+inline constexpr HeaderError kTimeSourceFaults[] = {HeaderError::Timing, HeaderError::TimeStatus,
+                                                    HeaderError::EvenFibreSync,
+                                                    HeaderError::OddFibreSync};
 
 /// Set of detector types a module accepts (256-bit mask).
 class DetectorTypes {
@@ -225,12 +247,14 @@ struct EssHeader {
   size_t payloadBytes = 0;      ///< 0 = heartbeat
 };
 
-/// No limit on the gap between the previous pulse and the pulse (only its sign is checked).
+/// No limit on the gap between the previous pulse and the pulse.
 constexpr int64_t kNoPulseGapLimit = INT64_MAX;
 
 /// Checks every rule of docs/wire-formats.md §2 in the order of the HeaderError enum and fills `out`
 /// when the result is Ok. `maxPulseGapNs`: the largest pulse − previous pulse accepted (the ESS
-/// instrument files' MaxPulseTimeNS). Pure: no counters, no state. Hot path.
+/// instrument files' MaxPulseTimeNS). The gap is signed, as in the ESS EFU: a previous pulse
+/// later than the pulse passes (out.prevPulseTimeNs > out.pulseTimeNs; EssReadoutParser counts
+/// it). Pure: no counters, no state. Hot path.
 inline HeaderError validateHeader(const uint8_t *data, size_t size, const DetectorTypes &accepted,
                                   EssHeader &out,
                                   int64_t maxPulseGapNs = kNoPulseGapLimit) noexcept {
@@ -262,20 +286,20 @@ inline HeaderError validateHeader(const uint8_t *data, size_t size, const Detect
     return HeaderError::OutputQueue;
   }
   // Time-source faults make the pulse times untrustworthy: the datagram is refused, as the ESS
-  // EFU does, and the first fault found is counted.
-  const uint8_t ts = h.timeSource;
-  const bool localTime = (ts & timesource::kTimingSystemTime) == 0;
-  if (localTime && (ts & timesource::kTimingSystemSync) != 0) {
-    return HeaderError::Timing;
-  }
-  if (localTime && (ts & timesource::kTimingStatus) != 0) {
-    return HeaderError::TimeStatus;
-  }
-  if ((ts & timesource::kEvenFibreSyncLost) != 0) {
-    return HeaderError::EvenFibreSync;
-  }
-  if ((ts & timesource::kOddFibreSyncLost) != 0) {
-    return HeaderError::OddFibreSync;
+  // EFU does, under the first fault (the parser counts every fault of the byte).
+  // One test for all four on the way of a good header: the fibre bits always, the sync and
+  // status bits with local time.
+  constexpr uint8_t kFibreFaults = timesource::kEvenFibreSyncLost | timesource::kOddFibreSyncLost;
+  constexpr uint8_t kLocalFaults =
+      kFibreFaults | timesource::kTimingSystemSync | timesource::kTimingStatus;
+  const uint8_t faults =
+      (h.timeSource & timesource::kTimingSystemTime) != 0 ? kFibreFaults : kLocalFaults;
+  if ((h.timeSource & faults) != 0) [[unlikely]] {
+    for (const HeaderError fault : kTimeSourceFaults) {
+      if (hasTimeSourceFault(h.timeSource, fault)) {
+        return fault;
+      }
+    }
   }
   if (h.pulseLow > kMaxTicksLow) {
     return HeaderError::PulseFraction;
@@ -285,7 +309,8 @@ inline HeaderError validateHeader(const uint8_t *data, size_t size, const Detect
   }
   const int64_t pulseNs = ticksToNs(h.pulseHigh, h.pulseLow);
   const int64_t prevNs = ticksToNs(h.prevPulseHigh, h.prevPulseLow);
-  if (prevNs > pulseNs || pulseNs - prevNs > maxPulseGapNs) {
+  // Signed, as the ESS EFU compares it: a previous pulse after the pulse is a negative gap.
+  if (pulseNs - prevNs > maxPulseGapNs) {
     return HeaderError::PulseGap;
   }
   out.version = h.version;

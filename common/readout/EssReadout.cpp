@@ -6,6 +6,7 @@ namespace efu::readout {
 HeaderCounters::HeaderCounters(sdk::ModuleContext &ctx)
     : ok(ctx.counter("parser.essheader.ok")),
       heartbeats(ctx.counter("parser.essheader.heartbeats")),
+      prevAfterPulse(ctx.counter("parser.essheader.prev_after_pulse")),
       seqLost(ctx.counter("parser.essheader.seq.lost")),
       seqExpected(ctx.counter("parser.essheader.seq.expected")),
       seqReordered(ctx.counter("parser.essheader.seq.reordered")),

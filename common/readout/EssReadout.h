@@ -18,6 +18,8 @@ namespace efu::readout {
 ///   parser.essheader.errors.<kind>   one per HeaderError (see headerErrorName())
 ///   parser.essheader.ok              datagrams whose header passed (heartbeats included)
 ///   parser.essheader.heartbeats      valid headers with no data after them
+///   parser.essheader.prev_after_pulse  valid headers whose previous pulse is after the pulse
+///                                    (accepted as by the ESS EFU; counted: efu's addition)
 ///   parser.essheader.oq.<NN>.packets valid headers per output queue (00..11)
 ///   parser.essheader.seq.lost        datagrams missing from the per-queue sequences (packets)
 ///   parser.essheader.seq.expected    datagrams the sequences say were sent (PER = lost/expected)
@@ -31,6 +33,7 @@ struct HeaderCounters {
   std::array<Counter *, static_cast<size_t>(HeaderError::Count_)> errors{}; ///< [Ok] unused
   Counter &ok;
   Counter &heartbeats;
+  Counter &prevAfterPulse;
   Counter &seqLost;
   Counter &seqExpected;
   Counter &seqReordered;
@@ -106,7 +109,8 @@ inline constexpr EfuConfigKey kMaxPulseTimeKey{
     sdk::ConfigType::Integer,
     "357142855",
     "Datagrams whose pulse time is more than this (ns) after the previous pulse time are "
-    "rejected (parser.essheader.errors.timehigh); default 5 pulses of 14 Hz",
+    "rejected (parser.essheader.errors.timehigh; a previous pulse after the pulse is accepted, "
+    "parser.essheader.prev_after_pulse); default 5 pulses of 14 Hz",
     0,
     4294967295.0};
 
@@ -124,14 +128,20 @@ public:
       : counters_(counters), accepted_(accepted), maxPulseGapNs_(maxPulseGapNs) {}
 
   /// True when the header is valid (a heartbeat is valid: payloadBytes == 0, and counted).
-  /// Counts exactly one of: one header.errors.<kind>, or header.ok (+ heartbeats).
+  /// A valid header counts header.ok (+ heartbeats, + prev_after_pulse when the previous pulse
+  /// is after the pulse: accepted, as by the ESS EFU). A refused one counts what the ESS EFU
+  /// counts (countRefusal()): one header.errors.<kind>, except that a time-source byte counts
+  /// each of its faults and a bad previous-pulse fraction counts timefrac and prev_timefrac.
   bool parse(const uint8_t *data, size_t size, EssHeader &out) noexcept {
     const HeaderError e = validateHeader(data, size, accepted_, out, maxPulseGapNs_);
-    if (e != HeaderError::Ok) {
-      counters_.error(e).add();
+    if (e != HeaderError::Ok) [[unlikely]] {
+      countRefusal(e, data);
       return false;
     }
     counters_.ok.add();
+    if (out.prevPulseTimeNs > out.pulseTimeNs) [[unlikely]] {
+      counters_.prevAfterPulse.add();
+    }
     counters_.queuePackets[out.outputQueue]->add();
     const EssSequenceTracker::Result r = sequences_.add(out.outputQueue, out.seqNum);
     if (r.lost != 0) {
@@ -156,6 +166,27 @@ public:
   [[nodiscard]] HeaderCounters &counters() const noexcept { return counters_; }
 
 private:
+  /// The counters of a header refused as `e`, as the ESS EFU's Parser::validate counts them:
+  /// every fault of the time-source byte (it checks all four before refusing), and a bad
+  /// previous-pulse fraction under timefrac (its ErrorTimeFrac) as well as efu's prev_timefrac.
+  [[gnu::cold]] [[gnu::noinline]] void countRefusal(HeaderError e,
+                                                    const uint8_t *data) const noexcept {
+    if (e >= HeaderError::Timing && e <= HeaderError::OddFibreSync) {
+      // Only a header of full size gets this far: the byte is there.
+      const uint8_t ts = data[offsetof(EssHeaderV0, timeSource)];
+      for (const HeaderError fault : kTimeSourceFaults) {
+        if (hasTimeSourceFault(ts, fault)) {
+          counters_.error(fault).add();
+        }
+      }
+      return;
+    }
+    counters_.error(e).add();
+    if (e == HeaderError::PrevFraction) {
+      counters_.error(HeaderError::PulseFraction).add();
+    }
+  }
+
   HeaderCounters &counters_;
   DetectorTypes accepted_;
   int64_t maxPulseGapNs_;

@@ -49,27 +49,37 @@ const char *injectionName(Injection kind) {
   return "?";
 }
 
-std::string injectionCounter(Injection kind) {
+bool injectionAccepted(Injection kind) { return kind == Injection::PrevAfterPulse; }
+
+std::vector<std::string> injectionCounters(Injection kind) {
   using readout::HeaderError;
-  HeaderError error = HeaderError::Ok;
+  const auto errors = [](std::initializer_list<HeaderError> kinds) {
+    std::vector<std::string> out;
+    for (const HeaderError e : kinds) {
+      out.push_back(std::string("parser.essheader.errors.") + readout::headerErrorName(e));
+    }
+    return out;
+  };
   switch (kind) {
-  case Injection::Cookie: error = HeaderError::Cookie; break;
-  case Injection::Version: error = HeaderError::Version; break;
-  case Injection::Padding: error = HeaderError::Padding; break;
+  case Injection::Cookie: return errors({HeaderError::Cookie});
+  case Injection::Version: return errors({HeaderError::Version});
+  case Injection::Padding: return errors({HeaderError::Padding});
   case Injection::Length:
-  case Injection::Truncated: error = HeaderError::Length; break;
-  case Injection::Short: error = HeaderError::TooShort; break;
-  case Injection::Queue: error = HeaderError::OutputQueue; break;
-  case Injection::Type: error = HeaderError::DetectorType; break;
-  case Injection::PulseFraction: error = HeaderError::PulseFraction; break;
-  case Injection::PrevFraction: error = HeaderError::PrevFraction; break;
-  case Injection::PrevAfterPulse: error = HeaderError::PulseGap; break;
-  case Injection::Timing: error = HeaderError::Timing; break;
-  case Injection::TimeStatus: error = HeaderError::TimeStatus; break;
-  case Injection::EvenFibreSync: error = HeaderError::EvenFibreSync; break;
-  case Injection::OddFibreSync: error = HeaderError::OddFibreSync; break;
+  case Injection::Truncated: return errors({HeaderError::Length});
+  case Injection::Short: return errors({HeaderError::TooShort});
+  case Injection::Queue: return errors({HeaderError::OutputQueue});
+  case Injection::Type: return errors({HeaderError::DetectorType});
+  case Injection::PulseFraction: return errors({HeaderError::PulseFraction});
+  // The ESS EFU's timefrac counts both fractions; prev_timefrac is efu's finer count.
+  case Injection::PrevFraction: return errors({HeaderError::PulseFraction, HeaderError::PrevFraction});
+  case Injection::PrevAfterPulse: return {"parser.essheader.prev_after_pulse"};
+  // One fault each (time sources with several faults count each: EssReadoutParser).
+  case Injection::Timing: return errors({HeaderError::Timing});
+  case Injection::TimeStatus: return errors({HeaderError::TimeStatus});
+  case Injection::EvenFibreSync: return errors({HeaderError::EvenFibreSync});
+  case Injection::OddFibreSync: return errors({HeaderError::OddFibreSync});
   }
-  return std::string("parser.essheader.errors.") + readout::headerErrorName(error);
+  return {};
 }
 
 std::pair<Injection, uint64_t> parseInjection(const std::string &text) {
@@ -213,17 +223,18 @@ std::string summaryText(const GeneratorSummary &s) {
   return fmt::format("readoutgen summary: {} events in {} datagrams ({} readouts, {} B) over {} "
                      "pulses in {:.3f} s\n"
                      "readoutgen summary: {:.3f} M events/s, {:.1f} Mb/s; {} malformed "
-                     "datagrams injected, {} send errors, {} neutron times skipped\n",
+                     "datagrams injected, {} with the previous pulse after the pulse, {} send "
+                     "errors, {} neutron times skipped\n",
                      s.events, s.datagrams, s.readouts, s.bytes, s.pulses, s.elapsedS,
-                     s.eventsPerS() / 1e6, s.bitsPerS() / 1e6, s.injected, s.sendErrors,
-                     s.slotsSkipped);
+                     s.eventsPerS() / 1e6, s.bitsPerS() / 1e6, s.injected, s.altered,
+                     s.sendErrors, s.slotsSkipped);
 }
 
 std::string summaryJson(const GeneratorSummary &s) {
   return fmt::format("{{\"events\":{},\"readouts\":{},\"datagrams\":{},\"bytes\":{},\"pulses\":{},"
-                     "\"injected\":{},\"send_errors\":{},\"slots_skipped\":{},"
+                     "\"injected\":{},\"altered\":{},\"send_errors\":{},\"slots_skipped\":{},"
                      "\"elapsed_s\":{:.6f},\"events_per_s\":{:.1f},\"bits_per_s\":{:.1f}}}",
-                     s.events, s.readouts, s.datagrams, s.bytes, s.pulses, s.injected,
+                     s.events, s.readouts, s.datagrams, s.bytes, s.pulses, s.injected, s.altered,
                      s.sendErrors, s.slotsSkipped, s.elapsedS, s.eventsPerS(), s.bitsPerS());
 }
 
@@ -278,7 +289,12 @@ Generator::Generator(const GeneratorOptions &options, SourcePtr source,
     throw std::invalid_argument("--inject-every must be at least 1");
   }
   for (const std::string &spec : options_.inject) {
-    inject_.push_back(parseInjection(spec));
+    const auto [kind, n] = parseInjection(spec);
+    if (injectionAccepted(kind)) {
+      altersLeft_ += n;
+    } else {
+      inject_.emplace_back(kind, n);
+    }
   }
   periodNs_ = 1e9 / options_.pulseHz;
   eventsPerPulse_ = options_.eventsPerPulse;
@@ -335,7 +351,16 @@ void Generator::flush(GeneratorSummary &s, const std::atomic<bool> &stop) {
   header_.outputQueue = static_cast<uint8_t>(q);
   header_.seqNum = seq_[q]++;
   header_.totalLength = static_cast<uint16_t>(len_);
-  if (essHeader_) {
+  // --inject-errors prev_after_pulse: one valid datagram in every --inject-every, while any are
+  // owed, gets a previous pulse one second after its pulse. The module accepts it (as the ESS
+  // EFU does) and measures its events, all at or after the pulse, from the pulse: the truth.
+  const bool alter = essHeader_ && altersLeft_ > 0 &&
+                     (s.datagrams + 1) % options_.injectEvery == 0;
+  if (alter) {
+    readout::HeaderFields f = header_;
+    f.prevPulse = readout::EssTime{header_.pulse.high + 1, header_.pulse.low};
+    readout::writeHeader(buf_, f);
+  } else if (essHeader_) {
     readout::writeHeader(buf_, header_);
   }
 
@@ -362,6 +387,10 @@ void Generator::flush(GeneratorSummary &s, const std::atomic<bool> &stop) {
   }
   if (sink_.send(std::span<const uint8_t>(buf_.data(), len_))) {
     ++s.datagrams;
+    if (alter) {
+      --altersLeft_;
+      ++s.altered;
+    }
     s.bytes += len_;
     s.events += pendingEvents_;
     if (truthOut_) {

@@ -21,9 +21,11 @@
 
 namespace efu::readoutgen {
 
-/// Kinds of malformed datagrams `--inject-errors KIND:N` adds. Each is a copy of the last valid
-/// datagram with one defect, sent in addition to it (it uses no sequence number), and moves
-/// exactly one header counter of the receiving module (see injectionCounter()).
+/// Kinds of defects `--inject-errors KIND:N` adds. Each but PrevAfterPulse is a copy of the last
+/// valid datagram with one defect, sent in addition to it (it uses no sequence number): the
+/// receiving module refuses it and counts it (injectionCounters()). PrevAfterPulse is accepted
+/// (as the ESS EFU accepts it): it is no copy but a valid datagram of the run, with its sequence
+/// number and truth, whose previous pulse is one second after its pulse (injectionAccepted()).
 enum class Injection : uint8_t {
   Cookie,         ///< cookie "ESX"                      → parser.essheader.errors.cookie
   Version,        ///< version 2                         → parser.essheader.errors.version
@@ -34,8 +36,8 @@ enum class Injection : uint8_t {
   Queue,          ///< output queue 12                   → parser.essheader.errors.output_queue
   Type,           ///< detector type 0xEE                → parser.essheader.errors.type
   PulseFraction,  ///< pulse time low 88 052 500         → parser.essheader.errors.timefrac
-  PrevFraction,   ///< prev. pulse low 88 052 500        → parser.essheader.errors.prev_timefrac
-  PrevAfterPulse, ///< prev. pulse one second after pulse → parser.essheader.errors.timehigh
+  PrevFraction,   ///< prev. pulse low 88 052 500        → errors.timefrac and errors.prev_timefrac
+  PrevAfterPulse, ///< prev. pulse one second after pulse → parser.essheader.prev_after_pulse
   Timing,         ///< time source: local time, timing-system sync → parser.essheader.errors.timing
   TimeStatus,     ///< time source: local time, status error bit → parser.essheader.errors.time_status
   EvenFibreSync,  ///< time source: even fibre sync lost → parser.essheader.errors.even_fibre_sync
@@ -45,12 +47,20 @@ enum class Injection : uint8_t {
 std::vector<Injection> allInjections();
 /// The spelling used on the command line ("cookie", "prev_after_pulse", ...).
 const char *injectionName(Injection kind);
-/// The counter (with the default "readouts" prefix) that one such datagram increments.
-std::string injectionCounter(Injection kind);
+/// True when the receiving module accepts the defect (PrevAfterPulse): it is put into valid
+/// datagrams rather than sent as malformed copies, and their events stay in the truth.
+bool injectionAccepted(Injection kind);
+/// The module counters one such datagram moves, each by one (a clean run of the same seed moves
+/// none of them, and every other module counter as this one). PrevFraction moves timefrac (the
+/// ESS EFU's count of both fractions) and prev_timefrac; PrevAfterPulse moves
+/// parser.essheader.prev_after_pulse only (its events are the clean run's, except in a module
+/// that forms events datagrams later, trex: docs/readoutgen.md).
+std::vector<std::string> injectionCounters(Injection kind);
 /// Parses "KIND:N". Throws std::invalid_argument naming the text and the known kinds.
 std::pair<Injection, uint64_t> parseInjection(const std::string &text);
 /// Writes the malformed variant of `valid` into `out` (at least valid.size() + 1 bytes);
-/// returns the size to send.
+/// returns the size to send. (PrevAfterPulse: the variant the generator sends in place of a
+/// valid datagram, not in addition to it.)
 size_t makeMalformed(Injection kind, std::span<const uint8_t> valid, std::span<uint8_t> out);
 
 /// Time-of-flight distribution. Spec "uniform:MIN_MS:MAX_MS" or "gauss:MEAN_MS:SIGMA_MS"
@@ -139,7 +149,9 @@ struct GeneratorSummary {
   uint64_t datagrams = 0;    ///< valid datagrams sent
   uint64_t bytes = 0;        ///< bytes of those
   uint64_t pulses = 0;       ///< pulses started
-  uint64_t injected = 0;     ///< malformed datagrams sent
+  uint64_t injected = 0;     ///< malformed datagrams sent (refused by the module)
+  /// Valid datagrams (in `datagrams`) sent with an accepted defect (prev_after_pulse).
+  uint64_t altered = 0;
   uint64_t sendErrors = 0;   ///< datagrams the socket refused (their events are not in the truth)
   /// Drawn neutron times no position took: the source refused kSlotTries positions at that time
   /// (e.g. too close to the previous neutron of every cassette), so the time is given up.
@@ -174,6 +186,9 @@ public:
   [[nodiscard]] uint64_t eventsPerPulse() const noexcept { return eventsPerPulse_; }
   [[nodiscard]] double pulsePeriodNs() const noexcept { return periodNs_; }
   [[nodiscard]] const ReadoutSource &source() const noexcept { return *source_; }
+  /// Accepted defects (prev_after_pulse) asked for and not sent: the run had too few valid
+  /// datagrams (one in every --inject-every carries one).
+  [[nodiscard]] uint64_t alterationsOwed() const noexcept { return altersLeft_; }
 
 private:
   class PendingTruth;
@@ -208,8 +223,10 @@ private:
   uint64_t pendingEvents_ = 0;
   uint64_t generated_ = 0; ///< events encoded so far (sent or pending)
   uint64_t slot_ = 0;      ///< drawn neutron times used so far: encoded, or given up
-  std::vector<std::pair<Injection, uint64_t>> inject_;
+  std::vector<std::pair<Injection, uint64_t>> inject_; ///< malformed copies still to send
   size_t injectKind_ = 0;
+  uint64_t altersLeft_ = 0; ///< valid datagrams still to send with the previous pulse after
+                            ///< the pulse (prev_after_pulse)
 };
 
 } // namespace efu::readoutgen

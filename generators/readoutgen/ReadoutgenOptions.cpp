@@ -70,10 +70,12 @@ void addReadoutgenOptions(CLI::App &app, ReadoutgenOptions &options) {
                  "Malformed datagrams to mix in, KIND:N (repeatable; kinds: cookie, version, "
                  "padding, length, truncated, short, queue, type, pulse_fraction, "
                  "prev_pulse_fraction, prev_after_pulse, timing, time_status, even_fibre_sync, "
-                 "odd_fibre_sync)")
+                 "odd_fibre_sync); prev_after_pulse, which efu accepts, goes into N valid "
+                 "datagrams instead")
       ->delimiter(',');
   app.add_option("--inject-every", o.injectEvery,
-                 "One malformed datagram after every this many valid ones")
+                 "One malformed datagram after every this many valid ones (prev_after_pulse: "
+                 "in every this many)")
       ->capture_default_str();
   app.add_flag("-q,--quiet", o.quiet, "No progress lines");
   app.add_flag("--json", o.json, "Print the summary as one JSON line on stdout");

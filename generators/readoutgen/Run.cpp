@@ -68,10 +68,10 @@ std::function<void(const GeneratorSummary &)> progressLog() {
   return [last = GeneratorSummary{}](const GeneratorSummary &s) mutable {
     const double dt = s.elapsedS - last.elapsedS;
     spdlog::info("{:8.3f} M events/s {:9.1f} Mb/s  events {}  datagrams {}  injected {}  "
-                 "send errors {}",
+                 "altered {}  send errors {}",
                  dt > 0 ? static_cast<double>(s.events - last.events) / dt / 1e6 : 0.0,
                  dt > 0 ? static_cast<double>(s.bytes - last.bytes) * 8 / dt / 1e6 : 0.0, s.events,
-                 s.datagrams, s.injected, s.sendErrors);
+                 s.datagrams, s.injected, s.altered, s.sendErrors);
     last = s;
   };
 }
@@ -130,6 +130,11 @@ void run(ReadoutgenOptions options) {
       stopFlag(), o.quiet ? std::function<void(const GeneratorSummary &)>() : progressLog());
   if (truth) {
     truth->close();
+  }
+  if (gen.alterationsOwed() > 0) {
+    spdlog::warn("--inject-errors prev_after_pulse: {} not sent: the run had too few valid "
+                 "datagrams (one in every --inject-every carries one)",
+                 gen.alterationsOwed());
   }
   if (pcap) {
     pcap.reset(); // closes the file: errors throw here, naming it

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <random>
 #include <set>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace efu::readout {
@@ -155,7 +158,8 @@ TEST(EssHeader, TimeSourceFlags) {
   EXPECT_EQ(with(ts::kTimingStatus), HeaderError::TimeStatus);
   EXPECT_EQ(with(ts::kTimingSystemTime | ts::kEvenFibreSyncLost), HeaderError::EvenFibreSync);
   EXPECT_EQ(with(ts::kTimingSystemTime | ts::kOddFibreSyncLost), HeaderError::OddFibreSync);
-  // Several faults: the first rule wins, so one datagram moves one counter.
+  // Several faults: the datagram is refused under the first (each fault is counted:
+  // Counted.TimeSourceByteCountsEveryFault).
   EXPECT_EQ(with(ts::kTimingSystemSync | ts::kTimingStatus | ts::kOddFibreSyncLost),
             HeaderError::Timing);
   EXPECT_EQ(with(ts::kEvenFibreSyncLost | ts::kOddFibreSyncLost), HeaderError::EvenFibreSync);
@@ -184,16 +188,65 @@ TEST(EssHeader, PrevPulseFractionBoundary) {
   EXPECT_EQ(check(d), HeaderError::PrevFraction);
 }
 
-TEST(EssHeader, PrevPulseAfterPulse) {
+// The ESS EFU refuses a header for its pulse gap only when pulse − previous pulse, a signed
+// int64 duration (TimeDurationNano, src/common/time/ESSTime.h), is above MaxPulseTimeDiffNS
+// (src/common/readout/ess/Parser.cpp, Parser::validate, ErrorTimeHigh): a previous pulse later
+// than the pulse is a negative gap, and the datagram is accepted.
+TEST(EssHeader, PrevPulseAfterPulseIsAccepted) {
   auto d = datagram();
   auto h = fields(d);
   h.prevPulseHigh = h.pulseHigh;
-  h.prevPulseLow = h.pulseLow; // equal: allowed
+  h.prevPulseLow = h.pulseLow; // equal
   put(d, h);
   EXPECT_EQ(check(d), HeaderError::Ok);
-  h.prevPulseLow = h.pulseLow + 1; // one tick later: refused
+  h.prevPulseLow = h.pulseLow + 1; // one tick later
   put(d, h);
-  EXPECT_EQ(check(d), HeaderError::PulseGap);
+  EssHeader out;
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out, 357'142'855), HeaderError::Ok);
+  EXPECT_EQ(out.prevPulseTimeNs - out.pulseTimeNs, 11); // one tick, truncated to ns
+  h.prevPulseHigh = 0xFFFFFFFF; // as late as the field goes
+  h.prevPulseLow = kMaxTicksLow;
+  put(d, h);
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out, 357'142'855), HeaderError::Ok);
+  EXPECT_EQ(validateHeader(d.data(), d.size(), kLoki, out, 0), HeaderError::Ok);
+}
+
+/// Bytes from hex digits.
+std::vector<uint8_t> fromHex(std::string_view hex) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<uint8_t>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  }
+  return out;
+}
+
+/// Issue 38 item 2: the header of a LoKI datagram from the ESS EFU's generator with header
+/// fuzzing (version 1, type 0x30, 8960 bytes, output queue 0, time source 0, pulse 1796351008 s
+/// + 20097094 ticks, previous pulse 1796351164 s + 13807630 ticks: 156 s after the pulse,
+/// sequence number 50). The ESS EFU processed its readouts (368 events); efu refused it.
+constexpr std::string_view kIssue38Header =
+    "000145535330002300002024126b46a83201bc24126b0eb0d200320000000000";
+
+/// The issue's datagram: its header and 8928 bytes of payload, as its length field says.
+std::vector<uint8_t> issue38Datagram() {
+  std::vector<uint8_t> d = fromHex(kIssue38Header);
+  d.resize(8960, 0);
+  return d;
+}
+
+TEST(EssHeader, Issue38HeaderWithThePreviousPulse156sLaterIsValid) {
+  const auto d = issue38Datagram();
+  ASSERT_EQ(fromHex(kIssue38Header).size(), 32U);
+  EssHeader h;
+  // LokiFull.json's MaxPulseTimeNS (357 142 855, the ESS caen Config.h default).
+  ASSERT_EQ(validateHeader(d.data(), d.size(), kLoki, h, 357'142'855), HeaderError::Ok);
+  EXPECT_EQ(h.version, 1);
+  EXPECT_EQ(h.seqNum, 50U);
+  EXPECT_EQ(h.pulse, (EssTime{1'796'351'008, 20'097'094}));
+  EXPECT_EQ(h.prevPulse, (EssTime{1'796'351'164, 13'807'630}));
+  EXPECT_EQ(h.pulseTimeNs, 1'796'351'008'228'239'902);
+  EXPECT_EQ(h.prevPulseTimeNs - h.pulseTimeNs, 155'928'571'432);
+  EXPECT_EQ(h.payloadBytes, 8928U);
 }
 
 TEST(EssHeader, PulseGapAboveTheMaximumIsRefused) {
@@ -303,7 +356,7 @@ TEST(Ticks, NsToTicksNearestAndCarry) {
 struct Counted : ::testing::Test {
   FakeModuleContext ctx;
   HeaderCounters counters{ctx};
-  EssReadoutParser parser{counters, kLoki};
+  EssReadoutParser parser{counters, kLoki, 357'142'855}; // the ESS caen MaxPulseTimeNS default
 
   bool feed(const std::vector<uint8_t> &d) {
     EssHeader h;
@@ -312,45 +365,151 @@ struct Counted : ::testing::Test {
   int64_t v(const std::string &n) { return ctx.value(n); }
 };
 
-TEST_F(Counted, OneCounterPerErrorKindAndNothingElse) {
-  std::vector<std::vector<uint8_t>> bad;
+/// The counters a datagram moved, by how much.
+std::map<std::string, int64_t> moved(const std::map<std::string, int64_t> &before,
+                                     const std::map<std::string, int64_t> &after) {
+  std::map<std::string, int64_t> out;
+  for (const auto &[k, v] : after) {
+    if (v != before.at(k)) {
+      out[k] = v - before.at(k);
+    }
+  }
+  return out;
+}
+
+TEST_F(Counted, EachRefusalMovesItsCountersAndNothingElse) {
+  struct Case {
+    std::vector<uint8_t> datagram;
+    std::vector<std::string> names; ///< each moves by one, under parser.essheader.errors.
+  };
+  std::vector<Case> cases;
   auto base = datagram();
-  auto mutate = [&](auto f) {
+  auto mutate = [&](auto f, std::vector<std::string> names) {
     auto d = base;
     auto h = fields(d);
     f(h);
     put(d, h);
-    bad.push_back(d);
+    cases.push_back({d, std::move(names)});
   };
-  mutate([](EssHeaderV0 &h) { h.padding = 3; });
-  mutate([](EssHeaderV0 &h) { h.version = 7; });
-  mutate([](EssHeaderV0 &h) { h.cookie[0] = 'X'; });
-  mutate([](EssHeaderV0 &h) { h.detectorType = 0x44; });
-  mutate([](EssHeaderV0 &h) { h.totalLength = 1; });
-  mutate([](EssHeaderV0 &h) { h.outputQueue = 200; });
-  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingSystemSync; });
-  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingStatus; });
-  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kEvenFibreSyncLost; });
-  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kOddFibreSyncLost; });
-  mutate([](EssHeaderV0 &h) { h.pulseLow = 0xFFFFFFFF; });
-  mutate([](EssHeaderV0 &h) { h.prevPulseLow = 88'052'500; });
-  mutate([](EssHeaderV0 &h) { h.prevPulseHigh = 2000; });
-  bad.push_back(std::vector<uint8_t>(base.begin(), base.begin() + 10));
-  const char *names[] = {"pad",          "version",        "cookie",          "type",
-                         "size",         "output_queue",   "timing",          "time_status",
-                         "even_fibre_sync", "odd_fibre_sync", "timefrac",     "prev_timefrac",
-                         "timehigh",     "buffer"};
-  for (size_t i = 0; i < bad.size(); ++i) {
+  mutate([](EssHeaderV0 &h) { h.padding = 3; }, {"pad"});
+  mutate([](EssHeaderV0 &h) { h.version = 7; }, {"version"});
+  mutate([](EssHeaderV0 &h) { h.cookie[0] = 'X'; }, {"cookie"});
+  mutate([](EssHeaderV0 &h) { h.detectorType = 0x44; }, {"type"});
+  mutate([](EssHeaderV0 &h) { h.totalLength = 1; }, {"size"});
+  mutate([](EssHeaderV0 &h) { h.outputQueue = 200; }, {"output_queue"});
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingSystemSync; }, {"timing"});
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kTimingStatus; }, {"time_status"});
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kEvenFibreSyncLost; },
+         {"even_fibre_sync"});
+  mutate([](EssHeaderV0 &h) { h.timeSource = timesource::kOddFibreSyncLost; },
+         {"odd_fibre_sync"});
+  mutate([](EssHeaderV0 &h) { h.pulseLow = 0xFFFFFFFF; }, {"timefrac"});
+  // The ESS EFU's timefrac counts a bad previous-pulse fraction too; prev_timefrac is efu's.
+  mutate([](EssHeaderV0 &h) { h.prevPulseLow = 88'052'500; }, {"timefrac", "prev_timefrac"});
+  mutate([](EssHeaderV0 &h) { h.prevPulseHigh = 990; }, {"timehigh"}); // 10 s before the pulse
+  cases.push_back({std::vector<uint8_t>(base.begin(), base.begin() + 10), {"buffer"}});
+  for (const Case &c : cases) {
     const auto before = ctx.snapshot();
-    EXPECT_FALSE(feed(bad[i]));
-    auto after = ctx.snapshot();
-    const std::string name = std::string("parser.essheader.errors.") + names[i];
-    EXPECT_EQ(after[name], before.at(name) + 1) << name;
-    after[name] -= 1;
-    EXPECT_EQ(after, before) << "only " << name << " may move";
+    EXPECT_FALSE(feed(c.datagram));
+    std::map<std::string, int64_t> expected;
+    for (const std::string &name : c.names) {
+      expected["parser.essheader.errors." + name] = 1;
+    }
+    EXPECT_EQ(moved(before, ctx.snapshot()), expected) << c.names.front();
   }
   EXPECT_EQ(v("parser.essheader.ok"), 0);
   EXPECT_EQ(v("parser.essheader.seq.expected"), 0);
+}
+
+// The ESS EFU checks the four time-source faults one after the other, counts each it finds,
+// and then refuses the datagram (src/common/readout/ess/Parser.cpp, Parser::validate:
+// ErrorTiming, ErrorTimeStatus, ErrorEvenFibreSync, ErrorOddFibreSync, then TSError). Issue 38
+// item 3: 0xce moves timing, time_status and odd_fibre_sync by one each.
+TEST_F(Counted, TimeSourceByteCountsEveryFault) {
+  struct Case {
+    uint8_t timeSource;
+    std::vector<std::string> names;
+  };
+  for (const Case &c : std::vector<Case>{
+           {0xce, {"timing", "time_status", "odd_fibre_sync"}},
+           {0x0a, {"timing", "time_status"}},
+           {0x28, {"time_status", "even_fibre_sync"}},
+           {0xa0, {"even_fibre_sync", "odd_fibre_sync"}},
+           {0xff, {"even_fibre_sync", "odd_fibre_sync"}}, // timing-system time: fibres only
+           {0xaa, {"timing", "time_status", "even_fibre_sync", "odd_fibre_sync"}},
+           {0x02, {"timing"}}}) {
+    auto d = datagram();
+    auto h = fields(d);
+    h.timeSource = c.timeSource;
+    put(d, h);
+    const auto before = ctx.snapshot();
+    EXPECT_FALSE(feed(d)) << int(c.timeSource);
+    std::map<std::string, int64_t> expected;
+    for (const std::string &name : c.names) {
+      expected["parser.essheader.errors." + name] = 1;
+    }
+    EXPECT_EQ(moved(before, ctx.snapshot()), expected) << int(c.timeSource);
+  }
+  EXPECT_EQ(v("parser.essheader.ok"), 0);
+}
+
+// The ESS EFU counts a pulse fraction and a previous-pulse fraction above 88 052 499 in one
+// counter, ErrorTimeFrac = parser.essheader.errors.timefrac (src/common/readout/ess/Parser.cpp,
+// Parser.h). Issue 38 item 4: efu's timefrac is that count; prev_timefrac, efu's own, counts the
+// previous pulse's again apart.
+TEST_F(Counted, TimefracCountsBothFractionsAsTheEssEfu) {
+  auto d = datagram();
+  auto h = fields(d);
+  h.pulseLow = 88'052'500;
+  put(d, h);
+  EXPECT_FALSE(feed(d));
+  h = fields(datagram());
+  h.prevPulseLow = 88'052'500;
+  put(d, h);
+  EXPECT_FALSE(feed(d));
+  EXPECT_FALSE(feed(d));
+  h.pulseLow = 88'052'500; // both bad: refused at the pulse's, as by the ESS EFU
+  put(d, h);
+  EXPECT_FALSE(feed(d));
+  EXPECT_EQ(v("parser.essheader.errors.timefrac"), 4);
+  EXPECT_EQ(v("parser.essheader.errors.prev_timefrac"), 2);
+}
+
+// Issue 38 item 2: a previous pulse later than the pulse is accepted, as by the ESS EFU
+// (src/common/readout/ess/Parser.cpp: only a gap above MaxPulseTimeDiffNS is ErrorTimeHigh), and
+// counted in parser.essheader.prev_after_pulse (efu's addition) so the anomaly is seen.
+TEST_F(Counted, PrevPulseAfterPulseIsAcceptedAndCountedApart) {
+  const auto d = issue38Datagram();
+  const auto before = ctx.snapshot();
+  EssHeader h;
+  ASSERT_TRUE(parser.parse(d.data(), d.size(), h));
+  EXPECT_EQ(h.payloadBytes, 8928U);
+  EXPECT_EQ(moved(before, ctx.snapshot()),
+            (std::map<std::string, int64_t>{{"parser.essheader.ok", 1},
+                                            {"parser.essheader.oq.00.packets", 1},
+                                            {"parser.essheader.seq.expected", 1},
+                                            {"parser.essheader.prev_after_pulse", 1}}));
+  // Equal pulses are no anomaly; one tick later is.
+  auto e = datagram(0, 24, 51);
+  auto f = fields(e);
+  f.prevPulseHigh = f.pulseHigh;
+  f.prevPulseLow = f.pulseLow;
+  put(e, f);
+  EXPECT_TRUE(feed(e));
+  EXPECT_EQ(v("parser.essheader.prev_after_pulse"), 1);
+  f.prevPulseLow = f.pulseLow + 1;
+  f.seqNum = 52;
+  put(e, f);
+  EXPECT_TRUE(feed(e));
+  EXPECT_EQ(v("parser.essheader.prev_after_pulse"), 2);
+  EXPECT_EQ(v("parser.essheader.ok"), 3);
+  EXPECT_EQ(v("parser.essheader.errors.timehigh"), 0);
+  // The gap limit still refuses a previous pulse too far before the pulse.
+  f.prevPulseHigh = f.pulseHigh - 1;
+  f.seqNum = 53;
+  put(e, f);
+  EXPECT_FALSE(feed(e));
+  EXPECT_EQ(v("parser.essheader.errors.timehigh"), 1);
 }
 
 TEST_F(Counted, HeartbeatsAndOk) {
@@ -455,6 +614,33 @@ TEST_F(TofTest, Cases) {
   EXPECT_EQ(ctx.value("events.timestamp.prevtof.high"), 1);
 }
 
+// What the ESS EFU's getTOF and getPrevTOF (src/common/time/ESSTime.cpp) make of a datagram whose
+// previous pulse is after its pulse: an event at or after the pulse is measured from the pulse; one
+// before the pulse is before the previous pulse too (tof.negative, then prevtof.negative). The
+// issue's LoKI datagram: ESS published its events from the pulse, e.g. tof 29907271.
+TEST_F(TofTest, PreviousPulseAfterThePulse) {
+  const auto d = issue38Datagram();
+  EssHeader later;
+  ASSERT_EQ(validateHeader(d.data(), d.size(), kLoki, later), HeaderError::Ok);
+  Tof t;
+  // Event at 1796351008 s + 22730504 ticks: the tick of the ESS EFU's tof 29907271.
+  ASSERT_TRUE(calc.compute(ticksToNs(1'796'351'008, 22'730'504), later, t));
+  EXPECT_EQ(t.tofNs, 29'907'271);
+  EXPECT_EQ(t.pulseTimeNs, later.pulseTimeNs);
+  EXPECT_FALSE(calc.compute(later.pulseTimeNs - 1, later, t));
+  // Between the pulse and the previous pulse, and after both (within the maximum): the pulse.
+  ASSERT_TRUE(calc.compute(later.pulseTimeNs + 99'999'999, later, t));
+  EXPECT_EQ(t.pulseTimeNs, later.pulseTimeNs);
+  TofTally tally;
+  EXPECT_FALSE(calc.compute(later.pulseTimeNs - 1, later, t, tally));
+  calc.add(tally);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.count"), 2);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.negative"), 2);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.negative"), 2);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.count"), 0);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.high"), 0);
+}
+
 TEST(HeaderCounters, EssNames) {
   // The ESS EFU's names, which its operator scripts and dashboards read.
   FakeModuleContext ctx;
@@ -471,6 +657,9 @@ TEST(HeaderCounters, EssNames) {
     EXPECT_TRUE(ctx.has(name)) << name;
   }
   EXPECT_FALSE(ctx.has("parser.essheader.oq.12.packets"));
+  // efu's own, beside the ESS EFU's: prev_timefrac (part of timefrac), prev_after_pulse.
+  EXPECT_TRUE(ctx.has("parser.essheader.errors.prev_timefrac"));
+  EXPECT_TRUE(ctx.has("parser.essheader.prev_after_pulse"));
 }
 
 } // namespace

@@ -440,23 +440,83 @@ TEST(ReadoutGen, CaenNoiseReadoutsAreAdded) {
   EXPECT_LE(readouts, o.count + o.count / caen::CaenSource::kNoiseEvery);
 }
 
-TEST(ReadoutGen, InjectedDefectsMoveExactlyTheirCounter) {
+TEST(ReadoutGen, InjectedDefectsMoveExactlyTheirCounters) {
   for (Injection kind : allInjections()) {
     GeneratorOptions o;
     o.count = 2'000;
     o.inject = {std::string(injectionName(kind)) + ":3"};
     GenRun r = generate("LokiFull.json", o);
-    EXPECT_EQ(r.summary.injected, 3U) << injectionName(kind);
+    const bool accepted = injectionAccepted(kind);
+    EXPECT_EQ(r.summary.injected, accepted ? 0U : 3U) << injectionName(kind);
+    EXPECT_EQ(r.summary.altered, accepted ? 3U : 0U) << injectionName(kind);
     GeneratorOptions clean;
     clean.count = 2'000;
     GenRun c = generate("LokiFull.json", clean);
+    EXPECT_EQ(r.summary.datagrams, c.summary.datagrams) << injectionName(kind);
     auto withErrors = moduleOver("LokiFull.json", r)->snapshot();
     const auto without = moduleOver("LokiFull.json", c)->snapshot();
-    const std::string counter = injectionCounter(kind);
-    EXPECT_EQ(withErrors[counter], 3) << counter;
-    withErrors[counter] -= 3;
-    EXPECT_EQ(withErrors, without) << injectionName(kind) << ": only " << counter << " may move";
+    for (const std::string &counter : injectionCounters(kind)) {
+      EXPECT_EQ(withErrors[counter] - without.at(counter), 3) << counter;
+      withErrors[counter] -= 3;
+    }
+    EXPECT_EQ(withErrors, without) << injectionName(kind) << ": only "
+                                   << injectionCounters(kind).front() << " may move";
   }
+}
+
+// Issue 38 item 2: a previous pulse after the pulse is accepted, as by the ESS EFU (its
+// src/common/readout/ess/Parser.cpp compares pulse - previous pulse signed). readoutgen's
+// prev_after_pulse puts it into valid datagrams: their events reach the module and are the truth.
+TEST(ReadoutGen, PrevAfterPulseDatagramsKeepTheirEvents) {
+  GeneratorOptions o;
+  o.count = 6'000; // 6 pulses of 1000, 3 datagrams each
+  o.injectEvery = 2;
+  o.inject = {"prev_after_pulse:4", "cookie:2"};
+  GenRun r = generate("LokiFull.json", o);
+  ASSERT_EQ(r.summary.altered, 4U);
+  EXPECT_EQ(r.summary.injected, 2U);
+  EXPECT_EQ(r.summary.events, 6'000U);
+  // Datagrams 2, 4, 6, 8 of the run (every second valid one) carry it: previous pulse 1 s later.
+  std::vector<size_t> altered;
+  size_t valid = 0;
+  for (const auto &d : r.sink.datagrams) {
+    readout::EssHeader h;
+    if (readout::validateHeader(d.data(), d.size(), readout::DetectorTypes{0x30}, h) !=
+        readout::HeaderError::Ok) {
+      continue;
+    }
+    ++valid;
+    if (h.prevPulseTimeNs > h.pulseTimeNs) {
+      EXPECT_EQ(h.prevPulse, (readout::EssTime{h.pulse.high + 1, h.pulse.low}));
+      altered.push_back(valid);
+    }
+  }
+  EXPECT_EQ(altered, (std::vector<size_t>{2, 4, 6, 8}));
+  const auto ctx = moduleOver("LokiFull.json", r);
+  EXPECT_EQ(ctx->value("parser.essheader.prev_after_pulse"), 4);
+  EXPECT_EQ(ctx->value("parser.essheader.errors.timehigh"), 0);
+  EXPECT_EQ(ctx->value("parser.essheader.errors.cookie"), 2);
+  expectEventsAreTheTruth(*ctx, r.truth);
+  EXPECT_EQ(ctx->value("events.count"), 6'000);
+}
+
+// More prev_after_pulse than the run has valid datagrams: the rest are owed, not faked.
+TEST(ReadoutGen, PrevAfterPulseBeyondTheRunIsOwed) {
+  GeneratorOptions o;
+  o.count = 400;
+  o.inject = {"prev_after_pulse:50"};
+  const auto json = instrument("LokiFull.json");
+  auto source = makeSource("caen", json, "LokiFull.json", o.seed);
+  Pattern pattern(o.pattern, source->imageWidth(), source->imageHeight());
+  VectorSink sink;
+  Generator g(o, std::move(source), std::move(pattern), sink);
+  std::atomic<bool> stop{false};
+  const GeneratorSummary s = g.run(stop);
+  EXPECT_EQ(s.altered, s.datagrams);
+  EXPECT_EQ(s.injected, 0U);
+  EXPECT_EQ(sink.datagrams.size(), s.datagrams);
+  EXPECT_EQ(g.alterationsOwed(), 50U - s.altered);
+  EXPECT_NE(summaryJson(s).find("\"altered\":" + std::to_string(s.altered)), std::string::npos);
 }
 
 TEST(ReadoutGen, ParsesInjectionAndTofSpecs) {

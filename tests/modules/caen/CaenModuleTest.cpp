@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace efu::caen {
@@ -423,6 +424,55 @@ TEST_F(ModuleTest, HeaderChecksAndHeartbeats) {
   // the loss pair handed to the daemon is the sequence pair
   ASSERT_NE(ctx.lossLost(), nullptr);
   EXPECT_EQ(ctx.lossExpected()->get(), ctx.value("parser.essheader.seq.expected"));
+}
+
+// Issue 38 item 2, through LoKI: the header of a datagram from the ESS EFU's generator with header
+// fuzzing, byte for byte (version 1, 8960 bytes, sequence number 50, pulse 1796351008 s +
+// 20097094 ticks, previous pulse 156 s after it). The ESS EFU accepts it (its
+// src/common/readout/ess/Parser.cpp refuses only pulse - previous pulse above MaxPulseTimeDiffNS,
+// a signed difference) and published 368 events from it, e.g. pixel 5377 at tof 29907271 ns
+// (getTOF of src/common/time/ESSTime.cpp: from the pulse; before the pulse, from the previous
+// pulse, which is later still: refused). The capture's readouts are not in the issue: these 372
+// are ours, 368 at pixel 5377 on the tick of that tof and 4 before the pulse.
+TEST(CaenModule, Issue38PreviousPulseAfterThePulsePublishesTheEventsAsTheEssEfu) {
+  const char *hex = "000145535330002300002024126b46a83201bc24126b0eb0d200320000000000";
+  std::vector<uint8_t> d;
+  for (size_t i = 0; hex[i] != '\0'; i += 2) {
+    d.push_back(static_cast<uint8_t>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
+  }
+  ASSERT_EQ(d.size(), 32U);
+  // Fiber 0, FEN 0, group 4 is LokiFull's global group 1; equal amplitudes: straw 3, position
+  // 256 of 512, so row 10 and pixel 10 x 512 + 256 + 1 (the null calibration, as without a file).
+  CaenReadout neutron = test::amplitudes(0, 0, 4, 10, 10, 10, 10);
+  neutron.timeHigh = 1'796'351'008;
+  neutron.timeLow = 22'730'504;
+  CaenReadout early = neutron; // 1 ms before the pulse
+  const auto e = readout::nsToTicks(readout::ticksToNs(1'796'351'008, 20'097'094) - 1'000'000);
+  early.timeHigh = e.high;
+  early.timeLow = e.low;
+  for (int i = 0; i < 372; ++i) {
+    const CaenReadout &r = i % 93 == 92 ? early : neutron;
+    const auto *p = reinterpret_cast<const uint8_t *>(&r);
+    d.insert(d.end(), p, p + sizeof(r));
+  }
+  ASSERT_EQ(d.size(), 8960U);
+  FakeModuleContext ctx(test::lokiFull(), "LokiFull.json");
+  CaenModule module(ctx);
+  module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
+  ASSERT_EQ(ctx.sink.events.size(), 368U);
+  const int64_t pulseNs = readout::ticksToNs(1'796'351'008, 20'097'094);
+  for (const auto &ev : ctx.sink.events) {
+    ASSERT_EQ(ev, (readout::RecordedEvent{pulseNs, 29'907'271, 5377}));
+  }
+  EXPECT_EQ(ctx.value("parser.essheader.ok"), 1);
+  EXPECT_EQ(ctx.value("parser.essheader.prev_after_pulse"), 1);
+  EXPECT_EQ(ctx.value("parser.essheader.errors.timehigh"), 0);
+  EXPECT_EQ(ctx.value("parser.readout.count"), 372);
+  EXPECT_EQ(ctx.value("events.count"), 368);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.count"), 368);
+  EXPECT_EQ(ctx.value("events.timestamp.tof.negative"), 4);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.negative"), 4);
+  EXPECT_EQ(ctx.value("events.timestamp.prevtof.count"), 0);
 }
 
 TEST(CaenModule, WithoutACalibrationFileTheEssNullCalibration) {
