@@ -235,9 +235,16 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
         break;
       }
     }
-    if (!ev.empty() && timeGap(ev, q.c) > params_.matchTimeGapNs) {
-      out.push_back(ev);
-      ev = Event2D{};
+    if (!ev.empty()) {
+      const bool apart = timeGap(ev, q.c) > params_.matchTimeGapNs;
+      // A requeued part never closes the event it belongs to.
+      const bool large = !apart && params_.maxEventHits != 0 && q.requeued == 0 &&
+                         ev.a.hits + ev.b.hits >= params_.maxEventHits;
+      if (apart || large) {
+        bounds_.eventHits += large ? 1 : 0;
+        out.push_back(ev);
+        ev = Event2D{};
+      }
     }
     mergeInto(q.plane == 0 ? ev.a : ev.b, q.c);
   }

@@ -28,6 +28,9 @@ struct StreamingParams {
   size_t maxWaiting = 0;
   /// An open time cluster of this many hits is closed before the next hit joins (a stuck clock).
   size_t maxOpenHits = 0;
+  /// An open event of this many hits (both planes) is formed before the next cluster joins it
+  /// (a stuck clock: every cluster overlaps it, and it would grow until a later hit came).
+  uint32_t maxEventHits = 0;
   /// A flush whose earliest hit is more than this before the builder's latest hit forms what
   /// waits, as the full flush does, and starts the builder anew (a timing reset, a stray time).
   uint64_t stepBackNs = 0;
@@ -38,6 +41,7 @@ struct StreamingBoundStats {
   int64_t stale = 0;    ///< clusters matched before they were ready: staleNs
   int64_t full = 0;     ///< clusters matched before they were ready: maxWaiting
   int64_t openHits = 0; ///< open time clusters closed at maxOpenHits
+  int64_t eventHits = 0; ///< events formed at maxEventHits
   int64_t stepBack = 0; ///< restarts: stepBackNs
   int64_t restarts = 0; ///< restarts asked for by restart()
 };

@@ -31,6 +31,7 @@ TrexCounters::TrexCounters(sdk::ModuleContext &ctx)
       waiting(ctx.gauge("cluster.waiting")), timeFar(ctx.counter("readouts.time_far")),
       stale(ctx.counter("cluster.bound.stale")), full(ctx.counter("cluster.bound.full")),
       openHits(ctx.counter("cluster.bound.open_hits")),
+      eventHits(ctx.counter("cluster.bound.event_hits")),
       timeBack(ctx.counter("cluster.bound.time_back")),
       pulseBack(ctx.counter("cluster.bound.pulse_back")),
       silentPlanes(ctx.gauge("cluster.silent_planes")) {}
@@ -196,11 +197,13 @@ void TrexModule::countBounds() noexcept {
     sum.stale += b.bounds().stale;
     sum.full += b.bounds().full;
     sum.openHits += b.bounds().openHits;
+    sum.eventHits += b.bounds().eventHits;
     sum.stepBack += b.bounds().stepBack;
   }
   counters_.stale.add(sum.stale - counted_.stale);
   counters_.full.add(sum.full - counted_.full);
   counters_.openHits.add(sum.openHits - counted_.openHits);
+  counters_.eventHits.add(sum.eventHits - counted_.eventHits);
   counters_.timeBack.add(sum.stepBack - counted_.stepBack);
   counted_ = sum;
 }

@@ -40,6 +40,7 @@ struct TrexCounters {
   Counter &stale;         ///< cluster.bound.stale: matched early, the builder's time 1 s past
   Counter &full;          ///< cluster.bound.full: matched early, the builder holding too many
   Counter &openHits;      ///< cluster.bound.open_hits: time clusters closed at their hit limit
+  Counter &eventHits;     ///< cluster.bound.event_hits: events formed at their hit limit
   Counter &timeBack;      ///< cluster.bound.time_back: builders restarted, hits 100 ms back
   Counter &pulseBack;     ///< cluster.bound.pulse_back: datagrams whose pulse went back
   Counter &silentPlanes;  ///< cluster.silent_planes (gauge): builder planes without hits
@@ -52,6 +53,7 @@ inline constexpr reduction::StreamingParams kBuilderParams{.clusterTimeGapNs = 5
                                                            .staleNs = 1'000'000'000,
                                                            .maxWaiting = 16384,
                                                            .maxOpenHits = 4096,
+                                                           .maxEventHits = 65536,
                                                            .stepBackNs = 100'000'000};
 
 /// One instance per daemon; process(), tick() and flush() run on the processing thread.

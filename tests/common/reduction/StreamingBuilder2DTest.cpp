@@ -393,6 +393,34 @@ std::vector<Event2D> essFullFlush(const std::vector<Hit> &hits) {
   return out;
 }
 
+// With maxEventHits the stuck clock's open event is formed once it holds that many hits, so
+// events come out while the clock stays stuck (each then refused downstream by its span).
+TEST(StreamingBuilder2DBounds, AStuckClocksOpenEventIsFormedAtItsLimit) {
+  StreamingParams p;
+  p.maxOpenHits = 100;
+  p.maxWaiting = 64;
+  p.maxEventHits = 1000;
+  StreamingBuilder2D b(p);
+  std::vector<Event2D> got;
+  for (int d = 0; d < 1000; ++d) {
+    for (int k = 0; k < 20; ++k) {
+      b.insert(hit(5'000'000, static_cast<uint16_t>(k % 8), k % 2 == 0 ? 0 : 1));
+    }
+    b.flush(got);
+  }
+  ASSERT_GE(got.size(), 15U); // 20 000 hits, about 1000 each
+  for (const Event2D &e : got) {
+    EXPECT_LE(e.a.hits + e.b.hits, 1000U + 50U); // the limit and at most one cluster more
+  }
+  EXPECT_EQ(b.bounds().eventHits, static_cast<int64_t>(got.size()));
+  b.flush(got, true);
+  uint64_t all = 0;
+  for (const Event2D &e : got) {
+    all += e.a.hits + e.b.hits;
+  }
+  EXPECT_EQ(all, 20'000U); // every hit in exactly one event
+}
+
 /// Neutrons every 3 us from t0, 10 a datagram: a hit of plane A, and 40 ns later one of plane B
 /// unless B is dead.
 std::vector<std::vector<Hit>> neutrons(int datagrams, uint64_t t0, bool deadB = false) {
