@@ -393,6 +393,19 @@ std::vector<Event2D> essFullFlush(const std::vector<Hit> &hits) {
   return out;
 }
 
+/// A stuck clock: 1000 datagrams of 20 hits, all at one time, over 8 coordinates and both
+/// planes, each datagram flushed; `after` is called after each flush.
+template <class After> void feedStuckClock(StreamingBuilder2D &b, std::vector<Event2D> &got,
+                                           After after) {
+  for (int d = 0; d < 1000; ++d) {
+    for (int k = 0; k < 20; ++k) {
+      b.insert(hit(5'000'000, static_cast<uint16_t>(k % 8), k % 2 == 0 ? 0 : 1));
+    }
+    b.flush(got);
+    after();
+  }
+}
+
 // With maxEventHits the stuck clock's open event is formed once it holds that many hits, so
 // events come out while the clock stays stuck (each then refused downstream by its span).
 TEST(StreamingBuilder2DBounds, AStuckClocksOpenEventIsFormedAtItsLimit) {
@@ -402,12 +415,7 @@ TEST(StreamingBuilder2DBounds, AStuckClocksOpenEventIsFormedAtItsLimit) {
   p.maxEventHits = 1000;
   StreamingBuilder2D b(p);
   std::vector<Event2D> got;
-  for (int d = 0; d < 1000; ++d) {
-    for (int k = 0; k < 20; ++k) {
-      b.insert(hit(5'000'000, static_cast<uint16_t>(k % 8), k % 2 == 0 ? 0 : 1));
-    }
-    b.flush(got);
-  }
+  feedStuckClock(b, got, [] {});
   ASSERT_GE(got.size(), 15U); // 20 000 hits, about 1000 each
   for (const Event2D &e : got) {
     EXPECT_LE(e.a.hits + e.b.hits, 1000U + 50U); // the limit and at most one cluster more
@@ -510,14 +518,10 @@ TEST(StreamingBuilder2DBounds, AStuckClockClosesTheOpenTimeClusterAtItsLimit) {
   p.maxWaiting = 64;
   StreamingBuilder2D b(p);
   std::vector<Event2D> got;
-  for (int d = 0; d < 1000; ++d) {
-    for (int k = 0; k < 20; ++k) {
-      b.insert(hit(5'000'000, static_cast<uint16_t>(k % 8), k % 2 == 0 ? 0 : 1));
-    }
-    b.flush(got);
+  feedStuckClock(b, got, [&] {
     ASSERT_LE(b.pendingHits(), 200U); // two planes' open time clusters
     ASSERT_LE(b.waitingClusters(), 64U);
-  }
+  });
   EXPECT_EQ(b.bounds().openHits, 2 * (10'000 / 100 - 1)); // per plane, the last stays open
   EXPECT_GT(b.bounds().full, 0);
   b.flush(got, true);
