@@ -31,9 +31,9 @@ kafka::RdKafkaPtr<rd_kafka_t> createConsumer(const ConsumerSettings &settings);
 
 /// One metadata request for a topic: its partition count, or why there is none (yet).
 struct PartitionLookup {
-  int partitions = 0;                             ///< > 0 when the topic is there
+  int partitions = 0;                                   ///< > 0 when the topic is there
   rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR; ///< of the request itself
-  std::string problem;                            ///< when partitions == 0: what to tell the user
+  std::string problem; ///< when partitions == 0: what to tell the user
 };
 
 /// Asks the cluster for `topic`'s partitions, waiting at most `timeoutMs`. A request that timed

@@ -61,8 +61,7 @@ int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const DumpOption
     // Short requests, so that a stop signal is noticed within kMetadataSliceMs; librdkafka keeps
     // connecting in the background, and a broker slower than that is only reported after
     // kMetadataTimeoutMs.
-    const auto lookup =
-        efu::tools::lookupPartitions(rk, topic, options.brokers, kMetadataSliceMs);
+    const auto lookup = efu::tools::lookupPartitions(rk, topic, options.brokers, kMetadataSliceMs);
     if (lookup.err == RD_KAFKA_RESP_ERR__TIMED_OUT &&
         efu::monotonicNs() - startNs < int64_t{kMetadataTimeoutMs} * 1'000'000) {
       continue;
