@@ -455,6 +455,10 @@ TEST_F(ViewIntegration, StopsCleanlyOnSigtermSigintAndStopafter) {
     view->process().signal(sig);
     EXPECT_EQ(view->process().wait(20s), std::optional<int>(0)) << view->output();
   }
+  // A stop asked while it starts (pending when it runs): it still starts, serves and stops.
+  Process early({EFU_VIEW_BIN, "-b", broker_->bootstrap(), "-t", "t_detector", "--http-port", "0"},
+                {SIGTERM});
+  EXPECT_EQ(early.wait(20s), std::optional<int>(0)) << early.output();
   auto view = startView({"--stopafter", "0.3"});
   ASSERT_TRUE(view->serving()) << view->output();
   EXPECT_EQ(view->process().wait(20s), std::optional<int>(0)) << view->output();
