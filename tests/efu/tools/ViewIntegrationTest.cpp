@@ -112,12 +112,22 @@ public:
 
   /// The entry of source `name` in /api/state, or null.
   json source(const std::string &name) const {
-    for (const auto &s : state().value("sources", json::array())) {
+    const json st = state();
+    if (!st.is_object() || !st["sources"].is_array()) {
+      return nullptr;
+    }
+    for (const auto &s : st["sources"]) {
       if (s.value("name", "") == name) {
         return s;
       }
     }
     return nullptr;
+  }
+
+  /// The events of source `name` in the accumulation, -1 before it has any message.
+  int64_t eventsNow(const std::string &name) const {
+    const json s = source(name);
+    return s.is_object() ? s.value("events", int64_t{0}) : -1;
   }
 
   /// Polls until source `name` has `events` events in the accumulation.
@@ -133,6 +143,11 @@ private:
   std::string address_;
   uint16_t port_ = 0;
 };
+
+/// The "error" of an answer, "" when there is none (or no JSON object).
+std::string errorText(const json &answer) {
+  return answer.is_object() ? answer.value("error", std::string()) : std::string();
+}
 
 std::span<const uint8_t> bytesOf(const std::vector<int32_t> &v) {
   return {reinterpret_cast<const uint8_t *>(v.data()), v.size() * sizeof(int32_t)};
@@ -220,7 +235,7 @@ TEST_F(ViewIntegration, ImageTofMonitorsAndHealthFromEveryKindOfMessage) {
   ASSERT_TRUE(eventually([&] {
     const json s = view->state();
     return s["monitors"].size() == 1 && s["health"]["counters"].size() == 1 &&
-           s["health"]["services"].size() == 1 && view->source("tiny").value("events", 0) == 9;
+           s["health"]["services"].size() == 1 && view->eventsNow("tiny") == 9;
   })) << view->state().dump(1);
 
   const json state = view->state();
@@ -353,12 +368,12 @@ TEST_F(ViewIntegration, RegionsGateAndControls) {
   EXPECT_EQ(view->post("/api/control", R"({"action":"window","seconds":5})"), json({{"ok", true}}));
   EXPECT_EQ(view->state()["control"]["window_s"], 5);
   const json refused = view->post("/api/control", R"({"action":"window","seconds":0.5})", 400);
-  EXPECT_NE(refused.value("error", "").find("window"), std::string::npos) << refused;
+  EXPECT_NE(errorText(refused).find("window"), std::string::npos) << refused;
 
   // Regions go by id: once.
   EXPECT_EQ(view->del("/api/roi?id=" + id), json({{"ok", true}}));
   EXPECT_TRUE(view->state()["rois"].empty());
-  EXPECT_NE(view->del("/api/roi?id=" + id, 404).value("error", ""), "");
+  EXPECT_NE(errorText(view->del("/api/roi?id=" + id, 404)), "");
   view->get("/api/tof?source=tiny&roi=" + id, 404);
 }
 
@@ -367,7 +382,7 @@ TEST_F(ViewIntegration, BadRequestsAreRefusedWithTheirReason) {
   const auto view = startView();
   ASSERT_TRUE(view->serving());
   ASSERT_TRUE(view->eventsReach("tiny", 9));
-  const auto errorOf = [](const json &answer) { return answer.value("error", std::string()); };
+  const auto errorOf = [](const json &answer) { return errorText(answer); };
 
   // Unknown paths and things.
   EXPECT_EQ(errorOf(view->get("/nope", 404)), "not found: GET /nope");
