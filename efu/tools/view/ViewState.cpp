@@ -458,13 +458,15 @@ struct ViewState::Impl {
   }
 
   void advanceSeconds(int64_t nowNs) {
-    size_t closed = 0;
-    while (nowNs >= secondStartNs + kSecondNs) {
+    const int64_t nowSecondNs = nowNs - nowNs % kSecondNs;
+    if (nowSecondNs - secondStartNs > static_cast<int64_t>(config.historyS + 1) * kSecondNs) {
+      // A long silence (a suspended process, a clock step): the second with counts, then only
+      // the last historyS seconds of zeros.
       closeSecond();
-      // A long silence (a suspended process, a clock step): the history is all zeros by now.
-      if (++closed > config.historyS + 1) {
-        secondStartNs = nowNs - nowNs % kSecondNs;
-      }
+      secondStartNs = nowSecondNs - static_cast<int64_t>(config.historyS) * kSecondNs;
+    }
+    while (secondStartNs < nowSecondNs) {
+      closeSecond();
     }
   }
 
