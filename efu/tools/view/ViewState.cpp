@@ -433,11 +433,11 @@ struct ViewState::Impl {
       if (stride() == 1) {
         addInto(s.image, f.image);
       } else {
-        // The gated counts go to the gate's totals now: the gate image is not windowed.
+        // The gated counts go to the gate's totals now: the gate image is not windowed. The
+        // frame is cleared before it is filled again, so they are not counted twice.
         for (size_t i = 0; i < s.image.size(); ++i) {
           s.image[i] += f.image[2 * i];
           s.gated[i] += f.image[2 * i + 1];
-          f.image[2 * i + 1] = 0;
         }
       }
       addInto(s.tof, f.tof);
