@@ -340,10 +340,13 @@ Json stringOrNull(const Json &decoded, const char *key) {
 } // namespace
 
 struct ViewState::Impl {
-  explicit Impl(ViewConfig c)
-      : config(std::move(c)), binNs(tofBinWidth(config.tofMaxNs, config.tofBins)), divider(binNs) {
+  explicit Impl(ViewConfig c) : config(std::move(c)) {
+    // The program checks its options; here only what the binning relies on: every time in
+    // [0, tofMaxNs) falls in one of tofBins bins.
     config.tofBins = std::max<uint32_t>(config.tofBins, 1);
     config.tofMaxNs = std::max<int64_t>(config.tofMaxNs, 1);
+    binNs = tofBinWidth(config.tofMaxNs, config.tofBins);
+    divider = TofDivider(binNs);
     if (!(config.windowS >= 1.0 && config.windowS <= kMaxWindowS)) {
       config.windowS = 0.0;
     }
@@ -354,8 +357,8 @@ struct ViewState::Impl {
   }
 
   ViewConfig config;
-  int64_t binNs;
-  TofDivider divider;
+  int64_t binNs = 1;
+  TofDivider divider{1};
   mutable std::mutex mutex;
 
   // The clock: the accumulation's start, the frame being filled, the second being counted.
@@ -690,8 +693,7 @@ struct ViewState::Impl {
     }
   }
 
-  void ingestDa00(std::string_view topic, const Json &decoded, int64_t nowNs) {
-    (void)nowNs;
+  void ingestDa00(std::string_view topic, const Json &decoded) {
     const std::string name = decoded.value("source_name", Json()).is_string()
                                  ? decoded.at("source_name").get<std::string>()
                                  : std::string();
@@ -930,7 +932,7 @@ void ViewState::ingest(std::string_view topic, std::span<const uint8_t> payload,
   }
   try {
     if (identifier == "da00") {
-      m.ingestDa00(topic, *decoded, nowNs);
+      m.ingestDa00(topic, *decoded);
     } else if (identifier == "f144") {
       m.ingestF144(topic, *decoded);
     } else {

@@ -127,6 +127,24 @@ TEST(ViewState, TofBinsNegativeAndAboveTheRange) {
   EXPECT_FALSE(view.tof("nosuch", std::nullopt).has_value());
 }
 
+TEST(ViewState, AConfigOutsideTheOptionsRangesIsMadeSafe) {
+  auto config = smallConfig();
+  config.tofBins = 0;
+  config.windowS = -5;
+  ViewState view(config);
+  feed(view, events("caen", 0, {1, 1}, {0, 99}), kT0);
+  const auto tof = view.tof("caen", std::nullopt);
+  ASSERT_TRUE(tof.has_value());
+  EXPECT_EQ(tof->bins, std::vector<uint64_t>{2}); // one bin of 100 ns
+  EXPECT_EQ(tof->binNs, 100);
+  EXPECT_EQ(view.state(kT0).at("control").at("window_s"), 0.0);
+  config.tofMaxNs = 0;
+  ViewState tiny(config);
+  feed(tiny, events("caen", 0, {1, 1}, {0, 1}), kT0);
+  EXPECT_EQ(tiny.tof("caen", std::nullopt)->bins, std::vector<uint64_t>{1});
+  EXPECT_EQ(tiny.tof("caen", std::nullopt)->aboveRange, 1U);
+}
+
 TEST(ViewState, AWindowDropsTheFramesThatLeaveIt) {
   auto config = smallConfig();
   config.windowS = 10; // frames of 1 s
