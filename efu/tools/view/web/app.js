@@ -18,6 +18,7 @@
     drawn: null,          // the last image drawn: {seq, source, gated, width, height, sum, max}
     imageDrawn: new Promise((resolve) => { resolveImageDrawn = resolve; }),
     tof: null,            // the last spectra fetched: {source, main, rois: {id: spectrum}}
+    tofPlot: null,        // the spectrum's plot box (CSS px of #tof-canvas) and its x range in ns
     // Canvas CSS pixel -> detector pixel of the image canvas (what the page draws where).
     transform: () => imageTransform(),
     canvasToPixel: (cx, cy) => canvasToPixel(cx, cy),
@@ -615,7 +616,10 @@
     sx *= view.zoom;
     sy *= view.zoom;
     const cx = view.cx ?? img.width / 2, cy = view.cy ?? img.height / 2;
-    return { scaleX: sx, scaleY: sy, offX: w / 2 - cx * sx, offY: h / 2 - cy * sy, cssWidth: w, cssHeight: h };
+    return {
+      scaleX: sx, scaleY: sy, offX: w / 2 - cx * sx, offY: h / 2 - cy * sy, cssWidth: w, cssHeight: h,
+      dpr: window.devicePixelRatio || 1,
+    };
   }
   function canvasToPixel(px, py) {
     const t = imageTransform();
@@ -902,6 +906,7 @@
     const box = { x: 52, y: 6, w: w - 62, h: h - 34 };
     const { xmap, ymap } = frame(ctx, box, xr, yr, { ylog: log, xTitle: `time of flight [${unitName()}]` });
     tofGeom = { box, xr, xmap, binNs, series, unit };
+    efuView.tofPlot = { x: box.x, y: box.y, w: box.w, h: box.h, minNs: xr[0] * unit, maxNs: xr[1] * unit };
     const x0 = (i) => xmap(Math.min(i * binNs, nBins * main.bin_ns) / unit);
     ctx.save();
     ctx.beginPath();
