@@ -24,6 +24,8 @@ struct ViewConfig {
   double windowS = 0.0;                  ///< --window: 0 = since the start or last reset
   uint32_t historyS = 300;               ///< rate history kept, seconds
   size_t maxSources = 64;                ///< ev44 or da00 sources; more are counted, not kept
+  std::string bootstrap;                 ///< -b, for state()'s "broker"
+  std::vector<std::string> topics;       ///< -t, for state()'s "broker" (empty: the topics seen)
 };
 
 /// A picture's counts for the page: row-major, width * height, y = 0 the top row.
