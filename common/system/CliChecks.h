@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// CLI11 validators every program shares: finite numbers, regular files, non-empty values.
+// CLI11 validators every program shares: finite numbers, regular files, non-empty values,
+// key=value settings.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -49,5 +50,14 @@ inline const CLI::Validator kNotEmpty(
       return {};
     },
     "NOT_EMPTY");
+
+/// A librdkafka property as kcat's -X takes it: key=value with a key (the value may be empty).
+/// No description: the option's type name (KEY=VALUE) says it in --help.
+inline const CLI::Validator kKeyValue(
+    [](std::string &text) -> std::string {
+      const auto eq = text.find('=');
+      return eq == std::string::npos || eq == 0 ? "'" + text + "' is not key=value" : "";
+    },
+    "");
 
 } // namespace efu::cli

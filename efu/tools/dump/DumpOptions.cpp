@@ -3,6 +3,7 @@
 #include "efu/tools/dump/DumpOptions.h"
 
 #include "common/system/CliAliases.h"
+#include "common/system/CliChecks.h"
 #include "common/system/Log.h"
 #include "efu/tools/dump/Image.h"
 #include "efu/tools/dump/TofHistogram.h"
@@ -33,13 +34,7 @@ void addDumpOptions(CLI::App &app, DumpOptions &options) {
                "At the end, print counts and messages/s, events/s, bytes/s to stderr");
   app.add_option("-X", options.settings,
                  "librdkafka consumer setting key=value (repeatable, as in kcat)")
-      ->check(
-          [](const std::string &value) {
-            const auto eq = value.find('=');
-            return eq == std::string::npos || eq == 0 ? "'" + value + "' is not key=value"
-                                                      : std::string();
-          },
-          "")
+      ->check(efu::cli::kKeyValue)
       ->type_name("KEY=VALUE");
   app.add_option("-l,--log-level", options.logLevel, std::string("One of: ") + efu::kLogLevels)
       ->capture_default_str();

@@ -5,6 +5,7 @@
 #include "common/system/Log.h"
 #include "common/system/StopSignals.h"
 #include "common/time/Time.h"
+#include "efu/tools/dump/Consumer.h"
 #include "efu/tools/dump/Da00Chart.h"
 #include "efu/tools/dump/Decode.h"
 #include "efu/tools/dump/DumpOptions.h"
@@ -45,69 +46,30 @@ constexpr int64_t kTopicRetryNs = 500 * efu::kNsPerMs;
 
 using efu::tools::DumpOptions;
 
-using efu::kafka::logToSpdlog;
 template <typename T> using KafkaPtr = efu::kafka::RdKafkaPtr<T>;
 
 KafkaPtr<rd_kafka_t> createConsumer(const DumpOptions &options) {
-  rd_kafka_conf_t *conf = rd_kafka_conf_new();
-  char errstr[512];
-  auto set = [&](const std::string &key, const std::string &value, const std::string &origin) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), errstr, sizeof(errstr)) !=
-        RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      throw std::runtime_error(origin + " '" + key + "=" + value + "': " + errstr);
-    }
-  };
-  set("bootstrap.servers", options.brokers, "-b/--broker");
-  set("client.id", "efu-dump", "default");
-  // Partitions are assigned directly and nothing is committed; librdkafka still wants a group.
-  set("group.id", "efu-dump-" + std::to_string(getpid()), "default");
-  set("enable.auto.commit", "false", "default");
-  set("enable.auto.offset.store", "false", "default");
-  // If the broker trimmed the log under us (efu-broker keeps ~5 MiB), lose as little as possible.
-  set("auto.offset.reset", "earliest", "default");
-  for (const auto &setting : options.settings) {
-    const auto eq = setting.find('=');
-    set(setting.substr(0, eq), setting.substr(eq + 1), "-X");
-  }
-  rd_kafka_conf_set_log_cb(conf, logToSpdlog);
-  rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-  if (rk == nullptr) {
-    rd_kafka_conf_destroy(conf);
-    throw std::runtime_error(std::string("cannot create Kafka consumer: ") + errstr);
-  }
-  return KafkaPtr<rd_kafka_t>(rk);
+  return efu::tools::createConsumer({options.brokers, "efu-dump", options.settings, nullptr});
 }
 
 /// Partition count of `topic`; waits while the topic does not exist (yet) or the broker is
 /// unreachable, until a stop signal or `timeoutS` (0 = forever). Returns 0 when giving up.
 int waitForPartitions(rd_kafka_t *rk, const std::string &topic, const DumpOptions &options) {
-  KafkaPtr<rd_kafka_topic_t> rkt(rd_kafka_topic_new(rk, topic.c_str(), nullptr));
   const int64_t startNs = efu::monotonicNs();
   bool reported = false;
   while (efu::stopSignal() == 0) {
-    const rd_kafka_metadata_t *raw = nullptr;
     // Short requests, so that a stop signal is noticed within kMetadataSliceMs; librdkafka keeps
     // connecting in the background, and a broker slower than that is only reported after
     // kMetadataTimeoutMs.
-    const auto err = rd_kafka_metadata(rk, 0, rkt.get(), &raw, kMetadataSliceMs);
-    KafkaPtr<const rd_kafka_metadata_t> md(raw);
-    std::string problem;
-    if (err == RD_KAFKA_RESP_ERR__TIMED_OUT &&
+    const auto lookup = efu::tools::lookupPartitions(rk, topic, options.brokers, kMetadataSliceMs);
+    if (lookup.err == RD_KAFKA_RESP_ERR__TIMED_OUT &&
         efu::monotonicNs() - startNs < int64_t{kMetadataTimeoutMs} * 1'000'000) {
       continue;
     }
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      problem =
-          std::string("cannot get metadata from ") + options.brokers + ": " + rd_kafka_err2str(err);
-    } else if (md->topic_cnt != 1 || md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      problem = "topic '" + topic + "': " +
-                (md->topic_cnt == 1 ? rd_kafka_err2str(md->topics[0].err) : "not in metadata");
-    } else if (md->topics[0].partition_cnt > 0) {
-      return md->topics[0].partition_cnt;
-    } else {
-      problem = "topic '" + topic + "' has no partitions yet";
+    if (lookup.partitions > 0) {
+      return lookup.partitions;
     }
+    const std::string &problem = lookup.problem;
     const int64_t waitedNs = efu::monotonicNs() - startNs;
     if (options.timeoutS > 0 &&
         static_cast<double>(waitedNs) >= options.timeoutS * static_cast<double>(efu::kNsPerSec)) {

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// efu-view's Kafka reader thread (librdkafka's C API).
+#include "efu/tools/view/KafkaReader.h"
+
+#include "common/time/Time.h"
+#include "efu/tools/dump/Consumer.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <span>
+
+namespace efu::tools::view {
+
+namespace {
+
+constexpr int kPollMs = 50;
+constexpr int64_t kTickNs = 50 * kNsPerMs;         // ViewState wants one at least every 100 ms
+constexpr int kMetadataSliceMs = 50;               // one lookup; keeps the ticks coming
+constexpr int64_t kLookupEveryNs = 500 * kNsPerMs; // a missing topic is asked for again
+constexpr int64_t kQuietNs = 2 * kNsPerSec;        // lookups that merely time out, not reported
+
+} // namespace
+
+KafkaReader::KafkaReader(ReaderOptions options, ViewState &state)
+    : options_(std::move(options)), state_(state) {
+  rk_ = createConsumer(
+      {options_.brokers, "efu-view", options_.settings, [this](rd_kafka_conf_t *conf) {
+         char errstr[256];
+         // The broker's state for the page, from the statistics; -X may override the interval.
+         rd_kafka_conf_set(conf, "statistics.interval.ms", "1000", errstr, sizeof(errstr));
+         rd_kafka_conf_set_opaque(conf, this);
+         rd_kafka_conf_set_error_cb(conf, &KafkaReader::onError);
+         rd_kafka_conf_set_stats_cb(conf, &KafkaReader::onStats);
+       }});
+  // Error and statistics callbacks are served by rd_kafka_consumer_poll() on the reader thread.
+  rd_kafka_poll_set_consumer(rk_.get());
+  pending_ = options_.topics;
+  std::sort(pending_.begin(), pending_.end());
+  pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
+}
+
+KafkaReader::~KafkaReader() {
+  stop();
+  rd_kafka_consumer_close(rk_.get());
+}
+
+void KafkaReader::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void KafkaReader::stop() {
+  stop_ = true;
+  if (thread_.joinable()) {
+    thread_.join();
+  }
+}
+
+void KafkaReader::onError(rd_kafka_t * /*rk*/, int err, const char *reason, void *opaque) {
+  auto *self = static_cast<KafkaReader *>(opaque);
+  const int64_t nowNs = realtimeNs();
+  if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) {
+    spdlog::warn("Kafka: {}; reading resumes when a broker is back", reason);
+    self->connected_ = false;
+  }
+  // One connection's trouble (librdkafka reconnects by itself) is shown, not taken as down.
+  self->state_.setBroker(self->connected_, reason, nowNs);
+}
+
+int KafkaReader::onStats(rd_kafka_t * /*rk*/, char *json, size_t length, void *opaque) {
+  auto *self = static_cast<KafkaReader *>(opaque);
+  const auto stats = nlohmann::json::parse(json, json + length, nullptr, false);
+  if (stats.is_discarded() || !stats.contains("brokers") || !stats["brokers"].is_object()) {
+    return 0;
+  }
+  bool up = false;
+  for (const auto &broker : stats["brokers"]) {
+    up = up || (broker.is_object() && broker.value("state", "") == "UP");
+  }
+  if (up && !self->connected_) {
+    spdlog::info("Kafka: connected to {}", self->options_.brokers);
+    self->connected_ = true;
+    self->state_.setBroker(true, "", realtimeNs());
+  } else if (!up && self->connected_) {
+    self->connected_ = false;
+    self->state_.setBroker(false, "no connection to any broker of " + self->options_.brokers,
+                           realtimeNs());
+  }
+  return 0; // librdkafka frees the text
+}
+
+void KafkaReader::tickIfDue() {
+  const int64_t nowNs = monotonicNs();
+  if (nowNs - lastTickNs_ >= kTickNs) {
+    lastTickNs_ = nowNs;
+    state_.tick(realtimeNs());
+  }
+}
+
+void KafkaReader::assignPending(int64_t startNs) {
+  const int64_t offset =
+      options_.from == "beginning" ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
+  for (auto it = pending_.begin(); it != pending_.end() && !stop_;) {
+    const std::string &topic = *it;
+    const auto lookup = lookupPartitions(rk_.get(), topic, options_.brokers, kMetadataSliceMs);
+    tickIfDue();
+    if (lookup.partitions == 0) {
+      const bool quiet =
+          lookup.err == RD_KAFKA_RESP_ERR__TIMED_OUT && monotonicNs() - startNs < kQuietNs;
+      if (!quiet && std::find(reported_.begin(), reported_.end(), topic) == reported_.end()) {
+        spdlog::warn("{}; trying again every {} ms", lookup.problem, kLookupEveryNs / kNsPerMs);
+        reported_.push_back(topic);
+      }
+      ++it;
+      continue;
+    }
+    kafka::RdKafkaPtr<rd_kafka_topic_partition_list_t> list(
+        rd_kafka_topic_partition_list_new(lookup.partitions));
+    for (int p = 0; p < lookup.partitions; ++p) {
+      rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p)->offset = offset;
+    }
+    // Adds to what is assigned already (no group: librdkafka allows it outside a rebalance).
+    if (rd_kafka_error_t *error = rd_kafka_incremental_assign(rk_.get(), list.get())) {
+      spdlog::error("cannot assign the partitions of {}: {}", topic, rd_kafka_error_string(error));
+      rd_kafka_error_destroy(error);
+      ++it;
+      continue;
+    }
+    spdlog::info("reading {} ({} partition{}) from the {}", topic, lookup.partitions,
+                 lookup.partitions == 1 ? "" : "s", options_.from);
+    if (!connected_) {
+      connected_ = true;
+      state_.setBroker(true, "", realtimeNs());
+    }
+    it = pending_.erase(it);
+  }
+}
+
+void KafkaReader::run() {
+  const int64_t startNs = monotonicNs();
+  int64_t lastLookupNs = startNs - kLookupEveryNs;
+  state_.tick(realtimeNs());
+  lastTickNs_ = startNs;
+  while (!stop_) {
+    if (!pending_.empty() && monotonicNs() - lastLookupNs >= kLookupEveryNs) {
+      assignPending(startNs);
+      lastLookupNs = monotonicNs();
+    }
+    kafka::RdKafkaPtr<rd_kafka_message_t> msg(rd_kafka_consumer_poll(rk_.get(), kPollMs));
+    if (msg && msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      const auto *payload = static_cast<const uint8_t *>(msg->payload);
+      state_.ingest(rd_kafka_topic_name(msg->rkt),
+                    std::span<const uint8_t>(payload, payload == nullptr ? 0 : msg->len),
+                    realtimeNs());
+      lastMessageError_.clear();
+      if (!connected_) {
+        connected_ = true;
+        state_.setBroker(true, "", realtimeNs());
+      }
+    } else if (msg && msg->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+      std::string error = rd_kafka_message_errstr(msg.get());
+      if (error != lastMessageError_) {
+        spdlog::warn("consumer: {}", error);
+        lastMessageError_ = std::move(error);
+      }
+    }
+    tickIfDue();
+  }
+}
+
+} // namespace efu::tools::view

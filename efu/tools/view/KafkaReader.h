@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// efu-view's Kafka reader: one thread that consumes the topics into a ViewState.
+#pragma once
+
+#include "common/kafka/RdKafka.h"
+#include "efu/tools/view/ViewState.h"
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace efu::tools::view {
+
+/// What the reader reads, from the command line.
+struct ReaderOptions {
+  std::string brokers;
+  std::vector<std::string> topics;
+  std::string from = "end";          ///< "beginning" or "end" of each partition
+  std::vector<std::string> settings; ///< -X key=value
+};
+
+/// Consumes every partition of the topics (assigned directly, no consumer group, nothing
+/// committed, as efu-dump) on a thread of its own: each message goes to ViewState::ingest(), and
+/// ViewState::tick() runs at least every 100 ms with or without messages. A topic that does not
+/// exist yet is looked up again every half second (said once in the log) and read from --from
+/// once it appears. The broker's state goes to ViewState::setBroker(): librdkafka's error
+/// callback says when every broker is down, its statistics (once a second) when one is up again.
+class KafkaReader {
+public:
+  /// Creates the consumer; throws std::runtime_error naming a setting librdkafka refused.
+  KafkaReader(ReaderOptions options, ViewState &state);
+  /// Stops and joins the thread, closes the consumer.
+  ~KafkaReader();
+  KafkaReader(const KafkaReader &) = delete;
+  KafkaReader &operator=(const KafkaReader &) = delete;
+
+  void start();
+  /// Asks the thread to stop and waits for it (at most one poll, 50 ms, plus a metadata request).
+  void stop();
+
+private:
+  static void onError(rd_kafka_t *rk, int err, const char *reason, void *opaque);
+  static int onStats(rd_kafka_t *rk, char *json, size_t length, void *opaque);
+  void run();
+  /// Looks up the topics not assigned yet; assigns the partitions of those that exist now.
+  void assignPending(int64_t startNs);
+  void tickIfDue();
+
+  ReaderOptions options_;
+  ViewState &state_;
+  kafka::RdKafkaPtr<rd_kafka_t> rk_;
+  std::vector<std::string> pending_;  ///< topics without partitions yet
+  std::vector<std::string> reported_; ///< pending topics already warned about
+  std::string lastMessageError_;
+  int64_t lastTickNs_ = 0; ///< monotonic
+  bool connected_ = false; ///< as last told to the state (reader thread only)
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+} // namespace efu::tools::view
