@@ -372,10 +372,11 @@ def run(a, chromium, chromedriver, config, work, procs, drivers):
     procs["chromedriver"] = Proc("chromedriver", [chromedriver, f"--port={wd_port}"], work)
     wd = WebDriver(f"http://127.0.0.1:{wd_port}")
     eventually(lambda: wd.call("GET", "/status", timeout=5)["ready"], "chromedriver", timeout=30)
-    profile = os.path.join(work, "chromium-profile")
-    wd.session(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                          "--window-size=1400,1000", "--force-device-scale-factor=1",
-                          "--hide-scrollbars", f"--user-data-dir={profile}"])
+    def browser_args(profile):
+        return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--force-device-scale-factor=1", "--hide-scrollbars",
+                f"--user-data-dir={os.path.join(work, profile)}"]
+    wd.session(chromium, browser_args("profile-1"))
     drivers.append(wd)
     wd.viewport(1400, 1000)
     wd.go(url)
@@ -426,6 +427,17 @@ def run(a, chromium, chromedriver, config, work, procs, drivers):
     eventually(lambda: roi_row_counts(wd, roi["id"]) == (want, f"{want:,}"),
                f"#roi-list row {roi['id']} to show {want:,} (truth in {rect_text(roi)})", timeout=30)
     log(f"region {roi['id']} {rect_text(roi)}: row shows the truth, {want:,} events")
+    # A second browser at the same time sees the same region and count (no per-client state).
+    wd2 = WebDriver(wd.base)
+    wd2.session(chromium, browser_args("profile-2"))
+    drivers.append(wd2)
+    wd2.viewport(1100, 800)
+    wd2.go(url)
+    eventually(lambda: roi_row_counts(wd2, roi["id"]) == (want, f"{want:,}"),
+               f"a second browser's #roi-list row {roi['id']} to show {want:,}", timeout=30)
+    wd2.quit()
+    drivers.remove(wd2)
+    log("a second browser shows the same region and count")
     wd.js("window.scrollTo(0, 0)")
     with open(os.path.join(a.out, "page-run1-roi.png"), "wb") as f:
         f.write(wd.screenshot())
@@ -542,9 +554,17 @@ def canvas_rect(wd, css):
 def compare_canvas(wd, out, name, counts, width, height, first):
     """Screenshot of #image-canvas; each screen pixel black <=> no count in what it shows."""
     wd.js("document.getElementById('image-tip').hidden = true")
-    t = wd.js("return window.efuView.transform()")
+
+    # The page's transform before and after the screenshot: the same, or the layout moved
+    # meanwhile (a resize redraws) and the screenshot is taken again.
+    def shot():
+        before = wd.js("return [window.efuView.transform(), window.efuView.drawn.imageSeq]")
+        png = wd.screenshot("#image-canvas")
+        after = wd.js("return [window.efuView.transform(), window.efuView.drawn.imageSeq]")
+        return (before[0], png) if before == after else None
+    t, png = eventually(shot, "a screenshot of the image canvas while the page holds still",
+                        timeout=30)
     rois = wd.js("return window.efuView.lastState.rois")
-    png = wd.screenshot("#image-canvas")
     with open(os.path.join(out, f"{name}.png"), "wb") as f:
         f.write(png)
     cw, ch, bpp, rows = decode_png(png)

@@ -446,7 +446,7 @@
     }
     span = Math.ceil(span / 10) * 10;
     $('history-span').textContent = span;
-    const box = { x: 44, y: 4, w: w - 52, h: h - 20 };
+    const box = { x: 48, y: 4, w: w - 66, h: h - 20 };
     const { xmap, ymap } = frame(ctx, box, [-span, 0], [0, ymax * 1.1],
       { xLabel: (v) => (v === 0 ? 'now' : `${v} s`), xTickPx: 80 });
     sources.forEach((s, i) => {
@@ -511,7 +511,7 @@
     for (const v of vars) for (const y of v[ui.monMode]) ymax = Math.max(ymax, y);
     const unit = axis ? monitorUnit(m) : '';
     const scale = axis && axis.unit === 'ns' ? { ms: 1e6, 'µs': 1e3 }[unit] || 1 : 1;
-    const box = { x: 40, y: 3, w: w - 46, h: h - 17 };
+    const box = { x: 40, y: 3, w: w - 52, h: h - 17 };
     const xr = [xs(0) / scale, xEnd / scale];
     if (!(xr[1] > xr[0])) xr[1] = xr[0] + 1;
     const { xmap, ymap } = frame(ctx, box, xr, [0, ymax * 1.1],
