@@ -312,7 +312,8 @@ def main():
               "Debian: apt-get install chromium chromium-driver)")
         return SKIP
     if not chromedriver or not os.access(chromedriver, os.X_OK):
-        print("SKIP: no chromedriver on PATH (Debian: apt-get install chromium-driver)")
+        print(f"SKIP: no chromedriver ({chromedriver or 'not on PATH'}; Debian: apt-get install "
+              "chromium-driver)")
         return SKIP
 
     os.makedirs(a.out, exist_ok=True)
@@ -489,6 +490,17 @@ def run(a, chromium, chromedriver, config, work, procs, drivers):
                "no banner while efu publishes", timeout=30)
     with open(os.path.join(a.out, "page.png"), "wb") as f:
         f.write(wd.screenshot())
+
+    # the region's delete button and "Clear gate": gone from /api/state and from the page
+    wd.click(f"#roi-list tr[data-roi-id='{roi['id']}'] button")
+    eventually(lambda: wd.js("return window.efuView.lastState.rois.length === 0 && "
+                             "!document.querySelector('#roi-list tr')"),
+               "the region to be deleted", timeout=20)
+    wd.click("#btn-clear-gate")
+    eventually(lambda: wd.js("return window.efuView.lastState.gate === null && "
+                             "document.getElementById('show-gated').disabled"),
+               "the gate to be cleared", timeout=20)
+    log("region deleted and gate cleared from the page")
 
     # 6. the banner: efu stops (no more messages), then efu-view stops (no answer)
     procs["efu"].stop()
