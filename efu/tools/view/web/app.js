@@ -18,6 +18,7 @@
     drawn: null,          // the last image drawn: {seq, source, gated, width, height, sum, max}
     imageDrawn: new Promise((resolve) => { resolveImageDrawn = resolve; }),
     tof: null,            // the last spectra fetched: {source, main, rois: {id: spectrum}}
+    tofPlot: null,        // the spectrum's plot box (CSS px of #tof-canvas) and its x range in ns
     // Canvas CSS pixel -> detector pixel of the image canvas (what the page draws where).
     transform: () => imageTransform(),
     canvasToPixel: (cx, cy) => canvasToPixel(cx, cy),
@@ -345,18 +346,60 @@
   }
 
   // ---------------------------------------------------------------- regions
+  // Updates a table body in place, one row per key: rows and cells are only touched when their
+  // content changes, so hover titles stay up and a click on a button is not lost to a redraw.
+  // cells(item): [{h: html, c: class, t: title, v: data-value}]
+  function syncRows(tbody, items, keyOf, cells, rowClass = () => '', rowData = () => ({})) {
+    const old = new Map();
+    for (const tr of [...tbody.children]) {
+      if (tr.dataset.key === undefined) tr.remove(); else old.set(tr.dataset.key, tr);
+    }
+    let prev = null;
+    for (const item of items) {
+      const key = String(keyOf(item));
+      let tr = old.get(key);
+      old.delete(key);
+      if (!tr) {
+        tr = document.createElement('tr');
+        tr.dataset.key = key;
+        Object.assign(tr.dataset, rowData(item));
+      }
+      const cs = cells(item);
+      while (tr.children.length < cs.length) tr.appendChild(document.createElement('td'));
+      while (tr.children.length > cs.length) tr.lastChild.remove();
+      cs.forEach((c, k) => {
+        const td = tr.children[k];
+        if (td.dataset.h !== c.h) { td.innerHTML = c.h; td.dataset.h = c.h; }
+        if (td.className !== (c.c || '')) td.className = c.c || '';
+        if (td.title !== (c.t || '')) td.title = c.t || '';
+        if (c.v !== undefined && td.dataset.value !== String(c.v)) td.dataset.value = String(c.v);
+      });
+      const cls = rowClass(item);
+      if (tr.className !== cls) tr.className = cls;
+      const at = prev ? prev.nextSibling : tbody.firstChild;
+      if (at !== tr) tbody.insertBefore(tr, at);
+      prev = tr;
+    }
+    for (const tr of old.values()) tr.remove();
+  }
+  function placeholderRow(tbody, cols, text) {
+    tbody.innerHTML = `<tr><td colspan="${cols}" class="dim">${esc(text)}</td></tr>`;
+  }
+
   function renderRois(st) {
     const rois = st.rois || [];
-    const body = $('roi-list');
-    body.innerHTML = rois.map((r) => `<tr data-roi-id="${r.id}">
-      <td><span class="swatch" style="background:${roiColour(r.id)}"></span></td>
-      <td class="num">${r.id}${r.source !== ui.source ? ` <span class="dim">(${esc(r.source)})</span>` : ''}</td>
-      <td class="num">${r.x0}–${r.x1 - 1}</td><td class="num">${r.y0}–${r.y1 - 1}</td>
-      <td class="num roi-counts" data-value="${r.counts}">${fmtInt(r.counts)}</td>
-      <td class="num roi-rate">${fmtNum(r.events_per_s)}</td>
-      <td class="r"><button class="x" data-delete="${r.id}" title="Delete region ${r.id}">✕</button></td></tr>`).join('');
+    syncRows($('roi-list'), rois, (r) => r.id, (r) => [
+      { h: `<span class="swatch" style="background:${roiColour(r.id)}"></span>` },
+      { h: `${r.id}${r.source !== ui.source ? ` <span class="dim">(${esc(r.source)})</span>` : ''}`, c: 'num' },
+      { h: `${r.x0}–${r.x1 - 1}`, c: 'num', t: `x in [${r.x0}, ${r.x1})` },
+      { h: `${r.y0}–${r.y1 - 1}`, c: 'num', t: `y in [${r.y0}, ${r.y1})` },
+      { h: fmtInt(r.counts), c: 'num roi-counts', v: r.counts, t: `since ${clock(st.control && st.control.since_ns)}` },
+      { h: fmtNum(r.events_per_s), c: 'num roi-rate', t: 'events in the region in the last closed second' },
+      { h: `<button class="x" data-delete="${r.id}" title="Delete region ${r.id}">✕</button>`, c: 'r' },
+    ], () => '', (r) => ({ roiId: String(r.id) }));
     $('roi-empty').hidden = rois.length > 0;
   }
+
   $('roi-list').addEventListener('click', async (ev) => {
     const id = ev.target.dataset && ev.target.dataset.delete;
     if (!id) return;
@@ -371,14 +414,24 @@
 
   // ---------------------------------------------------------------- sources and rates
   function renderSources(st) {
-    $('sources-list').innerHTML = (st.sources || []).map((s, i) => `<tr>
-      <td title="topic ${esc(s.topic)}; ${fmtInt(s.negative_tof)} events with a negative TOF, ${fmtInt(s.tof_above_range)} at or above the TOF range, ${fmtInt(s.outside_image)} outside the image"><span class="swatch" style="background:${SOURCE_COLOURS[i % SOURCE_COLOURS.length]}"></span> ${esc(s.name)}${s.negative_tof ? ` <span class="badge">tof&lt;0 ${fmtInt(s.negative_tof)}</span>` : ''}${s.outside_image ? ` <span class="badge">off image ${fmtInt(s.outside_image)}</span>` : ''}</td>
-      <td class="num" title="in the accumulation; ${fmtInt(s.events_total)} since start">${fmtInt(s.events)}</td>
-      <td class="num">${fmtNum(s.events_per_s)}</td>
-      <td class="num">${fmtNum(s.pulses_per_s)}</td>
-      <td class="num" title="reference_time of the last pulse">${clock(s.last_pulse_ns, true)}</td>
-      <td class="num${s.message_id_gaps > 0 || s.message_id_back > 0 ? ' bad' : ''}" title="message_id gaps / went back">${fmtInt(s.message_id_gaps)}${s.message_id_back ? ' / ' + fmtInt(s.message_id_back) : ''}</td></tr>`).join('');
+    syncRows($('sources-list'), st.sources || [], (s) => `${s.topic}/${s.name}`, (s) => {
+      const colour = SOURCE_COLOURS[(st.sources || []).indexOf(s) % SOURCE_COLOURS.length];
+      return [
+        { h: `<span class="swatch" style="background:${colour}"></span> ${esc(s.name)}` +
+            (s.negative_tof ? ` <span class="badge">tof&lt;0 ${fmtInt(s.negative_tof)}</span>` : '') +
+            (s.outside_image ? ` <span class="badge">off image ${fmtInt(s.outside_image)}</span>` : ''),
+          t: `topic ${s.topic}; ${fmtInt(s.negative_tof)} events with a negative TOF, ${fmtInt(s.tof_above_range)} at or above the TOF range, ${fmtInt(s.outside_image)} outside the image` },
+        { h: fmtInt(s.events), c: 'num', t: `in the accumulation; ${fmtInt(s.events_total)} since start` },
+        { h: fmtNum(s.events_per_s), c: 'num' },
+        { h: fmtNum(s.pulses_per_s), c: 'num' },
+        { h: clock(s.last_pulse_ns, true), c: 'num', t: 'reference_time of the last pulse' },
+        { h: fmtInt(s.message_id_gaps) + (s.message_id_back ? ' / ' + fmtInt(s.message_id_back) : ''),
+          c: 'num' + (s.message_id_gaps > 0 || s.message_id_back > 0 ? ' bad' : ''),
+          t: 'messages missing by message_id / times it went back' },
+      ];
+    });
   }
+
 
   function renderRates(st) {
     const { ctx, w, h } = fitCanvas($('rates-canvas'));
@@ -393,7 +446,7 @@
     }
     span = Math.ceil(span / 10) * 10;
     $('history-span').textContent = span;
-    const box = { x: 44, y: 4, w: w - 52, h: h - 20 };
+    const box = { x: 48, y: 4, w: w - 66, h: h - 20 };
     const { xmap, ymap } = frame(ctx, box, [-span, 0], [0, ymax * 1.1],
       { xLabel: (v) => (v === 0 ? 'now' : `${v} s`), xTickPx: 80 });
     sources.forEach((s, i) => {
@@ -458,7 +511,7 @@
     for (const v of vars) for (const y of v[ui.monMode]) ymax = Math.max(ymax, y);
     const unit = axis ? monitorUnit(m) : '';
     const scale = axis && axis.unit === 'ns' ? { ms: 1e6, 'µs': 1e3 }[unit] || 1 : 1;
-    const box = { x: 40, y: 3, w: w - 46, h: h - 17 };
+    const box = { x: 40, y: 3, w: w - 52, h: h - 17 };
     const xr = [xs(0) / scale, xEnd / scale];
     if (!(xr[1] > xr[0])) xr[1] = xr[0] + 1;
     const { xmap, ymap } = frame(ctx, box, xr, [0, ymax * 1.1],
@@ -483,29 +536,44 @@
   function renderHealth(st) {
     const health = st.health || {};
     const services = health.services || [];
-    $('services-list').innerHTML = services.length ? services.map((s) => {
-      const ageS = s.last_ns ? (st.now_ns - s.last_ns) / 1e9 : Infinity;
-      // update_interval: ms between x5f2 messages (as efu-dump names it); stale after 3 of
-      // them, or after 10 s when the interval is not known.
-      const interval = s.update_interval || s.update_interval_ms || 0;
-      const limit = interval > 0 ? 3 * interval / 1000 : 10;
-      return `<tr><td>${esc(s.service_id)}</td><td>${esc(s.software_name)} ${esc(s.software_version)}</td>
-        <td>${esc(s.host_name)}</td><td class="num">${esc(s.process_id)}</td><td>${esc(s.topic)}</td>
-        <td class="num${ageS > limit ? ' bad' : ''}" title="stale after ${limit} s">${Number.isFinite(ageS) ? age(ageS) : '–'}</td></tr>`;
-    }).join('') : '<tr><td colspan="6" class="dim">no x5f2 status seen</td></tr>';
+    if (!services.length) {
+      placeholderRow($('services-list'), 6, 'no x5f2 status seen');
+    } else {
+      syncRows($('services-list'), services, (s) => `${s.topic}/${s.service_id}`, (s) => {
+        const ageS = s.last_ns ? (st.now_ns - s.last_ns) / 1e9 : Infinity;
+        // update_interval: ms between x5f2 messages (efu-dump's name for it); stale after 3 of
+        // them, or after 10 s when the interval is not known.
+        const interval = Number(s.update_interval) || 0;
+        const limit = interval > 0 ? 3 * interval / 1000 : 10;
+        return [
+          { h: esc(s.service_id), t: JSON.stringify(s.status ?? null) },
+          { h: `${esc(s.software_name)} ${esc(s.software_version)}` },
+          { h: esc(s.host_name) },
+          { h: esc(s.process_id), c: 'num' },
+          { h: esc(s.topic) },
+          { h: Number.isFinite(ageS) ? age(ageS) : '–', c: 'num' + (ageS > limit ? ' bad' : ''), t: `stale after ${trim(limit)} s` },
+        ];
+      });
+    }
 
     const counters = (health.counters || []).slice();
     counters.sort((a, b) => (b.losing - a.losing) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const losing = counters.filter((c) => c.losing).length;
     $('health-info').innerHTML = `${counters.length} counters` + (losing ? ` · <span class="bad">${losing} losing</span>` : '');
     const f = ui.counterFilter.toLowerCase();
-    $('counters-list').innerHTML = counters.filter((c) => !f || (c.source || c.name).toLowerCase().includes(f)).map((c) => {
-      const title = `${c.source}${c.kind ? ` (${c.kind})` : ''}${c.meaning ? '\n' + c.meaning : '\n(not in docs/counters.md)'}`;
-      return `<tr class="${c.losing ? 'losing' : ''}"><td title="${esc(title)}">${esc(c.name)}</td>
-        <td class="num">${fmtNum(c.value)}</td><td class="num">${c.kind === 'gauge' ? '' : fmtNum(c.rate)}</td>
-        <td class="dim">${esc(c.unit || '')}</td></tr>`;
-    }).join('');
+    const shown = counters.filter((c) => !f || (c.source || c.name).toLowerCase().includes(f));
+    if (!shown.length) {
+      placeholderRow($('counters-list'), 4, counters.length ? 'no counter matches the filter' : 'no f144 counters seen (subscribe to <instrument>_stats)');
+      return;
+    }
+    syncRows($('counters-list'), shown, (c) => c.source, (c) => [
+      { h: esc(c.name), t: `${c.source}${c.kind ? ` (${c.kind})` : ''}\n${c.meaning || '(not in docs/counters.md)'}` },
+      { h: fmtNum(c.value), c: 'num' },
+      { h: c.kind === 'gauge' ? '' : fmtNum(c.rate), c: 'num' },
+      { h: esc(c.unit || ''), c: 'dim' },
+    ], (c) => (c.losing ? 'losing' : ''));
   }
+
 
   // ---------------------------------------------------------------- image
   const imageCanvas = $('image-canvas');
@@ -615,7 +683,10 @@
     sx *= view.zoom;
     sy *= view.zoom;
     const cx = view.cx ?? img.width / 2, cy = view.cy ?? img.height / 2;
-    return { scaleX: sx, scaleY: sy, offX: w / 2 - cx * sx, offY: h / 2 - cy * sy, cssWidth: w, cssHeight: h };
+    return {
+      scaleX: sx, scaleY: sy, offX: w / 2 - cx * sx, offY: h / 2 - cy * sy, cssWidth: w, cssHeight: h,
+      dpr: window.devicePixelRatio || 1,
+    };
   }
   function canvasToPixel(px, py) {
     const t = imageTransform();
@@ -641,6 +712,7 @@
     ctx.putImageData(r.data, 0, 0);
     // regions of this source
     ctx.font = 'bold 11px system-ui, sans-serif';
+    ctx.textAlign = 'left';
     ctx.textBaseline = 'top';
     for (const r of (st && st.rois) || []) {
       if (r.source !== img.source) continue;
@@ -902,6 +974,7 @@
     const box = { x: 52, y: 6, w: w - 62, h: h - 34 };
     const { xmap, ymap } = frame(ctx, box, xr, yr, { ylog: log, xTitle: `time of flight [${unitName()}]` });
     tofGeom = { box, xr, xmap, binNs, series, unit };
+    efuView.tofPlot = { x: box.x, y: box.y, w: box.w, h: box.h, minNs: xr[0] * unit, maxNs: xr[1] * unit };
     const x0 = (i) => xmap(Math.min(i * binNs, nBins * main.bin_ns) / unit);
     ctx.save();
     ctx.beginPath();
