@@ -609,7 +609,7 @@ struct ViewState::Impl {
 
     const int64_t id = msg->message_id();
     if (s->seenId && id > s->expectedId) {
-      s->gaps += static_cast<uint64_t>(id - s->expectedId);
+      s->gaps += static_cast<uint64_t>(id) - static_cast<uint64_t>(s->expectedId); // no overflow
     } else if (s->seenId && id < s->expectedId) {
       ++s->back;
     }
@@ -770,9 +770,10 @@ struct ViewState::Impl {
     const Json &value = decoded.at("value");
     if (value.is_number()) {
       const double number = value.get<double>();
-      c.rate = c.haveNumber && timestampNs > c.timestampNs
-                   ? (number - c.number) * 1e9 / static_cast<double>(timestampNs - c.timestampNs)
-                   : 0.0;
+      // The interval in double: two timestamps far apart (a bad clock) overflow int64.
+      const double seconds =
+          (static_cast<double>(timestampNs) - static_cast<double>(c.timestampNs)) / 1e9;
+      c.rate = c.haveNumber && timestampNs > c.timestampNs ? (number - c.number) / seconds : 0.0;
       c.haveNumber = true;
       c.number = number;
     } else {

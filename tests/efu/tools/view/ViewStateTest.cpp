@@ -9,9 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -469,6 +471,46 @@ TEST(ViewState, SourcesBeyondTheLimitAreCountedNotKept) {
   EXPECT_EQ(state.at("sources")[1].at("name"), "b");
   EXPECT_EQ(state.at("messages").at("sources_dropped"), 2);
   EXPECT_FALSE(view.image("c", false).has_value());
+}
+
+// The reader thread ingests and ticks while a page thread reads and changes everything: every
+// event is counted once (events_total), whatever the controls did meanwhile.
+TEST(ViewState, ReadersAndControlsRunBesideTheReader) {
+  ViewState view(smallConfig());
+  feed(view, events("caen", 0, {1}, {5}), kT0);
+  constexpr int kMessages = 2000;
+  std::atomic<bool> done{false};
+  std::thread reader([&view, &done] {
+    for (int m = 1; m <= kMessages; ++m) {
+      const int64_t now = kT0 + int64_t{m} * 10'000'000; // 20 s in steps of 10 ms
+      view.ingest("det", events("caen", m, {1, 6, 12}, {5, 15, 25}), now);
+      view.tick(now);
+    }
+    done = true;
+  });
+  uint64_t rounds = 0;
+  while (!done) {
+    const int64_t now = kT0 + static_cast<int64_t>(rounds);
+    uint32_t id = 0;
+    if (view.addRoi("caen", Rect{0, 0, 2, 2}, now, id).empty()) {
+      EXPECT_TRUE(view.tof("caen", id).has_value());
+      EXPECT_EQ(view.removeRoi(id), "");
+    }
+    EXPECT_EQ(view.setGate(std::pair<int64_t, int64_t>{0, 20}, now), "");
+    EXPECT_TRUE(view.image("caen", true).has_value());
+    EXPECT_EQ(view.setGate(std::nullopt, now), "");
+    EXPECT_EQ(view.image("caen", false)->counts.size(), 12U);
+    view.setPaused(rounds % 2 == 1, now);
+    if (rounds % 7 == 0) {
+      view.reset(now);
+      EXPECT_EQ(view.setWindow(rounds % 14 == 0 ? 0 : 10, now), "");
+    }
+    EXPECT_EQ(view.state(now).at("sources").size(), 1U);
+    ++rounds;
+  }
+  reader.join();
+  EXPECT_EQ(sourceState(view.state(kT0), "caen").at("events_total"), 3 * kMessages + 1);
+  EXPECT_EQ(sourceState(view.state(kT0), "caen").at("messages"), kMessages + 1);
 }
 
 /// A cbm-like histogram: edges, signal over them, and a per-frame total.
