@@ -45,7 +45,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/packaging/loki-a.conf
 
 # Debian package: cpack -G DEB in the build dir. Depends: Debian 12's packages of the libraries
 # the programs and modules link (objdump -p: librdkafka.so.1, libspdlog.so.1.10, libfmt.so.9,
-# libpcap.so.0.8, libpng16.so.16, libstdc++, libgcc_s, libc), as dpkg-shlibdeps names them
+# libpcap.so.0.8, libpng16.so.16, libcpp-httplib.so.0.11 (efu-view), libstdc++, libgcc_s, libc),
+# as dpkg-shlibdeps names them
 # (spdlog's shlibs ask for the virtual libspdlog1.10-fmt9); scripts/test-install checks that
 # dpkg-shlibdeps finds nothing missing from it.
 set(EFU_PACKAGE_MAINTAINER "efu maintainers <maintainers@users.noreply.a-seed-9a9ecc78.example>"
@@ -60,14 +61,15 @@ set(CPACK_PACKAGE_DESCRIPTION "efu receives detector readout datagrams over UDP,
 detector module (caen, vmm3, trex, nmx, cbm, dream, timepix3, udp, example) that forms \
 neutron events, or perfgen, which makes test events without input, and publishes them \
 to Kafka as ev44 with counters as f144 and status as x5f2. Includes the systemd template \
-unit efu@.service, the tools efu-dump, efu-broker, udpgen and readoutgen, instrument \
-configurations, and the module SDK (headers, static libraries, CMake package efu).")
+unit efu@.service, the tools efu-dump, efu-view (a live page of the topics), efu-broker, \
+udpgen and readoutgen, instrument configurations, and the module SDK (headers, static \
+libraries, CMake package efu).")
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${EFU_PACKAGE_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libfmt9 (>= 9.1.0+ds1), libgcc-s1 (>= 3.4), \
-libpcap0.8 (>= 1.5.1), libpng16-16 (>= 1.6.2-1), librdkafka1 (>= 1.5.0), libspdlog1.10-fmt9, \
-libstdc++6 (>= 12)")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libcpp-httplib0.11 (>= 0.11.4+ds), \
+libfmt9 (>= 9.1.0+ds1), libgcc-s1 (>= 3.4), libpcap0.8 (>= 1.5.1), libpng16-16 (>= 1.6.2-1), \
+librdkafka1 (>= 1.5.0), libspdlog1.10-fmt9, libstdc++6 (>= 12)")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "cmake, g++, libspdlog-dev, nlohmann-json3-dev")
 set(CPACK_STRIP_FILES ON)
 include(CPack)

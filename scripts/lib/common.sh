@@ -9,7 +9,7 @@ EFU_PACKAGES=(
   build-essential cmake pkg-config
   librdkafka-dev libflatbuffers-dev flatbuffers-compiler libspdlog-dev libcli11-dev
   nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev libpng-dev
-  libboost-dev libreaderwriterqueue-dev libpcap-dev
+  libboost-dev libreaderwriterqueue-dev libpcap-dev libcpp-httplib-dev
   kcat procps iproute2 tcpdump graphite-carbon python3-whisper prometheus
 )
 

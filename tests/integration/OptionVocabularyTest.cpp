@@ -23,6 +23,7 @@ const std::map<std::string, std::string> kPrograms = {{"efu", EFU_BINARY},
                                                       {"udpgen", UDPGEN_BINARY},
                                                       {"readoutgen", READOUTGEN_BINARY},
                                                       {"efu-dump", DUMP_BINARY},
+                                                      {"efu-view", VIEW_BINARY},
                                                       {"efu-broker", BROKER_BINARY},
                                                       {"udpecho", UDPECHO_BINARY}};
 

@@ -64,8 +64,10 @@ void KafkaReader::onError(rd_kafka_t * /*rk*/, int err, const char *reason, void
     spdlog::warn("Kafka: {}; reading resumes when a broker is back", reason);
     self->connected_ = false;
   }
-  // One connection's trouble (librdkafka reconnects by itself) is shown, not taken as down.
+  // One connection's trouble (librdkafka reconnects by itself) is shown, not taken as down; the
+  // next statistics with a broker up clear it.
   self->state_.setBroker(self->connected_, reason, nowNs);
+  self->errorShown_ = true;
 }
 
 int KafkaReader::onStats(rd_kafka_t * /*rk*/, char *json, size_t length, void *opaque) {
@@ -78,9 +80,12 @@ int KafkaReader::onStats(rd_kafka_t * /*rk*/, char *json, size_t length, void *o
   for (const auto &broker : stats["brokers"]) {
     up = up || (broker.is_object() && broker.value("state", "") == "UP");
   }
-  if (up && !self->connected_) {
-    spdlog::info("Kafka: connected to {}", self->options_.brokers);
+  if (up && (!self->connected_ || self->errorShown_)) {
+    if (!self->connected_) {
+      spdlog::info("Kafka: connected to {}", self->options_.brokers);
+    }
     self->connected_ = true;
+    self->errorShown_ = false;
     self->state_.setBroker(true, "", realtimeNs());
   } else if (!up && self->connected_) {
     self->connected_ = false;

@@ -54,8 +54,9 @@ private:
   std::vector<std::string> pending_;  ///< topics without partitions yet
   std::vector<std::string> reported_; ///< pending topics already warned about
   std::string lastMessageError_;
-  int64_t lastTickNs_ = 0; ///< monotonic
-  bool connected_ = false; ///< as last told to the state (reader thread only)
+  int64_t lastTickNs_ = 0;  ///< monotonic
+  bool connected_ = false;  ///< as last told to the state (reader thread only)
+  bool errorShown_ = false; ///< an error was told to the state since the last "connected"
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

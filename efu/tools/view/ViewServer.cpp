@@ -12,7 +12,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <chrono>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -139,6 +141,7 @@ struct ViewServer::Impl {
   std::span<const WebAsset> assets;
   httplib::Server server;
   std::thread thread;
+  std::atomic<bool> finished{false}; ///< the thread left cpp-httplib's accept loop
 };
 
 void ViewServer::Impl::routes() {
@@ -451,14 +454,26 @@ void ViewServer::start() {
     if (!impl_->server.listen_after_bind()) {
       spdlog::error("the HTTP server stopped with an error");
     }
+    impl_->finished = true;
   });
+  // Serving once the thread is in cpp-httplib's accept loop (a connection made earlier waits in
+  // the backlog, which is fine; but a stop() before it would be lost, see stop()).
+  while (!impl_->server.is_running() && !impl_->finished) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void ViewServer::stop() {
-  impl_->server.stop();
-  if (impl_->thread.joinable()) {
-    impl_->thread.join();
+  if (!impl_->thread.joinable()) {
+    return;
   }
+  // cpp-httplib's stop() does nothing until its thread has entered the accept loop: asked again
+  // until the thread ends.
+  while (!impl_->finished) {
+    impl_->server.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  impl_->thread.join();
 }
 
 } // namespace efu::tools::view

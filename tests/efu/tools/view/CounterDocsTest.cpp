@@ -15,7 +15,7 @@ namespace {
 using efu::tools::view::CounterDocs;
 using efu::tools::view::isLossCounter;
 
-TEST(CounterDocs, ParsesRowsWhoseFirstCellIsOneBackQuotedName) {
+TEST(ViewCounterDocs, ParsesRowsWhoseFirstCellIsOneBackQuotedName) {
   const auto docs = CounterDocs::parse("# Title\n"
                                        "| where | name form | example |\n"
                                        "|---|---|---|\n"
@@ -34,7 +34,7 @@ TEST(CounterDocs, ParsesRowsWhoseFirstCellIsOneBackQuotedName) {
   EXPECT_EQ(docs.rows()[1].unit, "%");
 }
 
-TEST(CounterDocs, PlaceholdersMatchWithinOneSegment) {
+TEST(ViewCounterDocs, PlaceholdersMatchWithinOneSegment) {
   const auto &docs = CounterDocs::embedded();
   const auto pattern = [&docs](const char *name) {
     const auto *row = docs.find(name);
@@ -59,7 +59,7 @@ TEST(CounterDocs, PlaceholdersMatchWithinOneSegment) {
   EXPECT_NE(row->meaning.find("receive buffer was full"), std::string::npos);
 }
 
-TEST(CounterDocs, TheEmbeddedRowsAreThoseOfDocsCountersMd) {
+TEST(ViewCounterDocs, TheEmbeddedRowsAreThoseOfDocsCountersMd) {
   std::ifstream file(std::string(EFU_SOURCE_DIR) + "/docs/counters.md");
   ASSERT_TRUE(file) << "docs/counters.md";
   std::stringstream text;
@@ -129,7 +129,10 @@ serialize.<s>.tof_over_max_dropped
 udp.loss.burst_max udp.loss.bursts udp.loss.period udp.seq.lost
 )";
 
-TEST(CounterDocs, EveryDocumentedCounterIsDecidedLossOrNot) {
+/// Distinct counter names in docs/counters.md when kLosses was decided.
+constexpr size_t kDocumentedCounters = 261;
+
+TEST(ViewCounterDocs, EveryDocumentedCounterIsDecidedLossOrNot) {
   std::set<std::string> losses;
   std::istringstream words(kLosses);
   for (std::string name; words >> name;) {
@@ -144,6 +147,10 @@ TEST(CounterDocs, EveryDocumentedCounterIsDecidedLossOrNot) {
   for (const auto &name : losses) {
     EXPECT_TRUE(documented.contains(name)) << name << " is in the list but not documented";
   }
+  // A counter documented since this list was written may be a loss the rule misses: decide,
+  // put it in kLosses if it is one, then count it here.
+  EXPECT_EQ(documented.size(), kDocumentedCounters)
+      << "docs/counters.md names another set of counters: is each new one a loss?";
   // With the placeholders filled in, as the f144 names come.
   EXPECT_TRUE(isLossCounter("receive.q3.dropped"));
   EXPECT_TRUE(isLossCounter("serialize.cbm1.tof_over_max_dropped"));

@@ -127,6 +127,24 @@ TEST(ViewState, TofBinsNegativeAndAboveTheRange) {
   EXPECT_FALSE(view.tof("nosuch", std::nullopt).has_value());
 }
 
+TEST(ViewState, AConfigOutsideTheOptionsRangesIsMadeSafe) {
+  auto config = smallConfig();
+  config.tofBins = 0;
+  config.windowS = -5;
+  ViewState view(config);
+  feed(view, events("caen", 0, {1, 1}, {0, 99}), kT0);
+  const auto tof = view.tof("caen", std::nullopt);
+  ASSERT_TRUE(tof.has_value());
+  EXPECT_EQ(tof->bins, std::vector<uint64_t>{2}); // one bin of 100 ns
+  EXPECT_EQ(tof->binNs, 100);
+  EXPECT_EQ(view.state(kT0).at("control").at("window_s"), 0.0);
+  config.tofMaxNs = 0;
+  ViewState tiny(config);
+  feed(tiny, events("caen", 0, {1, 1}, {0, 1}), kT0);
+  EXPECT_EQ(tiny.tof("caen", std::nullopt)->bins, std::vector<uint64_t>{1});
+  EXPECT_EQ(tiny.tof("caen", std::nullopt)->aboveRange, 1U);
+}
+
 TEST(ViewState, AWindowDropsTheFramesThatLeaveIt) {
   auto config = smallConfig();
   config.windowS = 10; // frames of 1 s
@@ -290,6 +308,36 @@ TEST(ViewState, TheGatedImageHasTheEventsInsideTheGateSinceItWasSet) {
   ASSERT_EQ(view.setGate(std::nullopt, kT0 + 3), "");
   EXPECT_FALSE(view.image("caen", true).has_value());
   EXPECT_EQ(view.state(kT0 + 3).at("gate"), nullptr);
+}
+
+TEST(ViewState, TheGateImageOutlivesTheFramesAndKeepsThePlainImage) {
+  auto config = smallConfig();
+  config.windowS = 10; // frames of 1 s
+  ViewState view(config);
+  view.tick(kT0);
+  feed(view, events("caen", 0, {1, 1}, {5, 15}), kT0);
+  ASSERT_EQ(view.setGate(std::pair<int64_t, int64_t>{10, 20}, kT0 + 1), "");
+  EXPECT_EQ(image(view, "caen")[0], 2U); // setting the gate keeps the image
+  feed(view, events("caen", 1, {1, 2}, {15, 15}), kT0 + 2);
+  view.tick(kT0 + 3 * kS); // the gated counts are rolled into the gate's totals
+  feed(view, events("caen", 2, {2, 2}, {15, 25}), kT0 + 3 * kS);
+  EXPECT_EQ(image(view, "caen", true)[0], 1U);
+  EXPECT_EQ(image(view, "caen", true)[1], 2U);
+  EXPECT_EQ(image(view, "caen")[0], 3U);
+  EXPECT_EQ(image(view, "caen")[1], 3U);
+  view.tick(kT0 + 30 * kS); // every frame has left the window; the gate image is not windowed
+  EXPECT_EQ(image(view, "caen")[0], 0U);
+  EXPECT_EQ(image(view, "caen", true)[0], 1U);
+  EXPECT_EQ(image(view, "caen", true)[1], 2U);
+  // A new gate starts empty; clearing it keeps the plain image.
+  feed(view, events("caen", 3, {3}, {15}), kT0 + 30 * kS);
+  ASSERT_EQ(view.setGate(std::pair<int64_t, int64_t>{0, 100}, kT0 + 30 * kS), "");
+  EXPECT_EQ(image(view, "caen", true), std::vector<uint64_t>(12, 0));
+  EXPECT_EQ(image(view, "caen")[2], 1U);
+  ASSERT_EQ(view.setGate(std::nullopt, kT0 + 30 * kS), "");
+  EXPECT_EQ(image(view, "caen")[2], 1U);
+  feed(view, events("caen", 4, {3}, {15}), kT0 + 30 * kS);
+  EXPECT_EQ(image(view, "caen")[2], 2U);
 }
 
 TEST(ViewState, MessageIdGapsAndStepsBack) {
