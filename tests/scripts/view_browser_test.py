@@ -308,8 +308,8 @@ def main():
         "chromium", "chromium-browser", "google-chrome"))), None)
     chromedriver = a.chromedriver or shutil.which("chromedriver")
     if not chromium or not os.access(chromium, os.X_OK):
-        print(f"SKIP: no Chromium ({chromium or 'none of chromium, chromium-browser, google-chrome on PATH'}; "
-              "Debian: apt-get install chromium chromium-driver)")
+        where = chromium or "none of chromium, chromium-browser, google-chrome on PATH"
+        print(f"SKIP: no Chromium ({where}; Debian: apt-get install chromium chromium-driver)")
         return SKIP
     if not chromedriver or not os.access(chromedriver, os.X_OK):
         print(f"SKIP: no chromedriver ({chromedriver or 'not on PATH'}; Debian: apt-get install "
@@ -319,7 +319,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     config = os.path.join(a.source_dir, "modules", "caen", "configs", "LokiFull.json")
     procs = {}   # the processes this test started, by name
-    drivers = []  # the browser session, closed before chromedriver stops
+    drivers = []  # the browser sessions, closed before chromedriver stops
     work = tempfile.mkdtemp(prefix="view-browser-test-")
     try:
         return run(a, chromium, chromedriver, config, work, procs, drivers)
@@ -373,6 +373,7 @@ def run(a, chromium, chromedriver, config, work, procs, drivers):
     procs["chromedriver"] = Proc("chromedriver", [chromedriver, f"--port={wd_port}"], work)
     wd = WebDriver(f"http://127.0.0.1:{wd_port}")
     eventually(lambda: wd.call("GET", "/status", timeout=5)["ready"], "chromedriver", timeout=30)
+
     def browser_args(profile):
         return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--force-device-scale-factor=1", "--hide-scrollbars",
@@ -383,9 +384,9 @@ def run(a, chromium, chromedriver, config, work, procs, drivers):
     wd.go(url)
     eventually(lambda: wd.js("return !!(window.efuView && window.efuView.lastState)"),
                "the page's first /api/state", timeout=30)
-    page_errors = wd.js("return window.efuView.lastState.program")
-    if page_errors != "efu-view":
-        raise Failure(f"/api/state program is {page_errors!r}")
+    program = wd.js("return window.efuView.lastState.program")
+    if program != "efu-view":
+        raise Failure(f"/api/state program is {program!r}")
 
     # --- run 1: the letters, with truth
     truth1_path = os.path.join(work, "truth1.csv")
@@ -426,7 +427,8 @@ def run(a, chromium, chromedriver, config, work, procs, drivers):
     in_roi = lambda truth: sum(1 for _, p in truth if in_rect(p, roi, width, first))  # noqa: E731
     want = in_roi(truth1)
     eventually(lambda: roi_row_counts(wd, roi["id"]) == (want, f"{want:,}"),
-               f"#roi-list row {roi['id']} to show {want:,} (truth in {rect_text(roi)})", timeout=30)
+               f"#roi-list row {roi['id']} to show {want:,} (truth in {rect_text(roi)})",
+               timeout=30)
     log(f"region {roi['id']} {rect_text(roi)}: row shows the truth, {want:,} events")
     # A second browser at the same time sees the same region and count (no per-client state).
     wd2 = WebDriver(wd.base)
@@ -672,8 +674,10 @@ def draw_roi(wd, width, height):
     t = wd.js("return window.efuView.transform()")
     box = canvas_rect(wd, "#image-canvas")
     margin_x = min(4, (sx0 - ex1) * t["scaleX"] / 3)
-    a = (box["x"] + t["offX"] + ex0 * t["scaleX"] - margin_x, box["y"] + t["offY"] + ey0 * t["scaleY"] - 4)
-    b = (box["x"] + t["offX"] + ex1 * t["scaleX"] + margin_x, box["y"] + t["offY"] + ey1 * t["scaleY"] + 4)
+    to_x = lambda x: box["x"] + t["offX"] + x * t["scaleX"]  # noqa: E731 - viewport px
+    to_y = lambda y: box["y"] + t["offY"] + y * t["scaleY"]  # noqa: E731
+    a = (to_x(ex0) - margin_x, to_y(ey0) - 4)
+    b = (to_x(ex1) + margin_x, to_y(ey1) + 4)
     a, b = (int(a[0]), int(a[1])), (int(b[0] + 1), int(b[1] + 1))
     before = len(wd.js("return window.efuView.lastState.rois"))
     pause = {"type": "pause", "duration": 0}
@@ -702,7 +706,8 @@ def draw_roi(wd, width, height):
 
 def roi_row_counts(wd, roi_id):
     return tuple(wd.js(
-        "const c = document.querySelector(`#roi-list tr[data-roi-id='${arguments[0]}'] .roi-counts`);"
+        "const c = document.querySelector("
+        "  `#roi-list tr[data-roi-id='${arguments[0]}'] .roi-counts`);"
         "return c ? [Number(c.dataset.value), c.textContent] : [null, null];", roi_id))
 
 
@@ -710,19 +715,27 @@ def drag_gate(wd, lo_ns, hi_ns):
     """Drags across the spectrum from lo_ns to hi_ns; returns the gate /api/state reports."""
     plot = eventually(lambda: wd.js("return window.efuView.tofPlot"), "the spectrum", timeout=30)
     box = canvas_rect(wd, "#tof-canvas")
-    to_px = lambda ns: box["x"] + plot["x"] + (ns - plot["minNs"]) / (plot["maxNs"] - plot["minNs"]) * plot["w"]  # noqa: E731
+
+    def to_px(ns):
+        return int(box["x"] + plot["x"] + (ns - plot["minNs"]) / (plot["maxNs"] - plot["minNs"])
+                   * plot["w"])
     y = int(box["y"] + plot["y"] + plot["h"] / 2)
     wd.actions([{"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
                  "actions": [
-                     {"type": "pointerMove", "duration": 0, "x": int(to_px(lo_ns)), "y": y, "origin": "viewport"},
+                     {"type": "pointerMove", "duration": 0, "x": to_px(lo_ns), "y": y,
+                      "origin": "viewport"},
                      {"type": "pointerDown", "button": 0},
-                     {"type": "pointerMove", "duration": 200, "x": int(to_px(hi_ns)), "y": y, "origin": "viewport"},
+                     {"type": "pointerMove", "duration": 200, "x": to_px(hi_ns), "y": y,
+                      "origin": "viewport"},
                      {"type": "pointerUp", "button": 0},
-                     {"type": "pointerMove", "duration": 0, "x": 1, "y": 1, "origin": "viewport"}]}])
-    gate = eventually(lambda: wd.js("return window.efuView.lastState.gate"), "the gate in /api/state",
+                     {"type": "pointerMove", "duration": 0, "x": 1, "y": 1,
+                      "origin": "viewport"}]}])
+    gate = eventually(lambda: wd.js("return window.efuView.lastState.gate"),
+                      "the gate in /api/state",
                       timeout=20)
     ns_per_px = (plot["maxNs"] - plot["minNs"]) / plot["w"]
-    if abs(gate["tof_min_ns"] - lo_ns) > 2 * ns_per_px or abs(gate["tof_max_ns"] - hi_ns) > 2 * ns_per_px:
+    if (abs(gate["tof_min_ns"] - lo_ns) > 2 * ns_per_px
+            or abs(gate["tof_max_ns"] - hi_ns) > 2 * ns_per_px):
         raise Failure(f"gate {gate} is not the dragged [{lo_ns}, {hi_ns}) ns")
     eventually(lambda: not wd.js("return document.getElementById('show-gated').disabled"),
                "the gated-image switch", timeout=20)

@@ -856,6 +856,8 @@
     d.b = pixelAt(ev);
     const r = dragRect(d);
     drawImage();
+    // a shift-click is no region
+    if (Math.abs(d.b.px - d.a.px) < 3 && Math.abs(d.b.py - d.a.py) < 3) return;
     if (r.x1 <= r.x0 || r.y1 <= r.y0) return;
     await post('api/roi', { source: efuView.image.source, x0: r.x0, y0: r.y0, x1: r.x1, y1: r.y1 });
     dataPoll.kick();
