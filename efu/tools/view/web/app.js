@@ -393,7 +393,8 @@
       { h: `${r.id}${r.source !== ui.source ? ` <span class="dim">(${esc(r.source)})</span>` : ''}`, c: 'num' },
       { h: `${r.x0}–${r.x1 - 1}`, c: 'num', t: `x in [${r.x0}, ${r.x1})` },
       { h: `${r.y0}–${r.y1 - 1}`, c: 'num', t: `y in [${r.y0}, ${r.y1})` },
-      { h: fmtInt(r.counts), c: 'num roi-counts', v: r.counts, t: `since ${clock(st.control && st.control.since_ns)}` },
+      { h: fmtInt(r.counts), c: 'num roi-counts', v: r.counts,
+        t: `counts of the image inside it (since ${clock(st.control && st.control.since_ns)}); its spectrum counts since it was drawn, ${clock(r.since_ns)}` },
       { h: fmtNum(r.events_per_s), c: 'num roi-rate', t: 'events in the region in the last closed second' },
       { h: `<button class="x" data-delete="${r.id}" title="Delete region ${r.id}">✕</button>`, c: 'r' },
     ], () => '', (r) => ({ roiId: String(r.id) }));
