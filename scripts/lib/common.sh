@@ -31,6 +31,10 @@ efu_ensure_packages() {
     "${missing[@]}"
 }
 
+# What the browser test of efu-view's page needs (tests/scripts/view_browser_test.py; it skips
+# itself without them): Debian's Chromium, driven headless over WebDriver.
+EFU_BROWSER_PACKAGES=(chromium chromium-driver)
+
 # The clang sanitizer tree (build-asan/) of scripts/test and scripts/fuzz: ASan+UBSan and
 # libFuzzer's coverage in every target, so one set of objects serves both the unit tests and the
 # fuzz targets. -O1 with line tables only (stack traces keep file:line): with the fuzz targets it

@@ -307,14 +307,16 @@ def main():
     chromium = a.chromium or next(filter(None, map(shutil.which, (
         "chromium", "chromium-browser", "google-chrome"))), None)
     chromedriver = a.chromedriver or shutil.which("chromedriver")
+    # scripts/test installs both and sets EFU_REQUIRE_BROWSER=1: there, a missing browser fails.
+    skip = 1 if os.environ.get("EFU_REQUIRE_BROWSER") == "1" else SKIP
     if not chromium or not os.access(chromium, os.X_OK):
         where = chromium or "none of chromium, chromium-browser, google-chrome on PATH"
         print(f"SKIP: no Chromium ({where}; Debian: apt-get install chromium chromium-driver)")
-        return SKIP
+        return skip
     if not chromedriver or not os.access(chromedriver, os.X_OK):
         print(f"SKIP: no chromedriver ({chromedriver or 'not on PATH'}; Debian: apt-get install "
               "chromium-driver)")
-        return SKIP
+        return skip
 
     os.makedirs(a.out, exist_ok=True)
     config = os.path.join(a.source_dir, "modules", "caen", "configs", "LokiFull.json")

@@ -5,6 +5,7 @@
 #include "efu/tools/view/ViewState.h"
 
 #include "efu/tools/dump/Decode.h"
+#include "efu/tools/view/MessageIds.h"
 #include "efu/tools/view/TofBinning.h"
 
 #include "schemas/ev44_generated.h"
@@ -106,10 +107,7 @@ struct Source {
 
   uint64_t messages = 0;
   uint64_t eventsTotal = 0;
-  uint64_t gaps = 0;
-  uint64_t back = 0;
-  bool seenId = false;
-  int64_t expectedId = 0;
+  MessageIds ids;
   int64_t lastPulseNs = 0;
   int64_t lastMessageNs = 0;
   std::array<int64_t, kPulseMemory> recentPulses{};
@@ -607,14 +605,7 @@ struct ViewState::Impl {
     s->eventsTotal += n;
     s->second.events += n;
 
-    const int64_t id = msg->message_id();
-    if (s->seenId && id > s->expectedId) {
-      s->gaps += static_cast<uint64_t>(id) - static_cast<uint64_t>(s->expectedId); // no overflow
-    } else if (s->seenId && id < s->expectedId) {
-      ++s->back;
-    }
-    s->seenId = true;
-    s->expectedId = id == std::numeric_limits<int64_t>::max() ? id : id + 1;
+    s->ids.add(msg->message_id());
 
     // Copied out: the Verifier does not check 8-byte alignment of vector elements.
     const auto *pulses = msg->reference_time();
@@ -801,7 +792,8 @@ struct ViewState::Impl {
                     {"software_name", stringOrNull(decoded, "software_name")},
                     {"software_version", stringOrNull(decoded, "software_version")},
                     {"host_name", stringOrNull(decoded, "host_name")},
-                    {"process_id", decoded.value("process_id", 0)}};
+                    {"process_id", decoded.value("process_id", 0)},
+                    {"update_interval", decoded.value("update_interval", 0)}};
     s.lastNs = nowNs;
     s.status = decoded.value("status_json", Json());
   }
@@ -882,8 +874,9 @@ struct ViewState::Impl {
                 {"pulses_per_s", static_cast<double>(s.lastSecond.pulses)},
                 {"last_pulse_ns", s.lastPulseNs},
                 {"last_message_ns", s.lastMessageNs},
-                {"message_id_gaps", s.gaps},
-                {"message_id_back", s.back},
+                {"message_id_gaps", s.ids.missing()},
+                {"message_id_duplicates", s.ids.duplicates()},
+                {"message_id_restarts", s.ids.restarts()},
                 {"negative_tof", counts.negative},
                 {"tof_above_range", counts.above},
                 {"outside_image", counts.outside},

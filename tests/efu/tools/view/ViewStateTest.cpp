@@ -342,16 +342,18 @@ TEST(ViewState, TheGateImageOutlivesTheFramesAndKeepsThePlainImage) {
   EXPECT_EQ(image(view, "caen")[2], 2U);
 }
 
-TEST(ViewState, MessageIdGapsAndStepsBack) {
+TEST(ViewState, MessageIdsOutOfOrderAreNoGapsTheMissingOnesAre) {
   ViewState view(smallConfig());
-  for (const int64_t id : {10, 11, 15, 13, 14, 14}) {
+  // As four partitions deliver them: 12 before 11, 14 late, 13 never, 15 twice.
+  for (const int64_t id : {10, 12, 11, 15, 16, 14, 15}) {
     feed(view, events("caen", id, {1}, {5}), kT0);
   }
   const auto state = view.state(kT0);
   const auto &s = sourceState(state, "caen");
-  EXPECT_EQ(s.at("message_id_gaps"), 3); // 12, 13, 14 after 11
-  EXPECT_EQ(s.at("message_id_back"), 2); // 13 after 15, 14 after 14
-  EXPECT_EQ(s.at("messages"), 6);
+  EXPECT_EQ(s.at("message_id_gaps"), 1); // 13
+  EXPECT_EQ(s.at("message_id_duplicates"), 1);
+  EXPECT_EQ(s.at("message_id_restarts"), 0);
+  EXPECT_EQ(s.at("messages"), 7);
 }
 
 TEST(ViewState, RatesPerSecondCountEachPulseOnce) {
@@ -624,6 +626,7 @@ TEST(ViewState, ServicesKeepTheirLatestStatus) {
   EXPECT_EQ(services[0].at("software_version"), "0.1.0");
   EXPECT_EQ(services[0].at("host_name"), "daq01");
   EXPECT_EQ(services[0].at("process_id"), 4242);
+  EXPECT_EQ(services[0].at("update_interval"), 1000);
   EXPECT_EQ(services[0].at("last_ns"), kT0 + 5);
   EXPECT_EQ(services[0].at("status").at("state"), "two");
 }
@@ -670,14 +673,14 @@ TEST(ViewState, TheStateHasTheContractsShape) {
   const auto &source = s.at("sources")[0];
   expectKeys(source, {"name", "topic", "events", "messages", "events_total", "events_per_s",
                       "messages_per_s", "pulses_per_s", "last_pulse_ns", "last_message_ns",
-                      "message_id_gaps", "message_id_back", "negative_tof", "tof_above_range",
-                      "outside_image", "image_max", "history"});
+                      "message_id_gaps", "message_id_duplicates", "message_id_restarts",
+                      "negative_tof", "tof_above_range", "outside_image", "image_max", "history"});
   for (const char *rate : {"events_per_s", "messages_per_s", "pulses_per_s"}) {
     EXPECT_TRUE(source.at(rate).is_number_float()) << rate;
   }
   for (const char *count :
-       {"events", "messages", "events_total", "message_id_gaps", "message_id_back", "negative_tof",
-        "tof_above_range", "outside_image", "image_max", "last_pulse_ns"}) {
+       {"events", "messages", "events_total", "message_id_gaps", "message_id_duplicates",
+        "message_id_restarts", "negative_tof", "tof_above_range", "outside_image", "image_max", "last_pulse_ns"}) {
     EXPECT_TRUE(source.at(count).is_number_integer()) << count;
   }
   ASSERT_EQ(source.at("history").size(), 1U);
@@ -696,7 +699,7 @@ TEST(ViewState, TheStateHasTheContractsShape) {
   ASSERT_EQ(s.at("health").at("services").size(), 1U);
   expectKeys(s.at("health").at("services")[0],
              {"topic", "service_id", "software_name", "software_version", "host_name", "process_id",
-              "last_ns", "status"});
+              "update_interval", "last_ns", "status"});
   ASSERT_EQ(s.at("health").at("counters").size(), 1U);
   expectKeys(s.at("health").at("counters")[0],
              {"source", "name", "topic", "value", "rate", "timestamp_ns", "kind", "unit", "meaning",
