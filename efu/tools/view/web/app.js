@@ -481,9 +481,13 @@
         el.innerHTML = '<div class="mtitle"></div><canvas></canvas>';
         root.appendChild(el);
       }
-      const vars = m.variables || [];
+      const curves = monitorCurves(m);
+      // Variables not along the axis (cbm's frame_total, one value per pulse) are written out.
+      const values = (m.variables || []).filter((v) => !curves.includes(v) && Array.isArray(v[ui.monMode]))
+        .map((v) => `${esc(v.name)} ${v[ui.monMode].map(fmtInt).join(' ')}${v.unit ? ' ' + esc(v.unit) : ''}`);
       const ax = m.axis ? ` vs ${esc(m.axis.name || 'axis')} [${esc(monitorUnit(m))}]` : ' vs index';
-      el.querySelector('.mtitle').innerHTML = `<b>${esc(m.name)}</b> ${vars.map((v) => `${esc(v.name)} [${esc(v.unit || '')}]`).join(', ')}${ax}` +
+      el.querySelector('.mtitle').innerHTML = `<b>${esc(m.name)}</b> ${curves.map((v) => `${esc(v.name)} [${esc(v.unit || '')}]`).join(', ')}${ax}` +
+        (values.length ? ` · ${values.join(' · ')}` : '') +
         ` · ${fmtInt(m.messages)} messages · ${clock(m.timestamp_ns)}`;
       drawMonitor(el.querySelector('canvas'), m);
     }
@@ -499,10 +503,17 @@
     return span >= 1e6 ? 'ms' : span >= 1e3 ? 'µs' : 'ns';
   }
 
+  // The variables drawn as curves: those along the monitor's axis (named in their axes), or,
+  // without an axis, every one of more than one value.
+  function monitorCurves(m) {
+    return (m.variables || []).filter((v) => Array.isArray(v[ui.monMode]) &&
+      (m.axis ? (v.axes || []).includes(m.axis.name) : v[ui.monMode].length > 1));
+  }
+
   function drawMonitor(canvas, m) {
     const { ctx, w, h } = fitCanvas(canvas);
     ctx.clearRect(0, 0, w, h);
-    const vars = (m.variables || []).filter((v) => Array.isArray(v[ui.monMode]));
+    const vars = monitorCurves(m);
     const n = vars.reduce((a, v) => Math.max(a, v[ui.monMode].length), 0);
     const axis = m.axis && Array.isArray(m.axis.values) && m.axis.values.length >= n && n > 0 ? m.axis : null;
     // An axis of n + 1 values gives bin edges, of n values bin positions; none: the index.
