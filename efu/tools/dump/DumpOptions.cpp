@@ -10,6 +10,20 @@
 
 namespace efu::tools {
 
+void addGeometryModuleOptions(CLI::App &app, CLI::Option *geometry, std::string &module,
+                              std::vector<std::string> &moduleDirs, const std::string &group) {
+  app.add_option("-d,--det", module,
+                 "Module whose geometry --geometry is (efu -d NAME); default: the one module "
+                 "that accepts the config")
+      ->type_name("NAME")
+      ->needs(geometry)
+      ->group(group);
+  app.add_option("--module-path", moduleDirs,
+                 "Directories searched first for efu-module-NAME.so (as efu --module-path)")
+      ->type_name("DIR")
+      ->group(group);
+}
+
 void addDumpOptions(CLI::App &app, DumpOptions &options) {
   app.add_option("-b,--broker", options.brokers, "Kafka bootstrap servers (host:port[,...])")
       ->type_name("LIST")
@@ -50,16 +64,7 @@ void addDumpOptions(CLI::App &app, DumpOptions &options) {
                     ->needs(geometry)
                     ->group("Pictures");
   geometry->needs(image);
-  app.add_option("-d,--det", options.module,
-                 "Module whose geometry --geometry is (efu -d NAME); default: the one module "
-                 "that accepts the config")
-      ->type_name("NAME")
-      ->needs(geometry)
-      ->group("Pictures");
-  app.add_option("--module-path", options.moduleDirs,
-                 "Directories searched first for efu-module-NAME.so (as efu --module-path)")
-      ->type_name("DIR")
-      ->group("Pictures");
+  addGeometryModuleOptions(app, geometry, options.module, options.moduleDirs, "Pictures");
   app.add_option("--image-scale", options.imageScale,
                  "Draw each detector pixel as N x N picture pixels")
       ->check(CLI::Range(1U, kMaxImageScale))

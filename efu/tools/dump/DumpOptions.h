@@ -40,6 +40,11 @@ struct DumpOptions {
   std::string reportPng; ///< --report-png PREFIX
 };
 
+/// Registers `-d,--det` (needing `geometry`) and `--module-path` in `group`: the module that
+/// reads a --geometry file, in efu-dump and efu-view alike.
+void addGeometryModuleOptions(CLI::App &app, CLI::Option *geometry, std::string &module,
+                              std::vector<std::string> &moduleDirs, const std::string &group);
+
 /// Registers efu-dump's options on `app` (defaults printed by --help). A topic is not required
 /// here: without one and without --report the program says so itself.
 void addDumpOptions(CLI::App &app, DumpOptions &options);

@@ -3,6 +3,7 @@
 #include "efu/tools/view/ViewOptions.h"
 
 #include "common/system/CliChecks.h"
+#include "efu/tools/dump/DumpOptions.h"
 #include "common/system/Log.h"
 
 #include <arpa/inet.h>
@@ -75,16 +76,7 @@ void addViewOptions(CLI::App &app, ViewOptions &options) {
                                   "detector image; without it, spectra and rates only")
                        ->type_name("CONFIG.json")
                        ->group("Accumulation");
-  app.add_option("-d,--det", options.module,
-                 "Module whose geometry --geometry is (efu -d NAME); default: the one module "
-                 "that accepts the config")
-      ->type_name("NAME")
-      ->needs(geometry)
-      ->group("Accumulation");
-  app.add_option("--module-path", options.moduleDirs,
-                 "Directories searched first for efu-module-NAME.so (as efu --module-path)")
-      ->type_name("DIR")
-      ->group("Accumulation");
+  addGeometryModuleOptions(app, geometry, options.module, options.moduleDirs, "Accumulation");
   app.add_option("--tof-bins", options.tofBins,
                  "Time-of-flight bins of every spectrum (the page regroups them)")
       ->check(CLI::Range(1U, kMaxTofBins))
