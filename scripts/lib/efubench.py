@@ -2,7 +2,7 @@
 # Helpers shared by the bench scripts and soak: processes, broker, sysctl, efu, udpgen, iperf3,
 # output, options.
 """Shared helpers of scripts/bench-udp-sweep, bench-zero-loss, bench-events, bench-link,
-bench-udpmon and soak.
+bench-udpmon, bench-view and soak.
 
 - processes: start() records every child; stop() ends one by its PID (signal, then SIGKILL);
   start_broker() starts the dev broker efu-broker and returns its bootstrap address;
@@ -43,10 +43,11 @@ TARGET_PATHS = {"efu": "efu/efu", "efu-module-udp": "modules/efu-module-udp.so",
                 "udpgen": "generators/udpgen/udpgen", "udpecho": "generators/udpecho/udpecho",
                 "readoutgen": "generators/readoutgen/readoutgen",
                 "efu-broker": "efu/tools/efu-broker", "efu-dump": "efu/tools/efu-dump",
+                "efu-view": "efu/tools/efu-view",
                 "efu-bench-bare-rx": "tests/bench/efu-bench-bare-rx"}
 TARGET_PATHS.update({f"efu-module-{m}": f"modules/efu-module-{m}.so"
                      for m in ("caen", "vmm3", "nmx", "trex", "cbm", "dream", "timepix3",
-                               "example")})
+                               "example", "perfgen")})
 
 started = []          # Popen objects started through start(); stopped by PID in cleanup()
 started_pids = set()  # every PID start() ever created (to tell our processes from others)
