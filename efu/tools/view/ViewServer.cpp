@@ -124,7 +124,7 @@ std::string assetRoute(std::string_view text) {
 } // namespace
 
 struct ViewServer::Impl {
-  Impl(ViewState &s, ServerOptions o, std::span<const WebAsset> a)
+  Impl(ViewState &s, ServerOptions o, std::span<const EmbeddedFile> a)
       : state(s), options(std::move(o)), assets(a) {}
 
   void routes();
@@ -138,14 +138,14 @@ struct ViewServer::Impl {
 
   ViewState &state;
   ServerOptions options;
-  std::span<const WebAsset> assets;
+  std::span<const EmbeddedFile> assets;
   httplib::Server server;
   std::thread thread;
   std::atomic<bool> finished{false}; ///< the thread left cpp-httplib's accept loop
 };
 
 void ViewServer::Impl::routes() {
-  for (const WebAsset &asset : assets) {
+  for (const EmbeddedFile &asset : assets) {
     const auto serve = [&asset](const httplib::Request &, httplib::Response &res) {
       noStore(res);
       res.set_content(std::string(asset.bytes), std::string(contentTypeFor(asset.name)));
@@ -407,7 +407,7 @@ void ViewServer::Impl::postGate(const httplib::Request &req, httplib::Response &
   sendJson(res, json{{"ok", true}});
 }
 
-ViewServer::ViewServer(ViewState &state, ServerOptions options, std::span<const WebAsset> assets)
+ViewServer::ViewServer(ViewState &state, ServerOptions options, std::span<const EmbeddedFile> assets)
     : impl_(std::make_unique<Impl>(state, std::move(options), assets)) {
   auto &server = impl_->server;
   const auto &o = impl_->options;

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "efu/tools/view/ViewState.h"
-#include "efu/tools/view/WebAssets.h"
+#include "efu/tools/view/EmbeddedFiles.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +35,7 @@ class ViewServer {
 public:
   /// Binds; throws std::runtime_error naming --http-address/--http-port and the reason when it
   /// cannot (a port in use is refused: no SO_REUSEPORT).
-  ViewServer(ViewState &state, ServerOptions options, std::span<const WebAsset> assets);
+  ViewServer(ViewState &state, ServerOptions options, std::span<const EmbeddedFile> assets);
   /// Stops serving and joins the threads.
   ~ViewServer();
   ViewServer(const ViewServer &) = delete;

@@ -838,14 +838,6 @@ struct ViewState::Impl {
     }
   }
 
-  [[nodiscard]] uint64_t imageMax(const Source &s) const {
-    uint64_t max = 0;
-    for (size_t i = 0; i < s.image.size(); ++i) {
-      max = std::max(max, pixel(s, i));
-    }
-    return max;
-  }
-
   [[nodiscard]] uint64_t rectSum(const Source &s, const Rect &r) const {
     uint64_t sum = 0;
     const uint32_t width = config.geometry->width;
@@ -880,7 +872,6 @@ struct ViewState::Impl {
                 {"negative_tof", counts.negative},
                 {"tof_above_range", counts.above},
                 {"outside_image", counts.outside},
-                {"image_max", imageMax(s)},
                 {"history", std::move(history)}};
   }
 };

@@ -11,7 +11,7 @@
 #include "efu/tools/view/ViewOptions.h"
 #include "efu/tools/view/ViewServer.h"
 #include "efu/tools/view/ViewState.h"
-#include "efu/tools/view/WebAssets.h"
+#include "efu/tools/view/EmbeddedFiles.h"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>

@@ -254,7 +254,6 @@ TEST_F(ViewIntegration, ImageTofMonitorsAndHealthFromEveryKindOfMessage) {
   EXPECT_EQ(tiny["outside_image"], 2);
   EXPECT_EQ(tiny["negative_tof"], 1);
   EXPECT_EQ(tiny["tof_above_range"], 1);
-  EXPECT_EQ(tiny["image_max"], 4);
   EXPECT_EQ(state["messages"]["total"], 6);
   EXPECT_EQ(state["messages"]["unknown"], 1);
   EXPECT_EQ(state["monitors"][0]["name"], "cbm1");

@@ -104,7 +104,6 @@ TEST(ViewState, TheImageCountsAKnownPixelList) {
   const auto &s = sourceState(state, "caen");
   EXPECT_EQ(s.at("events"), 6);
   EXPECT_EQ(s.at("outside_image"), 2);
-  EXPECT_EQ(s.at("image_max"), 2);
   EXPECT_EQ(s.at("topic"), "det");
   // Rolled into the totals each second, the counts stay.
   view.tick(kT0 + 5 * kS);
@@ -674,13 +673,13 @@ TEST(ViewState, TheStateHasTheContractsShape) {
   expectKeys(source, {"name", "topic", "events", "messages", "events_total", "events_per_s",
                       "messages_per_s", "pulses_per_s", "last_pulse_ns", "last_message_ns",
                       "message_id_gaps", "message_id_duplicates", "message_id_restarts",
-                      "negative_tof", "tof_above_range", "outside_image", "image_max", "history"});
+                      "negative_tof", "tof_above_range", "outside_image", "history"});
   for (const char *rate : {"events_per_s", "messages_per_s", "pulses_per_s"}) {
     EXPECT_TRUE(source.at(rate).is_number_float()) << rate;
   }
   for (const char *count :
        {"events", "messages", "events_total", "message_id_gaps", "message_id_duplicates",
-        "message_id_restarts", "negative_tof", "tof_above_range", "outside_image", "image_max", "last_pulse_ns"}) {
+        "message_id_restarts", "negative_tof", "tof_above_range", "outside_image", "last_pulse_ns"}) {
     EXPECT_TRUE(source.at(count).is_number_integer()) << count;
   }
   ASSERT_EQ(source.at("history").size(), 1U);
