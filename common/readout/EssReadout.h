@@ -26,7 +26,8 @@ namespace efu::readout {
 ///   parser.essheader.seq.reordered   late arrivals and duplicates (within 1024 below the highest)
 ///   parser.essheader.seq.restarts    back to 0, or far back and confirmed: a sender restarted
 ///   parser.essheader.seq.stale       one number far back, not confirmed by the next: ignored
-/// Counter references stay valid for the module's life.
+/// Counter references stay valid for the module's life. They are stream counters
+/// (ModuleContext::streamCounter): every partition of a module reads every header.
 struct HeaderCounters {
   explicit HeaderCounters(sdk::ModuleContext &ctx);
 

@@ -213,7 +213,8 @@ constexpr uint16_t adcOf(const Vmm3Readout &r) noexcept {
 }
 
 /// The counters of the ESS VMM3 readout parser, under the ESS EFU's names (docs/counters.md),
-/// registered by every VMM3 family's module in its constructor:
+/// registered by every VMM3 family's module in its constructor as stream counters (every
+/// partition parses every readout; partition 0 counts them):
 ///   readouts.count          readouts of payloads that are a whole number of readouts
 ///   readouts.error_size     payloads that are not (datagrams; the whole datagram is dropped)
 ///   readouts.error_<kind>   one per ReadoutError (readoutErrorName())
@@ -222,11 +223,12 @@ constexpr uint16_t adcOf(const Vmm3Readout &r) noexcept {
 ///   readouts.over_threshold valid readouts with OTADC bit 15 set
 struct ParserCounters {
   explicit ParserCounters(sdk::ModuleContext &ctx)
-      : readouts(ctx.counter("readouts.count")), sizeErrors(ctx.counter("readouts.error_size")),
-        data(ctx.counter("readouts.data")), calib(ctx.counter("readouts.bccalib")),
-        overThreshold(ctx.counter("readouts.over_threshold")) {
+      : readouts(ctx.streamCounter("readouts.count")),
+        sizeErrors(ctx.streamCounter("readouts.error_size")),
+        data(ctx.streamCounter("readouts.data")), calib(ctx.streamCounter("readouts.bccalib")),
+        overThreshold(ctx.streamCounter("readouts.over_threshold")) {
     for (size_t i = 1; i < errors.size(); ++i) {
-      errors[i] = &ctx.counter(std::string("readouts.error_") +
+      errors[i] = &ctx.streamCounter(std::string("readouts.error_") +
                                readoutErrorName(static_cast<ReadoutError>(i)));
     }
   }

@@ -26,8 +26,10 @@
 /// ImageGeometry::firstPixel; 6 readout sources without ESS headers and with pulse datagrams of
 /// their own (Timepix3); 7 DataArraySink::publish() says whether the message was taken, and
 /// maxMessageBytes() how large one may be; the module's default ev44 source name
-/// (EfuModuleDescriptor::sourceName).
-#define EFU_MODULE_ABI_VERSION 7
+/// (EfuModuleDescriptor::sourceName); 8 partitions: several instances of one module on several
+/// processing threads (ModuleContext::partition(), partitions(), streamCounter();
+/// EfuModuleDescriptor::partitionKey, threadsKey).
+#define EFU_MODULE_ABI_VERSION 8
 
 #define EFU_STRINGIFY_(x) #x
 #define EFU_STRINGIFY(x) EFU_STRINGIFY_(x)
@@ -195,6 +197,22 @@ public:
   /// `sourceName`, e.g. a beam monitor's histogram per pulse). Call from the constructor only;
   /// the same name gives the same sink. Throws std::invalid_argument for an empty name.
   virtual DataArraySink &dataArrays(std::string_view sourceName) = 0;
+  // Appended with ABI 8 (docs/modules.md, "Partitions"):
+  /// Which of partitions() instances this is, 0..partitions()-1. With `efu --proc-threads N`
+  /// (N > 1, only for a module that declares kPartitionKey) the daemon creates N instances, one
+  /// per processing thread, and hands every one of them every datagram, in the same order. Each
+  /// instance does the work of the readouts its key gives to its partition and skips the
+  /// others'; what the stream as a whole carries (headers, sequence numbers, pulse times) each
+  /// instance follows, and counts with streamCounter(). 0 of 1 without --proc-threads.
+  [[nodiscard]] virtual unsigned partition() const = 0;
+  [[nodiscard]] virtual unsigned partitions() const = 0;
+  /// A counter of what every partition sees alike (datagrams, ESS headers, readouts parsed,
+  /// pulses): partition 0's is published under `name`; the other partitions get a counter of
+  /// their own that is never published, so the published value counts the stream once. Same
+  /// rules as counter(). With one partition it is counter(name).
+  /// counter() and gauge() in a partition register a part of the published value: every
+  /// partition registers the same names, and readers see the sum of the parts.
+  virtual Counter &streamCounter(std::string_view name) = 0;
 };
 
 /// A detector module instance. The framework owns the threads; a module never starts any.
@@ -271,11 +289,19 @@ struct EfuModuleDescriptor {
   /// (the ESS EFU's name for the instrument's events, e.g. "caen"); nullptr: the instrument name.
   bool (*sourceName)(const nlohmann::json *config, const char *configSource, std::string *out,
                      std::string *error);
+  // Appended with ABI 8:
+  /// What decides which partition does a readout's work, in words for --help-module and errors
+  /// (CLASS::kPartitionKey, e.g. "event builder: (ring, FEN)"); nullptr: the module cannot be
+  /// split and efu refuses --proc-threads above 1 for it.
+  const char *partitionKey;
+  /// A configuration key (Integer) that sets the processing threads as --proc-threads does
+  /// (CLASS::kThreadsKey, e.g. the ESS timepix3 file's "ParallelThreads"); nullptr: none.
+  const char *threadsKey;
 };
 
 } // extern "C"
 
-static_assert(sizeof(EfuModuleDescriptor) == 104,
+static_assert(sizeof(EfuModuleDescriptor) == 120,
               "the descriptor's layout is part of the module ABI: bump EFU_MODULE_ABI_VERSION");
 
 namespace efu::sdk::detail {
@@ -323,6 +349,31 @@ concept AcceptsCalibration = requires { requires M::kAcceptsCalibration; };
 /// The message for a calibration given to a module or source that takes none.
 inline std::string noCalibration(const char *module, const std::string &file) {
   return file + ": module '" + module + "' takes no calibration (--calibration)";
+}
+
+/// A module that can run as several partitions declares
+/// `static constexpr const char *kPartitionKey = "...";` (what decides a readout's partition).
+template <class M>
+concept HasPartitionKey = requires { { M::kPartitionKey } -> std::convertible_to<const char *>; };
+/// A module whose configuration sets its processing threads declares
+/// `static constexpr const char *kThreadsKey = "ParallelThreads";`.
+template <class M>
+concept HasThreadsKey = requires { { M::kThreadsKey } -> std::convertible_to<const char *>; };
+
+template <class M> constexpr const char *partitionKeyOf() {
+  if constexpr (HasPartitionKey<M>) {
+    return M::kPartitionKey;
+  } else {
+    return nullptr;
+  }
+}
+template <class M> constexpr const char *threadsKeyOf() {
+  if constexpr (HasThreadsKey<M>) {
+    static_assert(HasPartitionKey<M>, "a threads key needs kPartitionKey");
+    return M::kThreadsKey;
+  } else {
+    return nullptr;
+  }
 }
 
 template <class M> constexpr auto geometryHook() {
@@ -394,7 +445,9 @@ template <class M> constexpr auto destroySourceHook() {
 /// Defines the module's entry point. CLASS must have a constructor CLASS(efu::sdk::ModuleContext&);
 /// it may describe itself with `static sdk::ImageGeometry imageGeometry(config, configSource)`,
 /// `static std::string sourceName(config, configSource)` (its default ev44 source_name)
-/// and `using Source = <a ReadoutSource constructible from (config, configSource, seed)>;`.
+/// and `using Source = <a ReadoutSource constructible from (config, configSource, seed)>;`;
+/// `static constexpr const char *kPartitionKey` when it can run as partitions (ABI 8) and
+/// `kThreadsKey` when a configuration key sets their number.
 /// The last arguments are the key table and its length (`kKeys, std::size(kKeys)`), or
 /// EFU_NO_CONFIG_KEYS.
 #define EFU_MODULE(CLASS, NAME, VERSION, DESCRIPTION, ...)                                        \
@@ -428,7 +481,9 @@ template <class M> constexpr auto destroySourceHook() {
         efu::sdk::detail::geometryHook<CLASS>(),                                                   \
         efu::sdk::detail::createSourceHook<CLASS>(),                                               \
         efu::sdk::detail::destroySourceHook<CLASS>(),                                              \
-        efu::sdk::detail::sourceNameHook<CLASS>()};                                                \
+        efu::sdk::detail::sourceNameHook<CLASS>(),                                                 \
+        efu::sdk::detail::partitionKeyOf<CLASS>(),                                                 \
+        efu::sdk::detail::threadsKeyOf<CLASS>()};                                                  \
     return &descriptor;                                                                            \
   }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -226,6 +227,20 @@ public:
     }
     return out;
   }
+  /// Makes this context partition `index` of `count` (before the module is constructed).
+  void setPartition(unsigned index, unsigned count) {
+    partition_ = index;
+    partitions_ = count;
+  }
+  [[nodiscard]] unsigned partition() const override { return partition_; }
+  [[nodiscard]] unsigned partitions() const override { return partitions_; }
+  /// As the daemon: partition 0 registers it, the others get an unpublished counter.
+  Counter &streamCounter(std::string_view name) override {
+    if (partition_ == 0) {
+      return counter(name);
+    }
+    return unpublished_.emplace_back();
+  }
   [[nodiscard]] const Counter *lossLost() const { return lost_; }
   [[nodiscard]] const Counter *lossExpected() const { return expected_; }
 
@@ -246,6 +261,9 @@ private:
   std::map<std::string, std::unique_ptr<sdk::Report>> reports_;
   const Counter *lost_ = nullptr;
   const Counter *expected_ = nullptr;
+  unsigned partition_ = 0;
+  unsigned partitions_ = 1;
+  std::deque<Counter> unpublished_;
 };
 
 /// The default ev44 source_name module M declares for `config` (what EFU_MODULE puts in the
