@@ -27,6 +27,9 @@ public:
 
   Counter &counter(std::string_view name) override { return stats_.add(name); }
   Counter &gauge(std::string_view name) override { return stats_.add(name, CounterKind::Gauge); }
+  [[nodiscard]] unsigned partition() const override { return 0; }
+  [[nodiscard]] unsigned partitions() const override { return 1; }
+  Counter &streamCounter(std::string_view name) override { return counter(name); }
   spdlog::logger &log() override { return log_; }
   sdk::EventSink &events() override { return events_; }
   sdk::EventSink &events(std::string_view sourceName) override {
