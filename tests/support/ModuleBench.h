@@ -5,7 +5,18 @@
 #include "common/readout/EssHeader.h"
 #include "tests/support/SourceDatagrams.h"
 
+#include "common/system/Affinity.h"
+#include "tests/support/FakeModuleContext.h"
+
 #include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
 
 #include <cstdint>
 #include <vector>
@@ -36,6 +47,77 @@ int64_t processInCycle(benchmark::State &state, Module &module,
   state.counters["readouts/datagram"] =
       static_cast<double>(readouts) / static_cast<double>(state.iterations());
   return passes;
+}
+
+/// The module as `partitions` partitions (docs/modules.md, "Partitions"), each instance on a
+/// thread of its own pinned to CPU p (when `pin`), all given every datagram of `datagrams`, as
+/// efu's processing threads are. One benchmark iteration is one pass over `datagrams` by every
+/// partition at once, timed by the wall clock (register with UseManualTime()): "readouts/s" is the
+/// aggregate rate, and its ratio to the same benchmark with 1 partition is the scaling.
+template <typename Module>
+void processPartitioned(benchmark::State &state, unsigned partitions,
+                        const nlohmann::json &config, const std::string &source,
+                        const std::vector<std::vector<uint8_t>> &datagrams, size_t readoutBytes,
+                        bool pin = true, const nlohmann::json &calibration = nullptr) {
+  std::vector<std::unique_ptr<FakeModuleContext>> contexts;
+  std::vector<std::unique_ptr<Module>> modules;
+  for (unsigned p = 0; p < partitions; ++p) {
+    contexts.push_back(std::make_unique<FakeModuleContext>(config, source));
+    contexts.back()->setPartition(p, partitions);
+    if (!calibration.is_null()) {
+      contexts.back()->setCalibration(calibration, "calib.json");
+    }
+    contexts.back()->sink.keep = false;
+    modules.push_back(std::make_unique<Module>(*contexts.back()));
+  }
+  int64_t readoutsPerPass = 0;
+  for (const std::vector<uint8_t> &d : datagrams) {
+    readoutsPerPass += static_cast<int64_t>((d.size() - headerBytes(0)) / readoutBytes);
+  }
+  std::atomic<bool> running{true};
+  std::barrier start(static_cast<std::ptrdiff_t>(partitions) + 1);
+  std::barrier done(static_cast<std::ptrdiff_t>(partitions) + 1);
+  std::vector<std::thread> threads;
+  for (unsigned p = 0; p < partitions; ++p) {
+    threads.emplace_back([&, p] {
+      if (pin) {
+        (void)pinCurrentThread(static_cast<int>(p));
+      }
+      for (;;) {
+        start.arrive_and_wait();
+        if (!running.load(std::memory_order_relaxed)) {
+          return;
+        }
+        for (const std::vector<uint8_t> &d : datagrams) {
+          modules[p]->process(packetOf(d));
+        }
+        done.arrive_and_wait();
+      }
+    });
+  }
+  int64_t passes = 0;
+  for (auto _ : state) {
+    const auto begin = std::chrono::steady_clock::now();
+    start.arrive_and_wait();
+    done.arrive_and_wait();
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+    ++passes;
+  }
+  running = false;
+  start.arrive_and_wait();
+  for (std::thread &t : threads) {
+    t.join();
+  }
+  uint64_t events = 0;
+  for (const auto &ctx : contexts) {
+    events += ctx->sink.count;
+  }
+  state.SetItemsProcessed(passes * readoutsPerPass);
+  state.counters["readouts/s"] = benchmark::Counter(static_cast<double>(passes * readoutsPerPass),
+                                                    benchmark::Counter::kIsRate);
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["partitions"] = partitions;
 }
 
 } // namespace efu::readout::test
