@@ -31,7 +31,7 @@ namespace {
 /// With --no-kafka: events are counted and dropped.
 class CountingEventSink final : public sdk::EventSink {
 public:
-  explicit CountingEventSink(Stats &stats) : events_(stats.add("events.unpublished")) {}
+  explicit CountingEventSink(Counter &events) : events_(events) {}
   void add(int64_t, int32_t, int32_t) noexcept override { events_.add(); }
 
 private:
@@ -121,7 +121,7 @@ void Daemon::openReceiveSockets() {
 
 void Daemon::openEventOutput() {
   if (options_.noKafka) {
-    noKafkaSink_ = std::make_unique<CountingEventSink>(stats_);
+    noKafkaSink_ = std::make_unique<CountingEventSink>(stats_.add("events.unpublished"));
     log_->info("Kafka output disabled (--no-kafka)");
   } else {
     kafka::checkTopicNames(options_.kafka, service_);
@@ -131,22 +131,86 @@ void Daemon::openEventOutput() {
   }
 }
 
-void Daemon::createModule(nlohmann::json config, nlohmann::json calibration) {
-  sdk::EventSink &events = kafka_ ? kafka_->events() : *noKafkaSink_;
-  context_ = std::make_unique<DaemonContext>(
-      stats_, *log_, events, std::move(config),
-      options_.configFile.empty() ? "(defaults)" : options_.configFile, intervalMs_,
-      std::move(calibration), options_.calibrationFile);
-  if (kafka_) {
-    context_->setEventSources(
-        [this](const std::string &name) -> sdk::EventSink & { return kafka_->events(name); });
-    context_->setDataArraySources([this](const std::string &name) -> sdk::DataArraySink & {
-      return kafka_->dataArrays(name);
-    });
-  } else {
-    context_->setDiscardedArrayLimit(kafka::maxPayloadBytes(options_.kafka));
+unsigned Daemon::partitionCount(const nlohmann::json &config) const {
+  const EfuModuleDescriptor &descriptor = library_->descriptor();
+  const std::string file = options_.configFile.empty() ? "(defaults)" : options_.configFile;
+  unsigned count = 1;
+  std::string from = "one processing thread";
+  if (descriptor.threadsKey != nullptr && config.contains(descriptor.threadsKey)) {
+    const int64_t keyed = config.at(descriptor.threadsKey).get<int64_t>();
+    if (keyed < 1 || keyed > kMaxPartitions) {
+      throw std::runtime_error(fmt::format("{}: {} {}: efu runs 1..{} processing threads", file,
+                                           descriptor.threadsKey, keyed, kMaxPartitions));
+    }
+    count = static_cast<unsigned>(keyed);
+    from = fmt::format("{} {} in {}", descriptor.threadsKey, keyed, file);
   }
-  module_ = efu::createModule(library_, *context_);
+  if (options_.procThreads != 0) {
+    if (from.find(" in ") != std::string::npos && count != options_.procThreads) {
+      log_->info("--proc-threads {} replaces {}", options_.procThreads, from);
+    }
+    count = options_.procThreads;
+    from = fmt::format("--proc-threads {}", count);
+  }
+  if (count > 1 && descriptor.partitionKey == nullptr) {
+    throw std::runtime_error(fmt::format(
+        "{}: module '{}' cannot be split over processing threads (its state spans the whole "
+        "stream); run it with one (docs/modules.md, Partitions)",
+        from, descriptor.name));
+  }
+  if (count > 1) {
+    log_->info("{} processing threads ({}), one partition of module '{}' each, by {}", count, from,
+               descriptor.name, descriptor.partitionKey);
+  }
+  return count;
+}
+
+void Daemon::createModule(nlohmann::json config, nlohmann::json calibration) {
+  const unsigned partitions = partitionCount(config);
+  options_.procThreads = partitions; // the runtime's threading follows (runToCompletion())
+  const std::string configSource = options_.configFile.empty() ? "(defaults)" : options_.configFile;
+  for (unsigned p = 0; p < partitions; ++p) {
+    sdk::EventSink *events = nullptr;
+    PartitionOutput *output = nullptr;
+    if (p == 0) {
+      events = kafka_ ? &kafka_->events() : noKafkaSink_.get();
+    } else if (kafka_) {
+      output = &kafka_->addPartition(stats_);
+      events = &output->events();
+    } else {
+      events = partitionNoKafkaSinks_
+                   .emplace_back(std::make_unique<CountingEventSink>(
+                       stats_.addPart("events.unpublished")))
+                   .get();
+    }
+    auto context = std::make_unique<DaemonContext>(stats_, *log_, *events, config, configSource,
+                                                   intervalMs_, calibration,
+                                                   options_.calibrationFile);
+    context->setPartition(p, partitions);
+    if (output != nullptr) {
+      context->setEventSources(
+          [output](const std::string &name) -> sdk::EventSink & { return output->events(name); });
+      context->setDataArraySources([output](const std::string &name) -> sdk::DataArraySink & {
+        return output->dataArrays(name);
+      });
+    } else if (kafka_) {
+      context->setEventSources(
+          [this](const std::string &name) -> sdk::EventSink & { return kafka_->events(name); });
+      context->setDataArraySources([this](const std::string &name) -> sdk::DataArraySink & {
+        return kafka_->dataArrays(name);
+      });
+    } else {
+      context->setDiscardedArrayLimit(kafka::maxPayloadBytes(options_.kafka));
+    }
+    ModulePtr module = efu::createModule(library_, *context);
+    if (p == 0) {
+      context_ = std::move(context);
+      module_ = std::move(module);
+    } else {
+      partitionContexts_.push_back(std::move(context));
+      partitionModules_.push_back(std::move(module));
+    }
+  }
 }
 
 /// The runtime over every receive socket, the interval report and the per-thread CPU counters.
@@ -155,8 +219,13 @@ void Daemon::createDataPath() {
   for (auto &r : receivers_) {
     queues.push_back(r.get());
   }
-  runtime_ = std::make_unique<Runtime>(runtimeConfig(options_), queues, *module_, stats_, *log_,
-                                       kafka_.get());
+  std::vector<Partition> partitions{{module_.get(), kafka_.get()}};
+  for (size_t p = 0; p < partitionModules_.size(); ++p) {
+    partitions.push_back({partitionModules_[p].get(),
+                          kafka_ ? &kafka_->partition(p) : nullptr});
+  }
+  runtime_ = std::make_unique<Runtime>(runtimeConfig(options_), queues, std::move(partitions),
+                                       stats_, *log_);
   report_ = std::make_unique<IntervalReport>(stats_, context_->lostCounter(),
                                              context_->expectedCounter());
   cpu_ = std::make_unique<CpuUsage>(stats_);
@@ -166,7 +235,10 @@ void Daemon::createDataPath() {
                     [&runtime, q] { return runtime.rxTid(q); });
   }
   if (runtime.threading() == Threading::HandOff) {
-    cpu_->addThread("proc", [&runtime] { return runtime.procTid(); });
+    for (size_t p = 0; p < runtime.partitionCount(); ++p) {
+      cpu_->addThread(runtime.partitionCount() > 1 ? "proc" + std::to_string(p) : std::string("proc"),
+                      [&runtime, p] { return runtime.procTid(p); });
+    }
   }
 }
 

@@ -80,6 +80,9 @@ private:
   void openReceiveSockets();
   void openEventOutput();
   void createModule(nlohmann::json config, nlohmann::json calibration);
+  /// --proc-threads, else the module's threads key in `config`, else 1; checked against the
+  /// module's ability to be split.
+  [[nodiscard]] unsigned partitionCount(const nlohmann::json &config) const;
   void createDataPath();
   void openControlPort();
   void openMetrics();
@@ -116,6 +119,10 @@ private:
   std::unique_ptr<sdk::EventSink> noKafkaSink_;
   std::unique_ptr<DaemonContext> context_;
   ModulePtr module_;
+  /// Partitions 1.. of the module (--proc-threads); partition 0 is context_ and module_.
+  std::vector<std::unique_ptr<sdk::EventSink>> partitionNoKafkaSinks_;
+  std::vector<std::unique_ptr<DaemonContext>> partitionContexts_;
+  std::vector<ModulePtr> partitionModules_;
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<IntervalReport> report_;
   std::unique_ptr<CpuUsage> cpu_;

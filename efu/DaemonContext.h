@@ -6,6 +6,7 @@
 #include "common/sdk/ModuleLoader.h"
 #include "common/stats/Stats.h"
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -25,11 +26,30 @@ public:
         configSource_(std::move(configSource)), statsIntervalMs_(statsIntervalMs),
         calibration_(std::move(calibration)), calibrationSource_(std::move(calibrationSource)) {}
 
-  Counter &counter(std::string_view name) override { return stats_.add(name); }
-  Counter &gauge(std::string_view name) override { return stats_.add(name, CounterKind::Gauge); }
-  [[nodiscard]] unsigned partition() const override { return 0; }
-  [[nodiscard]] unsigned partitions() const override { return 1; }
-  Counter &streamCounter(std::string_view name) override { return counter(name); }
+  /// Partition `index` of `count` (efu --proc-threads): partition 0 registers counters and
+  /// reports; a further partition's counters are parts of partition 0's (Stats::addPart), its
+  /// stream counters and reports are its own and never published. Before the module is created.
+  void setPartition(unsigned index, unsigned count) noexcept {
+    partition_ = index;
+    partitions_ = count;
+  }
+  Counter &counter(std::string_view name) override {
+    return partition_ == 0 ? stats_.add(name) : stats_.addPart(name);
+  }
+  Counter &gauge(std::string_view name) override {
+    return partition_ == 0 ? stats_.add(name, CounterKind::Gauge) : stats_.addPart(name);
+  }
+  [[nodiscard]] unsigned partition() const override { return partition_; }
+  [[nodiscard]] unsigned partitions() const override { return partitions_; }
+  Counter &streamCounter(std::string_view name) override {
+    if (partition_ == 0) {
+      return counter(name);
+    }
+    if (!Stats::validName(name)) {
+      throw StatsError("invalid counter name '" + std::string(name) + "'");
+    }
+    return unpublished_.emplace_back();
+  }
   spdlog::logger &log() override { return log_; }
   sdk::EventSink &events() override { return events_; }
   sdk::EventSink &events(std::string_view sourceName) override {
@@ -66,10 +86,14 @@ public:
     return calibrationSource_;
   }
   void setLossCounters(const Counter &lost, const Counter &expected) override {
+    if (partition_ != 0) {
+      return; // sequence loss is the stream's: partition 0's stream counters say it
+    }
     lost_ = &lost;
     expected_ = &expected;
   }
   void setError(std::string_view message) override { error_ = message; }
+  /// A further partition's reports are its own: REPORT_GET answers with partition 0's.
   sdk::Report &report(std::string_view name) override {
     auto [it, inserted] = reports_.try_emplace(std::string(name));
     if (!inserted) {
@@ -113,6 +137,9 @@ private:
   const Counter *expected_ = nullptr;
   std::string error_;
   std::map<std::string, std::unique_ptr<sdk::Report>, std::less<>> reports_;
+  unsigned partition_ = 0;
+  unsigned partitions_ = 1;
+  std::deque<Counter> unpublished_; ///< a further partition's stream counters
 };
 
 /// Creates an instance of the module in `library` with `context`. Throws ModuleRejected with the

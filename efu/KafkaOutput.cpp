@@ -83,7 +83,18 @@ void KafkaOutput::publish(int64_t nowNs) noexcept {
   }
 }
 
+PartitionOutput &KafkaOutput::addPartition(Stats &stats) {
+  return partitions_.emplace_back(*this, stats);
+}
+
+void KafkaOutput::forwardPartitions() noexcept {
+  for (PartitionOutput &partition : partitions_) {
+    partition.forwarding().forwardTo(producer_);
+  }
+}
+
 void KafkaOutput::tick(int64_t nowNs) noexcept {
+  forwardPartitions();
   sink_.tick(nowNs); // also polls the producer for delivery reports
   for (kafka::Ev44Sink &source : sources_) {
     source.tick(nowNs);
@@ -94,6 +105,7 @@ void KafkaOutput::tick(int64_t nowNs) noexcept {
 }
 
 void KafkaOutput::finish() noexcept {
+  forwardPartitions();
   sink_.flush();
   for (kafka::Ev44Sink &source : sources_) {
     source.flush();
@@ -116,6 +128,47 @@ void KafkaOutput::finish() noexcept {
     }
   } catch (const std::exception &e) {
     log_.error("Kafka flush failed: {}", e.what());
+  }
+}
+
+PartitionOutput::PartitionOutput(KafkaOutput &output, Stats &stats)
+    : output_(output), stats_(stats),
+      sink_(output.sink_, forward_, stats.addPart("kafka.ev44.messages"),
+            stats.addPart("kafka.ev44.events")),
+      da00Messages_(stats.addPart("kafka.da00.messages")),
+      da00Invalid_(stats.addPart("kafka.da00.invalid")) {}
+
+sdk::EventSink &PartitionOutput::events(const std::string &sourceName) {
+  for (kafka::Ev44Sink &source : sources_) {
+    if (source.sourceName() == sourceName) {
+      return source;
+    }
+  }
+  auto &peer = static_cast<kafka::Ev44Sink &>(output_.events(sourceName));
+  return sources_.emplace_back(sink_, peer);
+}
+
+sdk::DataArraySink &PartitionOutput::dataArrays(const std::string &sourceName) {
+  for (kafka::Da00Sink &source : arrays_) {
+    if (source.sourceName() == sourceName) {
+      return source;
+    }
+  }
+  return arrays_.emplace_back(forward_, sink_.topic(), sourceName, da00Messages_, da00Invalid_,
+                              output_.producer_.maxPayloadBytes());
+}
+
+void PartitionOutput::tick(int64_t nowNs) noexcept {
+  sink_.tick(nowNs);
+  for (kafka::Ev44Sink &source : sources_) {
+    source.tick(nowNs);
+  }
+}
+
+void PartitionOutput::finish() noexcept {
+  sink_.flush();
+  for (kafka::Ev44Sink &source : sources_) {
+    source.flush();
   }
 }
 

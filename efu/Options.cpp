@@ -72,9 +72,18 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
       ->capture_default_str()
       ->delimiter(',')
       ->check(CLI::Range(-1, 4095));
-  app.add_option("--proc-cpu", o.procCpu, "CPU to pin the processing thread to (-1 = not pinned)")
+  app.add_option("--proc-cpu", o.procCpus,
+                 "CPU to pin the processing thread to (-1 = not pinned); with --proc-threads a "
+                 "list, one CPU per thread (1,2) or one for all")
       ->capture_default_str()
+      ->delimiter(',')
       ->check(CLI::Range(-1, 4095));
+  app.add_option("--proc-threads", o.procThreads,
+                 "Processing threads, each running a partition of the module on every datagram "
+                 "(docs/modules.md, Partitions); above 1 only for a module that can be split "
+                 "(--help-module says by what). Default 1, or the module's own key "
+                 "(timepix3: ParallelThreads)")
+      ->check(CLI::Range(1, 16));
   app.add_option("--threads", o.threads,
                  "Who runs the module: 1 = the receive thread, after each batch (run to "
                  "completion); 2 = a processing thread behind the ring; auto = 1 when the receive "
@@ -197,6 +206,12 @@ void addDaemonOptions(CLI::App &app, DaemonOptions &o) {
                "Publish nothing to Kafka (measurements; counters stay on the control port)");
   kafka::addKafkaOptions(app, o.kafka);
   app.callback([&o] {
+    if (o.procThreads > 1 && o.threads == "1") {
+      throw CLI::ValidationError("--proc-threads",
+                                 std::to_string(o.procThreads) +
+                                     " processing threads need a ring to read: not with "
+                                     "--threads 1 (the module on the receive thread)");
+    }
     const uint64_t slotBytes = o.gro ? kGroSlotBytes : kSlotBytes;
     const uint64_t ringBytes = uint64_t{o.ringSlots} * slotBytes * o.rxQueues;
     if (ringBytes > kMaxRingBytes) {
@@ -222,7 +237,11 @@ bool runToCompletion(const DaemonOptions &o, int availableCpus) {
     return false;
   }
   const int rxCpu = o.rxCpus.empty() ? -1 : o.rxCpus.front();
-  return (rxCpu >= 0 && rxCpu == o.procCpu) || availableCpus == 1;
+  if (o.procThreads > 1) {
+    return false; // several processing threads read the ring
+  }
+  const int procCpu = o.procCpus.empty() ? -1 : o.procCpus.front();
+  return (rxCpu >= 0 && rxCpu == procCpu) || availableCpus == 1;
 }
 
 } // namespace efu

@@ -37,7 +37,10 @@ struct DaemonOptions {
   uint16_t dataPort = 9000;
   int rcvbufBytes = 12 * 1024 * 1024;
   std::vector<int> rxCpus{-1}; ///< one for all rx queues, or one per queue
-  int procCpu = -1;
+  std::vector<int> procCpus{-1}; ///< one for all processing threads, or one per thread
+  /// --proc-threads: processing threads, one module partition each; 0 = not given (1, or the
+  /// module's threads key such as timepix3's ParallelThreads).
+  unsigned procThreads = 0;
   std::string threads = "auto"; ///< "auto", "1" (run to completion) or "2" (hand-off)
   unsigned rxQueues = 1;
   bool reusePort = false; ///< SO_REUSEPORT with one rx queue: other processes share the port

@@ -171,7 +171,7 @@ void checkListeners(const DaemonOptions &options, Checks &checks) {
 
 void checkScheduling(const DaemonOptions &options, Checks &checks) {
   std::set<int> cpus(options.rxCpus.begin(), options.rxCpus.end());
-  cpus.insert(options.procCpu);
+  cpus.insert(options.procCpus.begin(), options.procCpus.end());
   cpus.erase(-1);
   if (cpus.empty()) {
     checks.ok("cpus", "no thread pinned (--rx-cpu, --proc-cpu)");

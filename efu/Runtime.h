@@ -68,16 +68,26 @@ struct RuntimeConfig {
   unsigned rxBatch = 64;         ///< most messages per recvmmsg
   uint32_t slotBytes = kSlotBytes; ///< kGroSlotBytes with GRO
   std::vector<int> rxCpus{-1};   ///< one CPU for every rx queue, or one per queue; -1 = unpinned
-  int procCpu = -1;
+  std::vector<int> procCpus{-1}; ///< one CPU for every processing thread, or one per thread
   int rxPriority = 0;            ///< SCHED_FIFO priority of the rx threads; 0 = normal
 };
 
 /// Throws std::invalid_argument, saying what to change, for a configuration the runtime cannot
-/// run with `queues` rx queues (the Runtime constructor checks the same).
-void validateRuntimeConfig(const RuntimeConfig &config, size_t queues);
+/// run with `queues` rx queues and `partitions` processing threads (the Runtime constructor
+/// checks the same).
+void validateRuntimeConfig(const RuntimeConfig &config, size_t queues, size_t partitions = 1);
+
+/// Most processing threads (module partitions) one efu runs: --proc-threads.
+constexpr unsigned kMaxPartitions = 16;
+
+/// One processing thread's module partition and the work beside it.
+struct Partition {
+  sdk::Module *module = nullptr;
+  ProcessingHooks *hooks = nullptr; ///< may be nullptr
+};
 
 /// Owns the data-path threads. Registers receive.*, processing.packets and thread.processing_idle
-/// counters in `stats` (receive.q<i>.* per queue when there are several). Every datagram is counted in exactly one place: processed,
+/// (a part per further partition) counters in `stats` (receive.q<i>.* per queue when there are several). Every datagram is counted in exactly one place: processed,
 /// truncated, or dropped by the kernel when the socket buffer overflowed. A full ring is never
 /// a loss: the rx thread stops reading until the processing thread frees a slot, and the
 /// socket buffer holds what arrives meanwhile.
@@ -90,7 +100,17 @@ public:
   /// One receiver per rx queue (all bound to the same port with SO_REUSEPORT when several).
   /// Throws std::invalid_argument for an unusable configuration.
   Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receivers, sdk::Module &module,
-          Stats &stats, spdlog::logger &log, ProcessingHooks *hooks);
+          Stats &stats, spdlog::logger &log, ProcessingHooks *hooks)
+      : Runtime(config, std::move(receivers), {Partition{&module, hooks}}, stats, log) {}
+  /// Several partitions of the module (efu --proc-threads, docs/modules.md "Partitions"): one
+  /// processing thread each, every one of them given every datagram of every ring in the same
+  /// order (the rings have one reader per partition; a slot is reused once all have read it).
+  /// Partition 0's hooks own the Kafka producer: its thread forwards the others' messages, and
+  /// it finishes last. Partition 0's raw sampler sees every datagram. processing.packets counts
+  /// the datagrams every partition has processed (the counters of all partitions are final
+  /// for them). Several partitions need hand-off threading.
+  Runtime(const RuntimeConfig &config, std::vector<UdpReceiver *> receivers,
+          std::vector<Partition> partitions, Stats &stats, spdlog::logger &log);
   ~Runtime();
   Runtime(const Runtime &) = delete;
   Runtime &operator=(const Runtime &) = delete;
@@ -98,9 +118,10 @@ public:
   void start();
   /// Kernel thread id (gettid) of rx queue i's thread; 0 until it runs.
   [[nodiscard]] pid_t rxTid(size_t queue = 0) const noexcept;
-  /// Kernel thread id of the processing thread; 0 until it runs and always 0 in run to
-  /// completion (the rx thread does the processing).
-  [[nodiscard]] pid_t procTid() const noexcept { return procTid_.load(std::memory_order_relaxed); }
+  /// Kernel thread id of processing thread (partition) p; 0 until it runs and always 0 in run
+  /// to completion (the rx thread does the processing).
+  [[nodiscard]] pid_t procTid(size_t partition = 0) const noexcept;
+  [[nodiscard]] size_t partitionCount() const noexcept { return workers_.size(); }
   [[nodiscard]] size_t queueCount() const noexcept { return queues_.size(); }
   [[nodiscard]] Threading threading() const noexcept { return config_.threading; }
   /// Stops receiving, processes what the rings hold, flushes, joins the threads.
@@ -108,27 +129,32 @@ public:
 
 private:
   struct Queue;
+  struct Worker;
 
   void rxLoop(Queue &queue) noexcept;
-  void processingLoop() noexcept;
+  void processingLoop(Worker &worker) noexcept;
   void startThread(Queue &queue) noexcept;
   /// Receives into free ring slots and commits them; returns the slots committed.
   size_t receive(Queue &queue, size_t freeSlots) noexcept;
   void accountSocketAtStop(Queue &queue) noexcept;
-  /// Runs the module on up to `max` committed slots of one queue; returns the slots done.
-  size_t process(Queue &queue, size_t max) noexcept;
+  /// Runs worker's partition on up to `max` committed slots of one queue; returns the slots done.
+  size_t process(Queue &queue, Worker &worker, size_t max) noexcept;
+  /// Counts `datagrams` more processed by `worker` (processing.packets).
+  void countProcessed(Worker &worker, int64_t datagrams) noexcept;
+  /// Partition 0: processing.packets = the datagrams every partition has processed.
+  void publishProgress() noexcept;
+  /// Wakes every processing thread (after a commit, or when the ring is full).
+  void ringAll() noexcept;
+  [[nodiscard]] bool anyAvailable(const Worker &worker) const noexcept;
   void waitForFreeSlot(Queue &queue) noexcept;
-  void tickIfDue(int64_t nowNs) noexcept;
-  void finish() noexcept;
+  void tickIfDue(Worker &worker, int64_t nowNs) noexcept;
+  void finish(Worker &worker) noexcept;
 
   RuntimeConfig config_;
-  sdk::Module &module_;
   spdlog::logger &log_;
-  ProcessingHooks *hooks_;
-  kafka::RawSampler *sampler_; ///< hooks_->sampler(), fetched once
+  kafka::RawSampler *sampler_; ///< partition 0's hooks' sampler(), fetched once
   std::vector<std::unique_ptr<Queue>> queues_;
-  Doorbell doorbell_;
-  int64_t nextTickNs_ = 0; ///< written only by the thread that runs the module
+  std::vector<std::unique_ptr<Worker>> workers_;
 
   // Totals over the queues; rx threads write them with addShared().
   Counter &rxPackets_;
@@ -139,14 +165,11 @@ private:
   Counter &rxUnread_;
   Counter &rxRingFullWaits_;
   Counter &rxMessages_;
-  // Written by the thread that runs the module.
+  // Written by the thread that runs partition 0 of the module.
   Counter &procPackets_;
-  Counter &procIdle_;
 
-  std::atomic<pid_t> procTid_{0};
   std::atomic<bool> stopRx_{false};
   std::atomic<unsigned> rxRunning_{0};
-  std::thread procThread_;
 };
 
 } // namespace efu

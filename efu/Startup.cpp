@@ -33,7 +33,7 @@ RuntimeConfig runtimeConfig(const DaemonOptions &options) {
   config.rxBatch = rxBatch(options);
   config.slotBytes = options.gro ? kGroSlotBytes : kSlotBytes;
   config.rxCpus = options.rxCpus;
-  config.procCpu = options.procCpu;
+  config.procCpus = options.procCpus;
   config.rxPriority = options.rxPriority;
   return config;
 }

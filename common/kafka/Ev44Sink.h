@@ -7,6 +7,7 @@
 #include "common/serialize/Ev44Builder.h"
 #include "common/stats/Stats.h"
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -23,7 +24,7 @@ namespace efu::kafka {
 /// kafka.ev44.events (events in them).
 ///
 /// Thread rules: add(), tick() and flush() on the one thread that owns `producer` (the
-/// processing thread). No allocation after construction. `producer` and `stats` must outlive it.
+/// processing thread; each partition's thread has sinks of its own). No allocation after construction. `producer` and `stats` must outlive it.
 class Ev44Sink final : public sdk::EventSink {
 public:
   /// maxPulsesPerMessage 0 = as many pulses as events. Throws std::invalid_argument for
@@ -34,6 +35,15 @@ public:
   /// Another source on `first`'s topic: the same producer, limits and counters (the counters
   /// count all sources), its own messages with source_name `sourceName` and message_id from 0.
   Ev44Sink(const Ev44Sink &first, std::string sourceName);
+  /// The same source as `peer` on another thread (a further partition of the module, efu
+  /// --proc-threads): peer's topic, source name and limits, produced through `producer` and
+  /// counted in `messages` and `events` (parts of peer's counters, Stats::addPart). message_id
+  /// comes from peer's sequence, so a source's ids stay gap-free over all partitions (their
+  /// messages may reach Kafka out of id order). `peer` must outlive it.
+  Ev44Sink(Ev44Sink &peer, Producer &producer, Counter &messages, Counter &events);
+  /// Another source of the same partition: as Ev44Sink(first, sourceName), but message_id from
+  /// `peer`'s sequence (peer: the same source in partition 0).
+  Ev44Sink(const Ev44Sink &first, Ev44Sink &peer);
   Ev44Sink(const Ev44Sink &) = delete;
   Ev44Sink &operator=(const Ev44Sink &) = delete;
 
@@ -56,7 +66,9 @@ public:
   void flush() noexcept;
 
   [[nodiscard]] size_t buffered() const noexcept { return builder_.events(); }
-  [[nodiscard]] int64_t nextMessageId() const noexcept { return messageId_; }
+  [[nodiscard]] int64_t nextMessageId() const noexcept {
+    return ids_->load(std::memory_order_relaxed);
+  }
   [[nodiscard]] const std::string &topic() const noexcept { return topic_; }
   [[nodiscard]] const std::string &sourceName() const noexcept { return builder_.source(); }
 
@@ -71,7 +83,9 @@ private:
   int64_t flushIntervalNs_;
   int64_t firstSeenNs_ = -1; // tick() time at which the buffered events were first seen
   bool firstSeen_ = false;
-  int64_t messageId_ = 0;
+  std::atomic<int64_t> ownIds_{0}; ///< this source's message_id sequence (partition 0's sink)
+  std::atomic<int64_t> *ids_;       ///< the sequence drawn from: own, or partition 0's sink's
+  int64_t sendingId_ = 0;           ///< the id of the message being written
   Counter &messages_;
   Counter &events_;
 };

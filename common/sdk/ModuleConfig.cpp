@@ -135,6 +135,13 @@ nlohmann::json loadCalibration(const std::string &path) {
 std::string formatModuleHelp(const EfuModuleDescriptor &d) {
   std::ostringstream out;
   out << "Module " << d.name << " " << d.version << ": " << d.description << "\n";
+  if (d.partitionKey != nullptr) {
+    out << "\nProcessing threads (--proc-threads N" << (d.threadsKey != nullptr ? ", or the key " : "")
+        << (d.threadsKey != nullptr ? d.threadsKey : "") << "): one partition each, by "
+        << d.partitionKey << "\n";
+  } else {
+    out << "\nProcessing threads: one (this module cannot be split: --proc-threads 1)\n";
+  }
   if (d.configKeyCount == 0) {
     out << "\nThis module takes no configuration keys (--config must be {} or absent).\n";
     return out.str();

@@ -18,8 +18,13 @@ enum class CounterKind : uint8_t { Counter, Gauge };
 /// are plain moves). Reads acquire, so a reader that sees a counter's new value also sees
 /// everything its writer wrote before it — e.g. a module's counters once processing.packets shows
 /// the datagram.
+/// A counter that several partitions of a module register (efu --proc-threads) is a chain: the
+/// registered counter heads it and each further partition's part hangs on it (Stats::addPart);
+/// get() on the head reads the sum, each part is written by its own thread.
 struct alignas(64) Counter {
   std::atomic<int64_t> value{0};
+  std::atomic<Counter *> firstPart{nullptr}; ///< on the registered counter only
+  std::atomic<Counter *> nextPart{nullptr};  ///< on a part: the next part of the same head
 
   void add(int64_t n = 1) noexcept {
     value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_release);
@@ -28,7 +33,15 @@ struct alignas(64) Counter {
   /// Every writer of such a counter must use addShared(), never add() or set().
   void addShared(int64_t n) noexcept { value.fetch_add(n, std::memory_order_acq_rel); }
   void set(int64_t v) noexcept { value.store(v, std::memory_order_release); }
-  [[nodiscard]] int64_t get() const noexcept { return value.load(std::memory_order_acquire); }
+  /// This counter's value plus its parts' (Stats::addPart).
+  [[nodiscard]] int64_t get() const noexcept {
+    int64_t sum = value.load(std::memory_order_acquire);
+    for (const Counter *p = firstPart.load(std::memory_order_acquire); p != nullptr;
+         p = p->nextPart.load(std::memory_order_acquire)) {
+      sum += p->value.load(std::memory_order_acquire);
+    }
+    return sum;
+  }
 };
 static_assert(sizeof(Counter) == 64, "one counter per cache line");
 

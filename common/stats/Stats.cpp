@@ -35,6 +35,28 @@ Counter &Stats::add(std::string_view name, CounterKind kind) {
   return counters_.emplace_back();
 }
 
+Counter &Stats::addPart(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) {
+      Counter &part = parts_.emplace_back();
+      Counter &head = counters_[i];
+      Counter *last = head.firstPart.load(std::memory_order_relaxed);
+      if (last == nullptr) {
+        head.firstPart.store(&part, std::memory_order_release);
+      } else {
+        while (Counter *next = last->nextPart.load(std::memory_order_relaxed)) {
+          last = next;
+        }
+        last->nextPart.store(&part, std::memory_order_release);
+      }
+      return part;
+    }
+  }
+  throw StatsError("counter '" + std::string(name) +
+                   "' has no first part: partition 0 of the module did not register it");
+}
+
 size_t Stats::size() const {
   std::lock_guard lock(mutex_);
   return names_.size();

@@ -35,6 +35,11 @@ public:
   /// Throws StatsError on a bad or duplicate name.
   Counter &add(std::string_view name, CounterKind kind = CounterKind::Counter);
 
+  /// A part of the registered counter `name` for another writer thread (a further partition of
+  /// a module, efu --proc-threads): reading `name` (get(), value(), snapshot()) gives the sum of
+  /// the counter and its parts. Throws StatsError when `name` is not registered.
+  Counter &addPart(std::string_view name);
+
   [[nodiscard]] size_t size() const;
   /// 0-based access; throws std::out_of_range.
   [[nodiscard]] std::string name(size_t index) const;
@@ -56,6 +61,7 @@ public:
 private:
   mutable std::mutex mutex_;
   std::deque<Counter> counters_; // deque: stable addresses as it grows
+  std::deque<Counter> parts_;
   std::vector<std::string> names_;
   std::vector<CounterKind> kinds_;
 };

@@ -51,7 +51,8 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.dataPort, 9000);
   EXPECT_EQ(o.rcvbufBytes, 12 * 1024 * 1024);
   EXPECT_EQ(o.rxCpus, std::vector<int>{-1});
-  EXPECT_EQ(o.procCpu, -1);
+  EXPECT_EQ(o.procCpus, std::vector<int>{-1});
+  EXPECT_EQ(o.procThreads, 0U);
   EXPECT_EQ(o.threads, "auto");
   EXPECT_EQ(o.rxQueues, 1U);
   EXPECT_FALSE(o.gro);
@@ -147,7 +148,7 @@ TEST(Options, EveryOptionIsParsed) {
   EXPECT_EQ(o.dataPort, 4321);
   EXPECT_EQ(o.rcvbufBytes, 65536);
   EXPECT_EQ(o.rxCpus, std::vector<int>{2});
-  EXPECT_EQ(o.procCpu, 3);
+  EXPECT_EQ(o.procCpus, std::vector<int>{3});
   EXPECT_EQ(o.threads, "2");
   EXPECT_EQ(o.rxQueues, 3U);
   EXPECT_TRUE(o.gro);

@@ -464,3 +464,128 @@ TEST_F(RuntimeTest, AtTheStopEveryDatagramSentIsReceivedDroppedOrUnread) {
 
 } // namespace
 } // namespace efu
+
+namespace efu {
+namespace {
+
+/// Records the order in which partitions' hooks finish (--proc-threads).
+class OrderedHooks final : public ProcessingHooks {
+public:
+  explicit OrderedHooks(std::atomic<int> &sequence) : sequence_(sequence) {}
+  void tick(int64_t) noexcept override { ticks.fetch_add(1); }
+  void finish() noexcept override {
+    finishedAs = sequence_.fetch_add(1);
+    finishTid = gettid();
+  }
+  std::atomic<int> ticks{0};
+  int finishedAs = -1;
+  pid_t finishTid = 0;
+
+private:
+  std::atomic<int> &sequence_;
+};
+
+class RuntimePartitionTest : public RuntimeTest {
+protected:
+  Runtime &startPartitions(RuntimeConfig config, size_t count) {
+    std::vector<UdpReceiver *> queues;
+    for (auto &r : receivers_) {
+      queues.push_back(r.get());
+    }
+    std::vector<Partition> partitions;
+    for (size_t p = 0; p < count; ++p) {
+      modules_.push_back(std::make_unique<RecordingModule>());
+      hooks_.push_back(std::make_unique<OrderedHooks>(sequence_));
+      partitions.push_back({modules_.back().get(), hooks_.back().get()});
+    }
+    runtime_ = std::make_unique<Runtime>(config, queues, std::move(partitions), stats_, log_);
+    runtime_->start();
+    return *runtime_;
+  }
+  std::atomic<int> sequence_{0};
+  std::vector<std::unique_ptr<RecordingModule>> modules_;
+  std::vector<std::unique_ptr<OrderedHooks>> hooks_;
+};
+
+// Every partition reads every datagram of every ring, in order, on a thread of its own; a slot
+// is reused only when the slowest partition has read it, so a partition that stalls holds back
+// reading (the socket buffer keeps the rest) and loses nothing.
+TEST_F(RuntimePartitionTest, EveryPartitionSeesEveryDatagramInOrderOnItsOwnThread) {
+  const uint16_t port = addReceiver().port();
+  RuntimeConfig config;
+  config.threading = Threading::HandOff;
+  config.ringSlots = 8;
+  config.rxBatch = 4;
+  Runtime &runtime = startPartitions(config, 3);
+  modules_[1]->hold = true;
+  constexpr uint32_t kCount = 400;
+  Sender sender;
+  for (uint32_t i = 0; i < kCount; ++i) {
+    sender.send(port, i, 64);
+  }
+  ASSERT_TRUE(eventually([&] { return stat("receive.ring_full_waits") > 0; }));
+  EXPECT_LE(stat("receive.packets"), 8 + 4);
+  EXPECT_LE(stat("processing.packets"), 1) << "partition 1 has processed at most one";
+  modules_[1]->hold = false;
+  ASSERT_TRUE(waitProcessed(kCount)) << stat("processing.packets");
+  EXPECT_EQ(stat("receive.dropped"), 0);
+  std::set<pid_t> threads;
+  for (size_t p = 0; p < 3; ++p) {
+    const auto seen = modules_[p]->seen();
+    ASSERT_EQ(seen.size(), kCount) << "partition " << p;
+    for (uint32_t i = 0; i < kCount; ++i) {
+      ASSERT_EQ(seen[i].first4, i) << "partition " << p << " out of order at " << i;
+      ASSERT_EQ(seen[i].tid, runtime.procTid(p));
+    }
+    threads.insert(runtime.procTid(p));
+  }
+  EXPECT_EQ(threads.size(), 3U);
+  EXPECT_EQ(runtime.partitionCount(), 3U);
+  runtime.stop();
+  for (size_t p = 0; p < 3; ++p) {
+    EXPECT_EQ(modules_[p]->flushes.load(), 1) << "partition " << p;
+    EXPECT_EQ(modules_[p]->flushTid, runtime.procTid(p));
+    EXPECT_EQ(hooks_[p]->finishTid, runtime.procTid(p));
+  }
+  EXPECT_EQ(hooks_[0]->finishedAs, 2) << "partition 0's hooks (the producer's) finish last";
+}
+
+// processing.packets shows a datagram once every partition has processed it: the counters of
+// all partitions are final for what it shows.
+TEST_F(RuntimePartitionTest, ProcessingPacketsWaitsForTheSlowestPartition) {
+  const uint16_t port = addReceiver().port();
+  RuntimeConfig config;
+  config.threading = Threading::HandOff;
+  config.ringSlots = 256;
+  startPartitions(config, 2);
+  modules_[1]->hold = true;
+  Sender sender;
+  for (uint32_t i = 0; i < 50; ++i) {
+    sender.send(port, i, 32);
+  }
+  ASSERT_TRUE(eventually([&] { return modules_[0]->seen().size() == 50; }));
+  EXPECT_EQ(stat("processing.packets"), 0);
+  modules_[1]->hold = false;
+  ASSERT_TRUE(waitProcessed(50));
+  EXPECT_EQ(modules_[1]->seen().size(), 50U);
+}
+
+TEST_F(RuntimePartitionTest, SeveralPartitionsNeedHandOffAndMatchingCpuLists) {
+  addReceiver();
+  RuntimeConfig config;
+  config.threading = Threading::RunToCompletion;
+  EXPECT_THROW(startPartitions(config, 2), std::invalid_argument);
+  config.threading = Threading::HandOff;
+  config.procCpus = {0, 1};
+  try {
+    startPartitions(config, 3);
+    FAIL() << "3 partitions with 2 CPUs were accepted";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("--proc-cpu lists 2 CPUs for 3 processing threads"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+} // namespace
+} // namespace efu

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <limits>
@@ -371,6 +372,90 @@ TEST(SpscRing, SizeApproxFromMonitorThreadStaysWithinCapacity) {
   consumer.join();
   EXPECT_LE(worst, ring.capacity())
       << "sizeApprox() read from a monitor thread wrapped around";
+}
+
+} // namespace
+} // namespace efu
+
+namespace efu {
+namespace {
+
+// Several consumers (efu's module partitions): each reads every slot; a slot is free again once
+// the slowest has released it.
+TEST(SpscRingBroadcast, EachConsumerReadsEverySlotAndTheSlowestHoldsTheSpace) {
+  SpscRing<int> ring(4, 3);
+  EXPECT_EQ(ring.consumers(), 3U);
+  ASSERT_EQ(ring.reserve(4), 4U);
+  for (int i = 0; i < 4; ++i) {
+    ring.producerSlot(static_cast<size_t>(i)) = i;
+  }
+  ring.commit(4);
+  EXPECT_EQ(ring.reserve(1), 0U);
+  for (size_t c = 0; c < 3; ++c) {
+    ASSERT_EQ(ring.available(8, c), 4U);
+    EXPECT_EQ(ring.consumerSlot(2, c), 2);
+  }
+  ring.release(4, 0);
+  ring.release(2, 2);
+  EXPECT_EQ(ring.reserve(4), 0U) << "consumer 1 has released nothing";
+  ring.release(1, 1);
+  EXPECT_EQ(ring.reserve(4), 1U);
+  ring.release(3, 1);
+  EXPECT_EQ(ring.reserve(4), 2U) << "consumer 2 is now the slowest";
+  EXPECT_EQ(ring.available(8, 0), 0U);
+  EXPECT_EQ(ring.available(8, 2), 2U);
+  EXPECT_THROW((SpscRing<int>{4, 0}), std::invalid_argument);
+}
+
+TEST(SpscRingBroadcast, ThreeConsumersThreadsEachGetEveryItemInOrder) {
+  constexpr uint64_t kItems = 300000;
+  constexpr size_t kConsumers = 3;
+  SpscRing<uint64_t> ring(64, kConsumers);
+  std::array<std::atomic<uint64_t>, kConsumers> received{};
+  std::array<std::atomic<bool>, kConsumers> ordered{};
+  std::vector<std::thread> consumers;
+  for (size_t c = 0; c < kConsumers; ++c) {
+    ordered[c] = true;
+    consumers.emplace_back([&, c] {
+      std::mt19937 random(static_cast<unsigned>(c));
+      std::uniform_int_distribution<size_t> batch(1, 40);
+      uint64_t expected = 0;
+      while (expected < kItems) {
+        const size_t n = ring.available(batch(random), c);
+        if (n == 0) {
+          std::this_thread::yield();
+          continue;
+        }
+        for (size_t i = 0; i < n; ++i) {
+          if (ring.consumerSlot(i, c) != expected) {
+            ordered[c] = false;
+          }
+          ++expected;
+        }
+        ring.release(n, c);
+      }
+      received[c] = expected;
+    });
+  }
+  uint64_t next = 0;
+  while (next < kItems) {
+    const size_t n = ring.reserve(std::min<uint64_t>(17, kItems - next));
+    if (n == 0) {
+      std::this_thread::yield();
+      continue;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      ring.producerSlot(i) = next++;
+    }
+    ring.commit(n);
+  }
+  for (std::thread &t : consumers) {
+    t.join();
+  }
+  for (size_t c = 0; c < kConsumers; ++c) {
+    EXPECT_EQ(received[c].load(), kItems) << "consumer " << c;
+    EXPECT_TRUE(ordered[c].load()) << "consumer " << c;
+  }
 }
 
 } // namespace

@@ -42,6 +42,8 @@ EfuModuleDescriptor descriptor(const EfuConfigKey *keys, uint32_t count) {
                              nullptr,
                              nullptr,
                              nullptr,
+                             nullptr,
+                             nullptr,
                              nullptr};
 }
 
@@ -382,6 +384,19 @@ TEST(ModuleConfig, HelpForAModuleWithoutKeys) {
   const std::string help = formatModuleHelp(kNoKeys);
   EXPECT_TRUE(contains(help, "Module testmod 2.3.4")) << help;
   EXPECT_TRUE(contains(help, "takes no configuration keys")) << help;
+  EXPECT_TRUE(contains(help, "this module cannot be split: --proc-threads 1")) << help;
+}
+
+TEST(ModuleConfig, HelpSaysHowAModuleIsSplitOverProcessingThreads) {
+  EfuModuleDescriptor split = kModule;
+  split.partitionKey = "event builder (ring, FEN)";
+  std::string help = formatModuleHelp(split);
+  EXPECT_TRUE(contains(help, "Processing threads (--proc-threads N): one partition each, by "
+                             "event builder (ring, FEN)"))
+      << help;
+  split.threadsKey = "ParallelThreads";
+  help = formatModuleHelp(split);
+  EXPECT_TRUE(contains(help, "(--proc-threads N, or the key ParallelThreads)")) << help;
 }
 
 } // namespace

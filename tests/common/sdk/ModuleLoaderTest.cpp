@@ -52,6 +52,8 @@ EfuModuleDescriptor goodDescriptor() {
                              nullptr,
                              nullptr,
                              nullptr,
+                             nullptr,
+                             nullptr,
                              nullptr};
 }
 

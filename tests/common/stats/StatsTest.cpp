@@ -212,3 +212,60 @@ TEST(Stats, RegisteringWhileAnotherThreadReads) {
 
 } // namespace
 } // namespace efu
+
+namespace efu {
+namespace {
+
+// A module's further partitions (efu --proc-threads) register the same names as parts: readers
+// see the sum, each part keeps its own writer, a part's own value stays its own.
+TEST(StatsParts, ReadersSeeTheSumOfACounterAndItsParts) {
+  Stats stats;
+  Counter &head = stats.add("events.count");
+  Counter &second = stats.addPart("events.count");
+  Counter &third = stats.addPart("events.count");
+  head.add(1);
+  second.add(10);
+  third.add(100);
+  EXPECT_EQ(head.get(), 111);
+  EXPECT_EQ(second.get(), 10) << "a part reads its own value";
+  EXPECT_EQ(stats.find("events.count")->get(), 111);
+  EXPECT_EQ(stats.value(0), 111);
+  ASSERT_EQ(stats.snapshot().size(), 1U) << "parts are not listed";
+  EXPECT_EQ(stats.snapshot()[0].value, 111);
+  EXPECT_THROW(stats.addPart("events.other"), StatsError);
+}
+
+TEST(StatsParts, PartsWrittenByTheirOwnThreadsAddUpExactly) {
+  Stats stats;
+  std::vector<Counter *> parts{&stats.add("x.count", CounterKind::Gauge)};
+  for (int p = 1; p < 4; ++p) {
+    parts.push_back(&stats.addPart("x.count"));
+  }
+  constexpr int kWrites = 100000;
+  std::vector<std::thread> writers;
+  for (Counter *c : parts) {
+    writers.emplace_back([c] {
+      for (int i = 0; i < kWrites; ++i) {
+        c->add(1);
+      }
+    });
+  }
+  int64_t last = 0;
+  while (last < 4 * kWrites) {
+    const int64_t now = stats.find("x.count")->get();
+    ASSERT_GE(now, last) << "a sum of growing parts never goes back";
+    last = now;
+    if (now == 4 * kWrites) {
+      break;
+    }
+    std::this_thread::yield();
+  }
+  for (std::thread &t : writers) {
+    t.join();
+  }
+  EXPECT_EQ(stats.find("x.count")->get(), 4 * kWrites);
+  EXPECT_EQ(stats.kind(0), CounterKind::Gauge);
+}
+
+} // namespace
+} // namespace efu

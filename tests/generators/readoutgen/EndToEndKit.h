@@ -167,14 +167,24 @@ public:
     int64_t dumped = 0;
     EXPECT_EQ(dumpedEvents(dump.output(), dumped), run.truth) << run.label;
     EXPECT_EQ(dumped, run.truthEvents) << run.label;
-    if (!source.empty()) {
-      std::set<std::string> sources;
-      for (const auto &l : lines(dump.output())) {
-        const auto j = nlohmann::json::parse(l, nullptr, false);
-        if (!j.is_discarded() && j.value("kind", "") == "ev44") {
-          sources.insert(j.value("source_name", ""));
-        }
+    // Every source's message ids are 0, 1, 2, ... without a gap or a repeat (in any order: with
+    // several processing threads a source's messages come from several threads).
+    std::set<std::string> sources;
+    std::map<std::string, std::vector<int64_t>> ids;
+    for (const auto &l : lines(dump.output())) {
+      const auto j = nlohmann::json::parse(l, nullptr, false);
+      if (!j.is_discarded() && j.value("kind", "") == "ev44") {
+        sources.insert(j.value("source_name", ""));
+        ids[j.value("source_name", "")].push_back(j.value("message_id", int64_t{-1}));
       }
+    }
+    for (auto &[name, list] : ids) {
+      std::sort(list.begin(), list.end());
+      for (size_t i = 0; i < list.size(); ++i) {
+        ASSERT_EQ(list[i], static_cast<int64_t>(i)) << run.label << ": source " << name;
+      }
+    }
+    if (!source.empty()) {
       EXPECT_EQ(sources, std::set<std::string>{source}) << run.label;
     }
   }

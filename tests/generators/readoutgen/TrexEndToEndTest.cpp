@@ -38,5 +38,24 @@ TEST(TrexEndToEnd, TrexAndLetMatchGroundTruth) {
   }
 }
 
+// Issue 40: TREX as two partitions (--proc-threads 2, by event builder): the same events as the
+// truth (so as one thread), the same counters, one gap-free message id sequence.
+TEST(TrexEndToEnd, TwoProcessingThreadsGiveTheTruthExactly) {
+  EndToEnd e2e("trex-partitions");
+  const std::string config = std::string(EFU_SOURCE_DIR) + "/modules/trex/configs/trex.json";
+  EndToEnd::Run run;
+  ASSERT_NO_FATAL_FAILURE(e2e.start(run, "trex", {"-d", "trex", "-f", config, "--proc-threads", "2"},
+                                    {"-d", "trex", "-f", config, "-n", "4000", "--eps", "100000",
+                                     "--events-per-pulse", "1000", "--pattern", "uniform"}));
+  ASSERT_EQ(run.truthEvents, 4000);
+  EXPECT_NE(run.efu->output().find("2 processing threads (--proc-threads 2)"), std::string::npos)
+      << run.efu->output();
+  EXPECT_EQ(run.counter("cluster.matched_clusters"), run.truthEvents);
+  EXPECT_EQ(run.counter("cluster.no_coincidence"), 0);
+  EXPECT_EQ(run.counter("parser.essheader.ok"), run.counter("receive.packets"))
+      << "header counters count the stream once";
+  ASSERT_NO_FATAL_FAILURE(e2e.expectPublishedTruth(run, "trex_detector", "trex"));
+}
+
 } // namespace
 } // namespace efu::testkit
