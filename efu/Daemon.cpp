@@ -131,42 +131,16 @@ void Daemon::openEventOutput() {
   }
 }
 
-unsigned Daemon::partitionCount(const nlohmann::json &config) const {
-  const EfuModuleDescriptor &descriptor = library_->descriptor();
-  const std::string file = options_.configFile.empty() ? "(defaults)" : options_.configFile;
-  unsigned count = 1;
-  std::string from = "one processing thread";
-  if (descriptor.threadsKey != nullptr && config.contains(descriptor.threadsKey)) {
-    const int64_t keyed = config.at(descriptor.threadsKey).get<int64_t>();
-    if (keyed < 1 || keyed > kMaxPartitions) {
-      throw std::runtime_error(fmt::format("{}: {} {}: efu runs 1..{} processing threads", file,
-                                           descriptor.threadsKey, keyed, kMaxPartitions));
-    }
-    count = static_cast<unsigned>(keyed);
-    from = fmt::format("{} {} in {}", descriptor.threadsKey, keyed, file);
-  }
-  if (options_.procThreads != 0) {
-    if (from.find(" in ") != std::string::npos && count != options_.procThreads) {
-      log_->info("--proc-threads {} replaces {}", options_.procThreads, from);
-    }
-    count = options_.procThreads;
-    from = fmt::format("--proc-threads {}", count);
-  }
-  if (count > 1 && descriptor.partitionKey == nullptr) {
-    throw std::runtime_error(fmt::format(
-        "{}: module '{}' cannot be split over processing threads (its state spans the whole "
-        "stream); run it with one (docs/modules.md, Partitions)",
-        from, descriptor.name));
-  }
-  if (count > 1) {
-    log_->info("{} processing threads ({}), one partition of module '{}' each, by {}", count, from,
-               descriptor.name, descriptor.partitionKey);
-  }
-  return count;
-}
-
 void Daemon::createModule(nlohmann::json config, nlohmann::json calibration) {
-  const unsigned partitions = partitionCount(config);
+  const PartitionPlan plan = planPartitions(options_, library_->descriptor(), config);
+  if (!plan.replaced.empty()) {
+    log_->info("{} replaces {}", plan.from, plan.replaced);
+  }
+  if (plan.count > 1) {
+    log_->info("{} processing threads ({}), one partition of module '{}' each, by {}", plan.count,
+               plan.from, library_->descriptor().name, library_->descriptor().partitionKey);
+  }
+  const unsigned partitions = plan.count;
   options_.procThreads = partitions; // the runtime's threading follows (runToCompletion())
   const std::string configSource = options_.configFile.empty() ? "(defaults)" : options_.configFile;
   for (unsigned p = 0; p < partitions; ++p) {

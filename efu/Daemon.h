@@ -80,9 +80,6 @@ private:
   void openReceiveSockets();
   void openEventOutput();
   void createModule(nlohmann::json config, nlohmann::json calibration);
-  /// --proc-threads, else the module's threads key in `config`, else 1; checked against the
-  /// module's ability to be split.
-  [[nodiscard]] unsigned partitionCount(const nlohmann::json &config) const;
   void createDataPath();
   void openControlPort();
   void openMetrics();

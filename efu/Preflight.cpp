@@ -78,6 +78,19 @@ std::string checkModule(const DaemonOptions &options, spdlog::logger &log, Check
     const ModulePtr module = createModule(library, context);
     checks.ok("module", fmt::format("{} {} from {}, configuration {} accepted", descriptor.name,
                                     descriptor.version, library->path().string(), source));
+    try {
+      const PartitionPlan plan = planPartitions(options, descriptor, context.config());
+      DaemonOptions planned = options;
+      planned.procThreads = plan.count;
+      validateRuntimeConfig(runtimeConfig(planned), options.rxQueues, plan.count);
+      if (plan.count > 1) {
+        checks.ok("processing threads", fmt::format("{} ({}), one partition each, by {}",
+                                                    plan.count, plan.from,
+                                                    descriptor.partitionKey));
+      }
+    } catch (const std::exception &e) {
+      checks.fail("processing threads", e.what());
+    }
   } catch (const std::exception &e) {
     checks.fail("module", e.what());
   }

@@ -5,6 +5,8 @@
 #include "common/net/TcpListener.h"
 #include "common/system/Affinity.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <stdexcept>
 
@@ -36,6 +38,36 @@ RuntimeConfig runtimeConfig(const DaemonOptions &options) {
   config.procCpus = options.procCpus;
   config.rxPriority = options.rxPriority;
   return config;
+}
+
+PartitionPlan planPartitions(const DaemonOptions &options, const EfuModuleDescriptor &descriptor,
+                             const nlohmann::json &config) {
+  const std::string file = options.configFile.empty() ? "(defaults)" : options.configFile;
+  PartitionPlan plan;
+  if (descriptor.threadsKey != nullptr && config.contains(descriptor.threadsKey)) {
+    const int64_t keyed = config.at(descriptor.threadsKey).get<int64_t>();
+    if (keyed < 1 || keyed > kMaxPartitions) {
+      throw std::runtime_error(fmt::format("{}: {} {}: efu runs 1..{} processing threads", file,
+                                           descriptor.threadsKey, keyed, kMaxPartitions));
+    }
+    plan.count = static_cast<unsigned>(keyed);
+    plan.from = fmt::format("{} {} in {}", descriptor.threadsKey, keyed, file);
+  }
+  if (options.procThreads != 0) {
+    if (descriptor.threadsKey != nullptr && config.contains(descriptor.threadsKey) &&
+        plan.count != options.procThreads) {
+      plan.replaced = plan.from;
+    }
+    plan.count = options.procThreads;
+    plan.from = fmt::format("--proc-threads {}", plan.count);
+  }
+  if (plan.count > 1 && descriptor.partitionKey == nullptr) {
+    throw std::runtime_error(fmt::format(
+        "{}: module '{}' cannot be split over processing threads (its state spans the whole "
+        "stream); run it with one (docs/modules.md, Partitions)",
+        plan.from, descriptor.name));
+  }
+  return plan;
 }
 
 std::string readControlSecret(const std::string &path) {

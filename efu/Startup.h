@@ -20,6 +20,18 @@ std::vector<std::unique_ptr<UdpReceiver>> openReceivers(const DaemonOptions &opt
 /// The data path's configuration from the options, threading decided for this machine.
 RuntimeConfig runtimeConfig(const DaemonOptions &options);
 
+/// How many processing threads (module partitions) efu runs, and what said so.
+struct PartitionPlan {
+  unsigned count = 1;
+  std::string from = "one processing thread"; ///< "--proc-threads 2", "ParallelThreads 2 in f.json"
+  std::string replaced; ///< what --proc-threads replaced (a differing threads key), or ""
+};
+/// --proc-threads, else the module's threads key in `config` (validated), else 1. Throws
+/// std::runtime_error for more than one with a module that cannot be split, or a threads key
+/// out of 1..kMaxPartitions.
+PartitionPlan planPartitions(const DaemonOptions &options, const EfuModuleDescriptor &descriptor,
+                             const nlohmann::json &config);
+
 /// The control secret: the first line of `path`, which must be one word. "" without a file.
 /// Throws std::runtime_error naming --cmd-secret-file and the problem.
 std::string readControlSecret(const std::string &path);

@@ -487,6 +487,12 @@ private:
 
 class RuntimePartitionTest : public RuntimeTest {
 protected:
+  // The modules and hooks below go before the base's runtime: stop its threads first.
+  ~RuntimePartitionTest() override {
+    if (runtime_) {
+      runtime_->stop();
+    }
+  }
   Runtime &startPartitions(RuntimeConfig config, size_t count) {
     std::vector<UdpReceiver *> queues;
     for (auto &r : receivers_) {
