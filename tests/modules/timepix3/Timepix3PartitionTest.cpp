@@ -133,9 +133,9 @@ std::vector<ReplayDatagram> stream(bool shuffled) {
   return out;
 }
 
-class Timepix3Partitions : public ::testing::TestWithParam<bool> {};
+class Timepix3PartitionedStream : public ::testing::TestWithParam<bool> {};
 
-TEST_P(Timepix3Partitions, TwoAndFourGiveTheSingleThreadEventsAndCounters) {
+TEST_P(Timepix3PartitionedStream, TwoAndFourGiveTheSingleThreadEventsAndCounters) {
   const std::vector<ReplayDatagram> datagrams = stream(GetParam());
   const nlohmann::json config = test::shipped();
   const readout::test::PartitionedResult one =
@@ -160,7 +160,7 @@ TEST_P(Timepix3Partitions, TwoAndFourGiveTheSingleThreadEventsAndCounters) {
   EXPECT_EQ(perPartition[0] + perPartition[1], one.eventCount());
 }
 
-INSTANTIATE_TEST_SUITE_P(WordOrder, Timepix3Partitions, ::testing::Values(false, true),
+INSTANTIATE_TEST_SUITE_P(WordOrder, Timepix3PartitionedStream, ::testing::Values(false, true),
                          [](const ::testing::TestParamInfo<bool> &param) {
                            return param.param ? "Shuffled" : "TimeOrdered";
                          });
