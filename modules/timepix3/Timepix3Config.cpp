@@ -16,9 +16,9 @@ const EfuConfigKey kTimepix3ConfigKeys[] = {
     {"XResolution", ConfigType::Integer, nullptr, "Camera columns (the ESS file: 256)", 1, 65535},
     {"YResolution", ConfigType::Integer, nullptr, "Camera rows (the ESS file: 256)", 1, 65535},
     {"ParallelThreads", ConfigType::Integer, nullptr,
-     "Required, as in the ESS EFU; only 1 is accepted (efu clusters the whole frame on one "
-     "thread; the ESS sub-frames split clusters at their borders)",
-     0, 65535},
+     "Required, as in the ESS EFU: efu's processing threads for this stream (as --proc-threads; "
+     "each clusters every Nth camera datagram whole, so the events do not depend on it)",
+     1, 16},
     {"ScaleUpFactor", ConfigType::Integer, "1",
      "Event image = this times the camera resolution (sub-pixel centre of gravity)", 1, 255},
     {"FrequencyHz", ConfigType::Number, "14",
@@ -58,12 +58,8 @@ Timepix3Config parseTimepix3Config(const nlohmann::json &config, const std::stri
                "the ESS Timepix3 file says \"timepix3\", as the ESS EFU "
                "requires");
   }
-  const nlohmann::json &threads = config.at("ParallelThreads");
-  if (threads.get<int64_t>() != 1) {
-    check.fail("ParallelThreads", threads,
-               "only 1: efu clusters the whole frame on one thread (the ESS EFU's sub-frames are "
-               "unfinished there and would cut clusters at their borders)");
-  }
+  // ParallelThreads (1..16 by the key table) is the daemon's: it starts that many partitions,
+  // and the module reads its own from ModuleContext::partitions(), never from the file.
   c.xResolution = config.at("XResolution").get<uint16_t>();
   c.yResolution = config.at("YResolution").get<uint16_t>();
   c.scaleUpFactor = config.at("ScaleUpFactor").get<uint8_t>();

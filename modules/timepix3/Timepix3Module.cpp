@@ -17,24 +17,26 @@ int64_t distance(int64_t a, int64_t b) noexcept {
 }
 } // namespace
 
+// Stream counters: what every partition reads alike (process(), followTdcs()).
 Timepix3Counters::Timepix3Counters(sdk::ModuleContext &ctx)
-    : readouts(ctx.counter("readouts.count")), pixels(ctx.counter("readouts.pixel_readout_count")),
-      tdc1Rising(ctx.counter("readouts.tdc.tdc1rising_readout_count")),
-      tdc1Falling(ctx.counter("readouts.tdc.tdc1falling_readout_count")),
-      tdc2Rising(ctx.counter("readouts.tdc.tdc2rising_readout_count")),
-      tdc2Falling(ctx.counter("readouts.tdc.tdc2falling_readout_count")),
-      tdcUnknown(ctx.counter("readouts.tdc.unknown_tdc_type_count")),
-      tdcs(ctx.counter("readouts.tdc.tdc_readout_count")),
-      tdcDropped(ctx.counter("readouts.tdc.tdc_readout_dropped")),
-      evrs(ctx.counter("readouts.evr.evr_readout_count")),
-      evrDropped(ctx.counter("readouts.evr.evr_readout_dropped")),
+    : readouts(ctx.streamCounter("readouts.count")),
+      pixels(ctx.counter("readouts.pixel_readout_count")),
+      tdc1Rising(ctx.streamCounter("readouts.tdc.tdc1rising_readout_count")),
+      tdc1Falling(ctx.streamCounter("readouts.tdc.tdc1falling_readout_count")),
+      tdc2Rising(ctx.streamCounter("readouts.tdc.tdc2rising_readout_count")),
+      tdc2Falling(ctx.streamCounter("readouts.tdc.tdc2falling_readout_count")),
+      tdcUnknown(ctx.streamCounter("readouts.tdc.unknown_tdc_type_count")),
+      tdcs(ctx.streamCounter("readouts.tdc.tdc_readout_count")),
+      tdcDropped(ctx.streamCounter("readouts.tdc.tdc_readout_dropped")),
+      evrs(ctx.streamCounter("readouts.evr.evr_readout_count")),
+      evrDropped(ctx.streamCounter("readouts.evr.evr_readout_dropped")),
       undefined(ctx.counter("readouts.undefined_readout_count")),
-      sizeErrors(ctx.counter("readouts.errors.size")),
-      missTdc(ctx.counter("handlers.timeingevent.miss_tdc_count")),
-      missEvr(ctx.counter("handlers.timeingevent.miss_evr_count")),
-      evrPairs(ctx.counter("handlers.timeingevent.evr_pair_count")),
-      tdcPairs(ctx.counter("handlers.timeingevent.tdc_pair_count")),
-      globalTimes(ctx.counter("handlers.timeingevent.ess_global_time_count")),
+      sizeErrors(ctx.streamCounter("readouts.errors.size")),
+      missTdc(ctx.streamCounter("handlers.timeingevent.miss_tdc_count")),
+      missEvr(ctx.streamCounter("handlers.timeingevent.miss_evr_count")),
+      evrPairs(ctx.streamCounter("handlers.timeingevent.evr_pair_count")),
+      tdcPairs(ctx.streamCounter("handlers.timeingevent.tdc_pair_count")),
+      globalTimes(ctx.streamCounter("handlers.timeingevent.ess_global_time_count")),
       noGlobalTime(ctx.counter("handlers.pixelevent.no_global_time_error")),
       invalidPixel(ctx.counter("handlers.pixelevent.invalid_pixel_readout")),
       nextPulse(ctx.counter("handlers.pixelevent.event_time_next_pulse_count")),
@@ -47,16 +49,20 @@ Timepix3Counters::Timepix3Counters(sdk::ModuleContext &ctx)
 
 Timepix3Module::Timepix3Module(sdk::ModuleContext &ctx)
     : config_(parseTimepix3Config(ctx.config(), ctx.configSource())), counters_(ctx),
-      events_(ctx.events()), clusterer_(config_.maxTimeGapNs, config_.maxCoordinateGap) {
+      events_(ctx.events()), clusterer_(config_.maxTimeGapNs, config_.maxCoordinateGap),
+      partition_(ctx.partition()), partitions_(ctx.partitions()) {
   hits_.reserve(kMaxWords);
   sorted_.reserve(kMaxWords);
   keys_.reserve(kMaxWords);
   clusterer_.reserve(kMaxWords);
-  ctx.log().info("timepix3: {} x {} camera, image {} x {} (x{}), pulse period {} ns, time gap "
-                 "{} ns, coordinate gap {}, EVR/TDC pairing within {} ns of arrival",
-                 config_.xResolution, config_.yResolution, config_.width(), config_.height(),
-                 config_.scaleUpFactor, config_.periodNs, config_.maxTimeGapNs,
-                 config_.maxCoordinateGap, config_.pairWindowNs);
+  if (partition_ == 0) { // one line, not one per processing thread
+    ctx.log().info("timepix3: {} x {} camera, image {} x {} (x{}), pulse period {} ns, time gap "
+                   "{} ns, coordinate gap {}, EVR/TDC pairing within {} ns of arrival, camera "
+                   "datagrams over {} partition(s)",
+                   config_.xResolution, config_.yResolution, config_.width(), config_.height(),
+                   config_.scaleUpFactor, config_.periodNs, config_.maxTimeGapNs,
+                   config_.maxCoordinateGap, config_.pairWindowNs, partitions_);
+  }
 }
 
 void Timepix3Module::process(const sdk::Packet &packet) noexcept {
@@ -68,6 +74,14 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
   const size_t words = packet.size / kWordBytes;
   if (packet.size % kWordBytes != 0) {
     counters_.sizeErrors.add();
+  }
+  counters_.readouts.add(static_cast<int64_t>(words));
+  // Every partition sees the same datagrams in the same order, so all agree on the owner.
+  const bool mine = turn_ == partition_;
+  turn_ = turn_ + 1 == partitions_ ? 0 : turn_ + 1;
+  if (!mine) {
+    followTdcs(packet, words);
+    return;
   }
   hits_.clear();
   int64_t pixels = 0;
@@ -87,10 +101,21 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
       break;
     }
   }
-  counters_.readouts.add(static_cast<int64_t>(words));
   counters_.pixels.add(pixels);
   if (!hits_.empty()) {
     formEvents();
+  }
+}
+
+void Timepix3Module::followTdcs(const sdk::Packet &packet, size_t words) noexcept {
+  // Another partition's datagram: only its TDC words matter here, as they move the time line the
+  // next datagrams (ours among them) are timed by. Pixels and other words are its owner's.
+  for (size_t i = 0; i < words; ++i) {
+    const uint64_t w = loadWord(packet.data + i * kWordBytes);
+    if (wordType(w) == kTdcType) {
+      counters_.tdcs.add();
+      onTdc(decodeTdc(w), packet.rxTimeNs);
+    }
   }
 }
 

@@ -16,24 +16,26 @@ namespace efu::timepix3 {
 
 /// The module's counters (docs/counters.md, section timepix3), registered once, here, under the
 /// ESS EFU's names (Timepix3Base.cpp, typos included) and efu's own for what the ESS leaves
-/// uncounted.
+/// uncounted. With several partitions, what every partition sees alike (datagram sizes, EVR and
+/// TDC words, the time line) is a stream counter, counted once; the rest only the partition
+/// that owns the camera datagram counts, so the sums are those of a single partition.
 struct Timepix3Counters {
   explicit Timepix3Counters(sdk::ModuleContext &ctx);
   // readouts
-  Counter &readouts;    ///< readouts.count (efu): camera words of every type and EVR datagrams
+  Counter &readouts;    ///< readouts.count (efu, stream): camera words and EVR datagrams
   Counter &pixels;      ///< readouts.pixel_readout_count
-  Counter &tdc1Rising;  ///< readouts.tdc.tdc1rising_readout_count
-  Counter &tdc1Falling; ///< readouts.tdc.tdc1falling_readout_count
-  Counter &tdc2Rising;  ///< readouts.tdc.tdc2rising_readout_count
-  Counter &tdc2Falling; ///< readouts.tdc.tdc2falling_readout_count
-  Counter &tdcUnknown;  ///< readouts.tdc.unknown_tdc_type_count
-  Counter &tdcs;        ///< readouts.tdc.tdc_readout_count: TDC words of any kind
-  Counter &tdcDropped;  ///< readouts.tdc.tdc_readout_dropped: counter repeated or gone back
-  Counter &evrs;        ///< readouts.evr.evr_readout_count
-  Counter &evrDropped;  ///< readouts.evr.evr_readout_dropped
+  Counter &tdc1Rising;  ///< readouts.tdc.tdc1rising_readout_count (stream)
+  Counter &tdc1Falling; ///< readouts.tdc.tdc1falling_readout_count (stream)
+  Counter &tdc2Rising;  ///< readouts.tdc.tdc2rising_readout_count (stream)
+  Counter &tdc2Falling; ///< readouts.tdc.tdc2falling_readout_count (stream)
+  Counter &tdcUnknown;  ///< readouts.tdc.unknown_tdc_type_count (stream)
+  Counter &tdcs;        ///< readouts.tdc.tdc_readout_count (stream): TDC words of any kind
+  Counter &tdcDropped;  ///< readouts.tdc.tdc_readout_dropped (stream): repeated or gone back
+  Counter &evrs;        ///< readouts.evr.evr_readout_count (stream)
+  Counter &evrDropped;  ///< readouts.evr.evr_readout_dropped (stream)
   Counter &undefined;   ///< readouts.undefined_readout_count: words of another type
-  Counter &sizeErrors;  ///< readouts.errors.size (efu): a datagram's trailing 1..7 bytes
-  // timing
+  Counter &sizeErrors;  ///< readouts.errors.size (efu, stream): a datagram's trailing 1..7 bytes
+  // timing (all stream counters)
   Counter &missTdc;     ///< handlers.timeingevent.miss_tdc_count: TDC counters skipped
   Counter &missEvr;     ///< handlers.timeingevent.miss_evr_count: EVR counters skipped
   Counter &evrPairs;    ///< handlers.timeingevent.evr_pair_count: a TDC found its EVR
@@ -52,10 +54,19 @@ struct Timepix3Counters {
   Counter &events;       ///< events.count
 };
 
-/// One instance per daemon; process() runs on the processing thread. Nothing waits between
-/// datagrams but the timing state: each datagram's hits are clustered when it is processed.
+/// One instance per processing thread (partition); process() runs on that thread. Nothing
+/// waits between datagrams but the timing state: each datagram's hits are clustered when it is
+/// processed. So a partition owns whole camera datagrams (every Nth), and every partition follows
+/// the timing state (EVR datagrams, the TDC words of every camera datagram) itself.
 class Timepix3Module final : public sdk::Module {
 public:
+  /// ABI 8 (docs/modules.md, "Partitions"): camera datagram k (EVR datagrams not counted) is
+  /// partition k % N's; the ESS file's ParallelThreads sets N as --proc-threads does.
+  static constexpr const char *kPartitionKey =
+      "camera datagram: the k-th camera datagram (EVR datagrams not counted) goes to partition "
+      "k % N; every partition follows the EVR/TDC timing";
+  static constexpr const char *kThreadsKey = "ParallelThreads";
+
   /// Throws sdk::ConfigError for a configuration it cannot use.
   explicit Timepix3Module(sdk::ModuleContext &ctx);
 
@@ -77,12 +88,16 @@ private:
   void onEvr(const uint8_t *data, int64_t arrivalNs) noexcept;
   void onTdc(const TdcWord &tdc, int64_t arrivalNs) noexcept;
   void onPixel(uint64_t word) noexcept;
+  void followTdcs(const sdk::Packet &packet, size_t words) noexcept;
   void formEvents() noexcept;
 
   const Timepix3Config config_;
   Timepix3Counters counters_;
   sdk::EventSink &events_;
   reduction::Hierarchical2DClusterer clusterer_;
+  const unsigned partition_;
+  const unsigned partitions_;
+  unsigned turn_ = 0; ///< the partition owning the next camera datagram
 
   struct LastEvr {
     bool seen = false;

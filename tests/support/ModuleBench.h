@@ -14,6 +14,7 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <concepts>
 #include <memory>
 #include <string>
 #include <thread>
@@ -54,10 +55,12 @@ int64_t processInCycle(benchmark::State &state, Module &module,
 /// efu's processing threads are. One benchmark iteration is one pass over `datagrams` by every
 /// partition at once, timed by the wall clock (register with UseManualTime()): "readouts/s" is the
 /// aggregate rate, and its ratio to the same benchmark with 1 partition is the scaling.
-template <typename Module>
-void processPartitioned(benchmark::State &state, unsigned partitions,
-                        const nlohmann::json &config, const std::string &source,
-                        const std::vector<std::vector<uint8_t>> &datagrams, size_t readoutBytes,
+/// `readoutsOf(datagram)` says how many readouts a datagram holds (called once per datagram,
+/// before the timing), for datagrams without an ESS header (timepix3: its camera words).
+template <typename Module, std::invocable<const std::vector<uint8_t> &> ReadoutsOf>
+void processPartitioned(benchmark::State &state, unsigned partitions, const nlohmann::json &config,
+                        const std::string &source,
+                        const std::vector<std::vector<uint8_t>> &datagrams, ReadoutsOf readoutsOf,
                         bool pin = true, const nlohmann::json &calibration = nullptr) {
   std::vector<std::unique_ptr<FakeModuleContext>> contexts;
   std::vector<std::unique_ptr<Module>> modules;
@@ -72,7 +75,7 @@ void processPartitioned(benchmark::State &state, unsigned partitions,
   }
   int64_t readoutsPerPass = 0;
   for (const std::vector<uint8_t> &d : datagrams) {
-    readoutsPerPass += static_cast<int64_t>((d.size() - headerBytes(0)) / readoutBytes);
+    readoutsPerPass += static_cast<int64_t>(readoutsOf(d));
   }
   std::atomic<bool> running{true};
   std::barrier start(static_cast<std::ptrdiff_t>(partitions) + 1);
@@ -118,6 +121,21 @@ void processPartitioned(benchmark::State &state, unsigned partitions,
                                                     benchmark::Counter::kIsRate);
   state.counters["events"] = static_cast<double>(events);
   state.counters["partitions"] = partitions;
+}
+
+/// The same for ESS datagrams: a datagram's readouts are its payload after the ESS header over
+/// `readoutBytes`, as processInCycle() counts them.
+template <typename Module>
+void processPartitioned(benchmark::State &state, unsigned partitions, const nlohmann::json &config,
+                        const std::string &source,
+                        const std::vector<std::vector<uint8_t>> &datagrams, size_t readoutBytes,
+                        bool pin = true, const nlohmann::json &calibration = nullptr) {
+  processPartitioned<Module>(
+      state, partitions, config, source, datagrams,
+      [readoutBytes](const std::vector<uint8_t> &d) {
+        return (d.size() - headerBytes(0)) / readoutBytes;
+      },
+      pin, calibration);
 }
 
 } // namespace efu::readout::test

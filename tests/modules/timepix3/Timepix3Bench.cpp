@@ -6,10 +6,14 @@
 // counters restart at 1, which the module accepts as a restart).
 // Arguments: neutrons per pulse (1000: sparse; 100000: a neutron every 0.7 us, time groups of
 // several neutrons), and 1 to shuffle each camera datagram's words (the module then sorts).
+// BM_Partitioned: the same as 1 and 2 partitions on threads of their own (aggregate hits/s, wall
+// clock); BM_PartitionAlone: one of those partitions alone, by CPU time (the scaling on idle
+// cores).
 #include "modules/timepix3/Timepix3Module.h"
 #include "modules/timepix3/Timepix3Source.h"
 #include "tests/modules/timepix3/Timepix3TestSupport.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/ModuleBench.h"
 
 #include <benchmark/benchmark.h>
 
@@ -85,15 +89,18 @@ Stream makeStream(int pulses, int perPulse, bool shuffled) {
   return s;
 }
 
-void BM_ModuleProcess(benchmark::State &state) {
+/// The stream of (neutrons per pulse, shuffled), made once.
+const Stream &streamFor(int64_t perPulse, int64_t shuffled) {
   static std::map<std::pair<int64_t, int64_t>, Stream> streams;
-  const int64_t perPulse = state.range(0);
-  const auto key = std::make_pair(perPulse, state.range(1));
+  const auto key = std::make_pair(perPulse, shuffled);
   if (!streams.contains(key)) {
-    streams[key] =
-        makeStream(perPulse > 10000 ? 4 : 40, static_cast<int>(perPulse), state.range(1) != 0);
+    streams[key] = makeStream(perPulse > 10000 ? 4 : 40, static_cast<int>(perPulse), shuffled != 0);
   }
-  const Stream &s = streams[key];
+  return streams[key];
+}
+
+void BM_ModuleProcess(benchmark::State &state) {
+  const Stream &s = streamFor(state.range(0), state.range(1));
   readout::FakeModuleContext ctx(test::shipped(), "timepix3.json");
   ctx.sink.keep = false;
   Timepix3Module module(ctx);
@@ -111,6 +118,61 @@ void BM_ModuleProcess(benchmark::State &state) {
 }
 
 BENCHMARK(BM_ModuleProcess)->Args({1000, 0})->Args({100000, 0})->Args({1000, 1});
+
+/// The same streams through the module as N partitions on N threads (tests/support/ModuleBench.h):
+/// every partition reads every datagram, clusters its own camera datagrams and follows the TDC
+/// words of the others. Items are hits as above (a camera datagram's words; none in an EVR
+/// datagram, and no ESS header), so items/s is the aggregate hits/s of all N threads, by the wall
+/// clock. Arguments: N, then the stream's two.
+void BM_Partitioned(benchmark::State &state) {
+  const Stream &s = streamFor(state.range(1), state.range(2));
+  readout::test::processPartitioned<Timepix3Module>(
+      state, static_cast<unsigned>(state.range(0)), test::shipped(), "timepix3.json", s.datagrams,
+      [](const std::vector<uint8_t> &d) {
+        const bool evr = d.size() == kEvrBytes && d[0] == kEvrType;
+        return evr ? size_t{0} : d.size() / kWordBytes;
+      });
+  state.counters["neutrons_in_stream"] = static_cast<double>(s.neutrons);
+}
+
+BENCHMARK(BM_Partitioned)
+    ->Args({1, 1000, 0})
+    ->Args({2, 1000, 0})
+    ->Args({1, 100000, 0})
+    ->Args({2, 100000, 0})
+    ->Args({1, 1000, 1})
+    ->Args({2, 1000, 1})
+    ->UseManualTime();
+
+/// Partition 0 of N alone on this thread, by CPU time: what one partition's thread does (its
+/// own camera datagrams clustered, the others' scanned for TDC words). Items are the whole
+/// stream's hits, so items/s is the aggregate rate N partitions reach on N idle cores: the
+/// scaling BM_Partitioned would show on a machine with nothing else running.
+void BM_PartitionAlone(benchmark::State &state) {
+  const Stream &s = streamFor(state.range(1), state.range(2));
+  readout::FakeModuleContext ctx(test::shipped(), "timepix3.json");
+  ctx.setPartition(0, static_cast<unsigned>(state.range(0)));
+  ctx.sink.keep = false;
+  Timepix3Module module(ctx);
+  size_t i = 0;
+  int64_t hits = 0;
+  for (auto _ : state) {
+    const std::vector<uint8_t> &d = s.datagrams[i];
+    module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
+    hits += s.hits[i];
+    i = (i + 1) % s.datagrams.size();
+  }
+  state.SetItemsProcessed(hits);
+  state.counters["events"] = static_cast<double>(ctx.sink.count);
+}
+
+BENCHMARK(BM_PartitionAlone)
+    ->Args({1, 1000, 0})
+    ->Args({2, 1000, 0})
+    ->Args({1, 100000, 0})
+    ->Args({2, 100000, 0})
+    ->Args({1, 1000, 1})
+    ->Args({2, 1000, 1});
 
 } // namespace
 } // namespace efu::timepix3

@@ -85,9 +85,10 @@ TEST(Timepix3Config, RefusalsNameFileKeyAndValue) {
   };
   for (const Row &r :
        {Row{"Detector", "odin", "'Detector'"}, Row{"Detector", "Timepix3", ""},
-        Row{"ParallelThreads", 2, "ParallelThreads"}, Row{"ScaleUpFactor", 0, "ScaleUpFactor"},
-        Row{"FrequencyHz", 0.5, "FrequencyHz"}, Row{"MaxCoordinateGap", 256, "MaxCoordinateGap"},
-        Row{"XResolution", 65535, "XResolution"}, Row{"NoSuchKey", 1, "NoSuchKey"}}) {
+        Row{"ParallelThreads", 0, "ParallelThreads"}, Row{"ParallelThreads", 17, "ParallelThreads"},
+        Row{"ScaleUpFactor", 0, "ScaleUpFactor"}, Row{"FrequencyHz", 0.5, "FrequencyHz"},
+        Row{"MaxCoordinateGap", 256, "MaxCoordinateGap"}, Row{"XResolution", 65535, "XResolution"},
+        Row{"NoSuchKey", 1, "NoSuchKey"}}) {
     nlohmann::json c = base;
     c[r.key] = r.value;
     if (std::string(r.key) == "XResolution") {
@@ -112,6 +113,18 @@ TEST(Timepix3Config, RefusalsNameFileKeyAndValue) {
   timepix4["Detector"] = "timepix4";
   EXPECT_TRUE(contains(test::configError(timepix4), "\"timepix4\"")) << test::configError(timepix4);
   EXPECT_EQ(test::configError(test::essDefaults()), "");
+}
+
+TEST(Timepix3Config, ParallelThreadsIsTheDaemonsThreadCount) {
+  // 1..16 processing threads (efu reads the key as --proc-threads); the parsed configuration
+  // does not keep it: the module takes its partition from the context.
+  for (const int threads : {1, 2, 4, 16}) {
+    nlohmann::json c = test::shipped();
+    c["ParallelThreads"] = threads;
+    EXPECT_EQ(test::configError(c), "") << threads;
+  }
+  EXPECT_STREQ(sdk::detail::threadsKeyOf<Timepix3Module>(), "ParallelThreads");
+  EXPECT_NE(sdk::detail::partitionKeyOf<Timepix3Module>(), nullptr);
 }
 
 TEST(Timepix3Module, RegistersEveryCounterOnce) {
