@@ -132,7 +132,7 @@ void KafkaOutput::finish() noexcept {
 }
 
 PartitionOutput::PartitionOutput(KafkaOutput &output, Stats &stats)
-    : output_(output), stats_(stats),
+    : output_(output), forward_(256, output.producer_.maxPayloadBytes()),
       sink_(output.sink_, forward_, stats.addPart("kafka.ev44.messages"),
             stats.addPart("kafka.ev44.events")),
       da00Messages_(stats.addPart("kafka.da00.messages")),

@@ -115,7 +115,6 @@ public:
 
 private:
   KafkaOutput &output_;
-  Stats &stats_;
   kafka::ForwardingProducer forward_;
   kafka::Ev44Sink sink_;
   std::deque<kafka::Ev44Sink> sources_;

@@ -18,7 +18,8 @@ constexpr int kYieldsBeforeNap = 16;
 constexpr int64_t kFullNapNs = 50 * kNsPerUs;
 } // namespace
 
-ForwardingProducer::ForwardingProducer(size_t slots) : ring_(slots) {
+ForwardingProducer::ForwardingProducer(size_t slots, size_t maxPayloadBytes)
+    : ring_(slots), maxPayloadBytes_(maxPayloadBytes) {
   for (size_t i = 0; i < slots; ++i) {
     ring_.producerSlot(i).topic.reserve(256); // topic names are short: no allocation later
   }
@@ -60,7 +61,7 @@ bool ForwardingProducer::produce(std::string_view topic, std::span<const uint8_t
   }
   std::memcpy(slot->words.data(), payload.data(), payload.size());
   ring_.commit(1);
-  return true;
+  return maxPayloadBytes_ == 0 || payload.size() <= maxPayloadBytes_;
 }
 
 bool ForwardingProducer::tryProduce(std::string_view topic, std::span<const uint8_t> payload,
@@ -82,7 +83,7 @@ bool ForwardingProducer::produceWritten(std::string_view topic, size_t bytes, Pa
   }
   write(context, {reinterpret_cast<uint8_t *>(slot->words.data()), bytes});
   ring_.commit(1);
-  return true;
+  return maxPayloadBytes_ == 0 || bytes <= maxPayloadBytes_;
 }
 
 int ForwardingProducer::flush(int) { return static_cast<int>(ring_.sizeApprox()); }

@@ -31,7 +31,10 @@ struct ForwardedMessage {
 /// it held and is then reused.
 class ForwardingProducer final : public Producer {
 public:
-  explicit ForwardingProducer(size_t slots = 256);
+  /// `maxPayloadBytes`: the real producer's limit (KafkaProducer::maxPayloadBytes(); 0 = none).
+  /// A larger message is still forwarded, so that the real producer refuses and counts it
+  /// (kafka.failed), but produce() says false at once, as the real producer would.
+  explicit ForwardingProducer(size_t slots = 256, size_t maxPayloadBytes = 0);
 
   bool produce(std::string_view topic, std::span<const uint8_t> payload,
                int64_t timestampMs) noexcept override;
@@ -57,6 +60,7 @@ private:
   Slot *claim(std::string_view topic, size_t bytes, int64_t timestampMs, bool wait) noexcept;
 
   SpscRing<Slot> ring_;
+  size_t maxPayloadBytes_;
   std::atomic<uint64_t> fullWaits_{0};
 };
 

@@ -51,6 +51,17 @@ TEST(ForwardingProducer, MessagesReachTheRealProducerOnlyWhenForwardedInOrder) {
   EXPECT_EQ(forward.forwardTo(real), 0U);
 }
 
+// A message above the real producer's limit: refused at once, as the real producer would, and
+// still forwarded so that the real producer refuses it and counts it as failed.
+TEST(ForwardingProducer, AMessageAboveTheLimitIsRefusedAndStillForwarded) {
+  ForwardingProducer forward(4, 10);
+  FakeProducer real;
+  EXPECT_TRUE(forward.produce("t", std::vector<uint8_t>(10, 1), 0));
+  EXPECT_FALSE(forward.produce("t", std::vector<uint8_t>(11, 1), 0));
+  EXPECT_EQ(forward.forwardTo(real), 2U);
+  EXPECT_EQ(real.messages.size(), 2U);
+}
+
 TEST(ForwardingProducer, AFullRingWaitsForForwardingAndDropsNothing) {
   ForwardingProducer forward(2);
   FakeProducer real;
