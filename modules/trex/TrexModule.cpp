@@ -33,7 +33,7 @@ TrexCounters::TrexCounters(sdk::ModuleContext &ctx)
       openHits(ctx.counter("cluster.bound.open_hits")),
       eventHits(ctx.counter("cluster.bound.event_hits")),
       timeBack(ctx.counter("cluster.bound.time_back")),
-      pulseBack(ctx.counter("cluster.bound.pulse_back")),
+      pulseBack(ctx.streamCounter("cluster.bound.pulse_back")),
       silentPlanes(ctx.gauge("cluster.silent_planes")) {}
 
 TrexModule::TrexModule(sdk::ModuleContext &ctx)
@@ -56,12 +56,38 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
   touched_.assign(builders_.size(), 0);
   silent_.assign(builders_.size(), 0);
   events_.reserve(256);
-  warnWrappingGrids(ctx);
+  // Partitions: builder b is partition b % N's, which spreads the configured builders evenly.
+  // A readout whose (ring, FEN) has no builder is only counted (error_mapping): the partition
+  // of its raw (ring, FEN) does it, so it is counted once.
+  const unsigned n = ctx.partitions();
+  const unsigned self = ctx.partition();
+  for (size_t ring = 0; ring <= readout::kMaxFiber / 2; ++ring) {
+    for (size_t fen = 0; fen < kOwnerFens; ++fen) {
+      const size_t raw = ring * kOwnerFens + fen;
+      const int16_t b =
+          ring <= kMaxRing && fen <= kMaxFen
+              ? builderOf_[builderKey(static_cast<uint8_t>(ring), static_cast<uint8_t>(fen))]
+              : int16_t{-1};
+      mine_[raw] = (b >= 0 ? static_cast<size_t>(b) : raw) % n == self ? 1 : 0;
+    }
+  }
+  size_t owned = 0;
+  for (size_t b = 0; b < builders_.size(); ++b) {
+    owned += b % n == self ? 1 : 0;
+  }
+  who_ = n > 1 ? fmt::format("trex (partition {} of {})", self, n) : "trex";
+  if (self == 0) {
+    warnWrappingGrids(ctx); // about the file: said once, not by every partition
+  }
   ctx.log().info("trex: {} geometry ({} x {} x {} pixels), {} hybrids, {} event builders; "
                  "events wait for later data as in the ESS EFU, formed at shutdown at the latest; "
                  "a builder holds at most {} clusters, none 1 s older than its latest hit",
                  config_.geometryName, config_.sizeX, config_.sizeY, config_.sizeZ,
                  config_.hybrids.size(), builders_.size(), kBuilderParams.maxWaiting);
+  if (n > 1) {
+    ctx.log().info("{}: {} of the {} event builders (builder % {} == {})", who_, owned,
+                   builders_.size(), n, self);
+  }
 }
 
 // A rotated vessel's grid coordinate is YOffset - y in 16 bits (the ESS arithmetic): grids with
@@ -125,6 +151,11 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   bool any = false;
   const bool whole = vmm3::forEachReadout(
       h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
+        // Another partition's readout: skipped before anything is counted (checkReadout left
+        // fiber and FEN <= 23).
+        if (mine_[size_t{r.fiber} / 2 * kOwnerFens + r.fen] == 0) {
+          return;
+        }
         const auto ring = static_cast<uint8_t>(r.fiber / 2);
         const auto hybridId = static_cast<uint8_t>(r.vmm >> 1);
         // Rings above 10 and FENs above 13 index past the ESS EFU's tables: refused here as
@@ -211,6 +242,7 @@ void TrexModule::countBounds() noexcept {
 // A plane of a builder that has received nothing for 1 s of the other plane's time (a dead
 // hybrid, hybrids missing from Config) is counted in the gauge and said once when it goes silent
 // and once when it receives again, at most one line per 10 s (the rest counted and said later).
+// A partition watches its own builders only: the others' never get a hit, so never go silent.
 void TrexModule::watchPlanes(int64_t nowNs) noexcept {
   static constexpr const char *kPlaneName[2] = {"wires", "grids"};
   int64_t silentNow = 0;
@@ -233,18 +265,18 @@ void TrexModule::watchPlanes(int64_t nowNs) noexcept {
   counters_.silentPlanes.set(silentNow);
   if (went.empty() && back.empty()) {
     if (silentLog_.dueReport(nowNs)) {
-      log_.warn("trex: {} further changes of silent planes (the last: {})", silentLog_.suppressed,
-                silentLog_.last);
+      log_.warn("{}: {} further changes of silent planes (the last: {})", who_,
+                silentLog_.suppressed, silentLog_.last);
       silentLog_.reported();
     }
     return;
   }
   std::string line =
-      went.empty() ? fmt::format("trex: event builders receive again: {}", back)
-                   : fmt::format("trex: event builders with a plane that has received nothing for "
+      went.empty() ? fmt::format("{}: event builders receive again: {}", who_, back)
+                   : fmt::format("{}: event builders with a plane that has received nothing for "
                                  "1 s of the other's data (its clusters are formed alone, "
                                  "cluster.bound.stale): {}{}{}",
-                                 went, back.empty() ? "" : "; receiving again: ", back);
+                                 who_, went, back.empty() ? "" : "; receiving again: ", back);
   if (silentLog_.allow(nowNs)) {
     log_.warn("{}", line);
   } else {

@@ -12,6 +12,7 @@
 #include "modules/trex/TrexSource.h"
 
 #include <array>
+#include <string>
 #include <vector>
 
 namespace efu::trex {
@@ -42,7 +43,8 @@ struct TrexCounters {
   Counter &openHits;      ///< cluster.bound.open_hits: time clusters closed at their hit limit
   Counter &eventHits;     ///< cluster.bound.event_hits: events formed at their hit limit
   Counter &timeBack;      ///< cluster.bound.time_back: builders restarted, hits 100 ms back
-  Counter &pulseBack;     ///< cluster.bound.pulse_back: datagrams whose pulse went back
+  Counter &pulseBack;     ///< cluster.bound.pulse_back: datagrams whose pulse went back (a
+                          ///< stream counter: every partition sees the pulse go back)
   Counter &silentPlanes;  ///< cluster.silent_planes (gauge): builder planes without hits
 };
 
@@ -56,9 +58,13 @@ inline constexpr reduction::StreamingParams kBuilderParams{.clusterTimeGapNs = 5
                                                            .maxEventHits = 65536,
                                                            .stepBackNs = 100'000'000};
 
-/// One instance per daemon; process(), tick() and flush() run on the processing thread.
+/// One instance per processing thread (partition); process(), tick() and flush() run on it.
 class TrexModule final : public sdk::Module {
 public:
+  /// With --proc-threads N, event builder b (in key order) belongs to partition b % N, and a
+  /// readout's work is done by its builder's partition (README, "Partitions").
+  static constexpr const char *kPartitionKey = "event builder (ring, FEN)";
+
   /// Throws sdk::ConfigError for a configuration it cannot use.
   explicit TrexModule(sdk::ModuleContext &ctx);
 
@@ -90,6 +96,8 @@ private:
   void formEvents(Form how) noexcept;
   void countBounds() noexcept;
   void watchPlanes(int64_t nowNs) noexcept;
+  static constexpr size_t kOwnerFens = size_t{readout::kMaxFen} + 1; // as checkReadout leaves
+  static constexpr size_t kOwnerKeys = (size_t{readout::kMaxFiber} / 2 + 1) * kOwnerFens;
 
   sdk::EventSink &sink_; ///< ctx.events(), valid for the module's life
   const TrexConfig config_;
@@ -102,6 +110,10 @@ private:
   std::array<int16_t, kBuilderKeys> builderOf_{};       ///< builder key -> builders_ index, or -1
   std::vector<reduction::StreamingBuilder2D> builders_; ///< in key order, as the ESS loops them
   std::vector<uint16_t> keyOf_;                         ///< builders_ index -> builder key
+  /// [fiber / 2][FEN] of a valid readout -> 1 when this partition does its work: its builder's
+  /// partition, or for a (ring, FEN) without a builder one fixed partition, which counts it.
+  std::array<uint8_t, kOwnerKeys> mine_{};
+  std::string who_; ///< "trex", or "trex (partition p of N)" in log lines said per partition
   std::vector<uint8_t> silent_;       ///< per builder: bit p = plane p was silent at last tick
   reduction::StreamingBoundStats counted_{}; ///< the builders' bound stats already counted
   spdlog::logger &log_;

@@ -3,7 +3,8 @@
 // TrexModule::process(); readouts/s. Pulses 6289464 ticks apart (trex.json's MaxPulseTimeNS
 // 71428570 refuses a 1/14 s gap), 1000 neutrons a pulse; the datagrams are made once and
 // replayed (at the wrap-around the pulse goes back and the builders restart, as with
-// udpgen --pcap --loop: cluster.bound.pulse_back).
+// udpgen --pcap --loop: cluster.bound.pulse_back). BM_PartitionZero and BM_Partitioned: the
+// module as partitions (efu --proc-threads).
 #include "modules/trex/TrexModule.h"
 #include "modules/trex/TrexSource.h"
 #include "tests/modules/trex/TrexTestSupport.h"
@@ -28,21 +29,54 @@ std::vector<std::vector<uint8_t>> makeStream(const std::string &file) {
   return readout::test::encodePulses(source, 5, 20, 1000, SIZE_MAX, truth);
 }
 
-void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
+/// makeStream(file), made once per file.
+const std::vector<std::vector<uint8_t>> &stream(const std::string &file) {
   static std::map<std::string, std::vector<std::vector<uint8_t>>> streams;
   if (!streams.contains(file)) {
     streams[file] = makeStream(file);
   }
+  return streams[file];
+}
+
+void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
   readout::FakeModuleContext ctx(test::shipped(file), file);
   ctx.sink.keep = false;
   TrexModule module(ctx);
-  (void)readout::test::processInCycle(state, module, streams[file], vmm3::kReadoutBytes);
+  (void)readout::test::processInCycle(state, module, stream(file), vmm3::kReadoutBytes);
   state.counters["events"] = static_cast<double>(ctx.sink.count);
   state.counters["waiting"] = static_cast<double>(module.waiting());
 }
 
 BENCHMARK_CAPTURE(BM_ModuleProcess, trex, std::string("trex.json"));
 BENCHMARK_CAPTURE(BM_ModuleProcess, let, std::string("let.json"));
+
+/// Partition 0 of range(0) alone on this thread: what one partition costs (the whole stream's
+/// headers and readout checks, its share of the builders), free of the threads' scheduling; the
+/// ratio to range(0) = 1 bounds what BM_Partitioned can scale to.
+void BM_PartitionZero(benchmark::State &state, const std::string &file) {
+  readout::FakeModuleContext ctx(test::shipped(file), file);
+  ctx.setPartition(0, static_cast<unsigned>(state.range(0)));
+  ctx.sink.keep = false;
+  TrexModule module(ctx);
+  (void)readout::test::processInCycle(state, module, stream(file), vmm3::kReadoutBytes);
+  state.counters["events"] = static_cast<double>(ctx.sink.count);
+}
+
+BENCHMARK_CAPTURE(BM_PartitionZero, trex, std::string("trex.json"))->Arg(1)->Arg(2);
+BENCHMARK_CAPTURE(BM_PartitionZero, let, std::string("let.json"))->Arg(1)->Arg(2);
+
+/// The same datagrams through range(0) partitions, each on a thread of its own (efu
+/// --proc-threads; README "Partitions"): readouts/s is the aggregate rate of the stream, each
+/// partition reading every datagram and building its share of the event builders. trex.json
+/// only: a pass of let.json is about 20 datagrams (LET's neutrons reach grid 0 only), too few
+/// for the two barriers every pass waits at.
+void BM_Partitioned(benchmark::State &state, const std::string &file) {
+  readout::test::processPartitioned<TrexModule>(state, static_cast<unsigned>(state.range(0)),
+                                                test::shipped(file), file, stream(file),
+                                                vmm3::kReadoutBytes);
+}
+
+BENCHMARK_CAPTURE(BM_Partitioned, trex, std::string("trex.json"))->Arg(1)->Arg(2)->UseManualTime();
 
 } // namespace
 } // namespace efu::trex
