@@ -11,7 +11,8 @@ namespace efu::caen {
 
 CaenCounters::CaenCounters(sdk::ModuleContext &ctx) {
   for (size_t i = 0; i < kCaenCounters.size(); ++i) {
-    counters_[i] = &ctx.counter(kCaenCounters[i].name);
+    counters_[i] = kCaenCounters[i].stream ? &ctx.streamCounter(kCaenCounters[i].name)
+                                           : &ctx.counter(kCaenCounters[i].name);
   }
 }
 
@@ -39,7 +40,8 @@ CaenGeometry geometryOf(sdk::ModuleContext &ctx) {
 } // namespace
 
 CaenModule::CaenModule(sdk::ModuleContext &ctx)
-    : geometry_(geometryOf(ctx)), headerCounters_(ctx), tofCounters_(ctx), counters_(ctx),
+    : geometry_(geometryOf(ctx)), partition_(ctx.partition()), partitions_(ctx.partitions()),
+      headerCounters_(ctx), tofCounters_(ctx), counters_(ctx),
       parser_(headerCounters_, readout::DetectorTypes{config().detectorType},
               config().maxPulseGapNs),
       tof_(tofCounters_, config().maxTofNs) {
@@ -170,6 +172,9 @@ void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t,
   CaenReadout r;
   while (nextReadout(p, left, r, t)) {
     ++n;
+    if (!mine(r)) {
+      continue;
+    }
     if (!geometry_.validAs<I>(r, t)) {
       continue;
     }
@@ -216,6 +221,9 @@ void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
     CaenReadout r;
     while (k < kBlock && (more = nextReadout(p, left, r, t))) {
       ++n;
+      if (!mine(r)) {
+        continue;
+      }
       uint32_t group = 0;
       if (!geometry_.lokiValid(r, t, group)) {
         continue;
