@@ -196,9 +196,10 @@ void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t,
 
 void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
                               readout::TofTally &tofTally) noexcept {
-  // Blocks of up to kBlock readouts that pass the ring, TOF and zero-sum checks, taken through
-  // the geometry's steps in three loops: gather, locate (the two divisions, the straw), finish
-  // (the polynomial, the rounding, the event). Events leave in the datagram's order.
+  // Blocks of up to kBlock of this partition's readouts; those that pass the ring, TOF and
+  // zero-sum checks are taken through the geometry's steps in three loops: gather, locate (the
+  // two divisions, the straw), finish (the polynomial, the rounding, the event). Events leave in
+  // the datagram's order.
   constexpr size_t kBlock = 64;
   struct Block {
     uint32_t group[kBlock];
@@ -216,14 +217,21 @@ void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
   int64_t zeroSums = 0;
   readout::TofTally tofs; // in registers, not through the reference
   bool more = true;
+  CaenReadout own[kBlock];
   while (more) {
-    size_t k = 0;
-    CaenReadout r;
-    while (k < kBlock && (more = nextReadout(p, left, r, t))) {
+    // This partition's next readouts, taken without a branch on the partition: with several
+    // partitions it changes at random from readout to readout, and a mispredicted branch costs
+    // more than copying every readout.
+    size_t m = 0;
+    CaenReadout next;
+    while (m < kBlock && (more = nextReadout(p, left, next, t))) {
       ++n;
-      if (!mine(r)) {
-        continue;
-      }
+      own[m] = next;
+      m += mine(next) ? 1 : 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < m; ++i) {
+      const CaenReadout &r = own[i];
       uint32_t group = 0;
       if (!geometry_.lokiValid(r, t, group)) {
         continue;
