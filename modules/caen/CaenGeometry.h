@@ -45,19 +45,22 @@ struct CaenTally {
   bool operator==(const CaenTally &) const = default;
 };
 
-/// A tally field and its counter's name.
+/// A tally field, its counter's name, and whether it is a stream counter
+/// (ModuleContext::streamCounter): what the readout parser counts before a partition picks
+/// its readouts, which every partition of the module counts alike.
 struct CaenCounterName {
   int64_t CaenTally::*field;
   const char *name;
+  bool stream = false;
 };
 /// Every field of CaenTally with its counter's name, in the order the counters are registered.
 inline constexpr std::array kCaenCounters = {
-    CaenCounterName{&CaenTally::dataHeaders, "parser.readout.header.count"},
-    CaenCounterName{&CaenTally::readouts, "parser.readout.count"},
-    CaenCounterName{&CaenTally::headerSize, "parser.readout.error_headersize"},
-    CaenCounterName{&CaenTally::lengthMismatch, "parser.readout.error_datlen_mismatch"},
-    CaenCounterName{&CaenTally::ringFen, "parser.readout.error_ringfen"},
-    CaenCounterName{&CaenTally::lengthInvalid, "parser.readout.error_datlen_invalid"},
+    CaenCounterName{&CaenTally::dataHeaders, "parser.readout.header.count", true},
+    CaenCounterName{&CaenTally::readouts, "parser.readout.count", true},
+    CaenCounterName{&CaenTally::headerSize, "parser.readout.error_headersize", true},
+    CaenCounterName{&CaenTally::lengthMismatch, "parser.readout.error_datlen_mismatch", true},
+    CaenCounterName{&CaenTally::ringFen, "parser.readout.error_ringfen", true},
+    CaenCounterName{&CaenTally::lengthInvalid, "parser.readout.error_datlen_invalid", true},
     CaenCounterName{&CaenTally::validation, "geometry.validation_errors"},
     CaenCounterName{&CaenTally::ringMapping, "geometry.ring_mapping_errors"},
     CaenCounterName{&CaenTally::topology, "geometry.topology_errors"},

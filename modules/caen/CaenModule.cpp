@@ -11,7 +11,8 @@ namespace efu::caen {
 
 CaenCounters::CaenCounters(sdk::ModuleContext &ctx) {
   for (size_t i = 0; i < kCaenCounters.size(); ++i) {
-    counters_[i] = &ctx.counter(kCaenCounters[i].name);
+    counters_[i] = kCaenCounters[i].stream ? &ctx.streamCounter(kCaenCounters[i].name)
+                                           : &ctx.counter(kCaenCounters[i].name);
   }
 }
 
@@ -39,7 +40,8 @@ CaenGeometry geometryOf(sdk::ModuleContext &ctx) {
 } // namespace
 
 CaenModule::CaenModule(sdk::ModuleContext &ctx)
-    : geometry_(geometryOf(ctx)), headerCounters_(ctx), tofCounters_(ctx), counters_(ctx),
+    : geometry_(geometryOf(ctx)), partition_(ctx.partition()), partitions_(ctx.partitions()),
+      headerCounters_(ctx), tofCounters_(ctx), counters_(ctx),
       parser_(headerCounters_, readout::DetectorTypes{config().detectorType},
               config().maxPulseGapNs),
       tof_(tofCounters_, config().maxTofNs) {
@@ -170,6 +172,9 @@ void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t,
   CaenReadout r;
   while (nextReadout(p, left, r, t)) {
     ++n;
+    if (!mine(r)) {
+      continue;
+    }
     if (!geometry_.validAs<I>(r, t)) {
       continue;
     }
@@ -191,9 +196,10 @@ void CaenModule::readouts(const readout::EssHeader &h, CaenTally &t,
 
 void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
                               readout::TofTally &tofTally) noexcept {
-  // Blocks of up to kBlock readouts that pass the ring, TOF and zero-sum checks, taken through
-  // the geometry's steps in three loops: gather, locate (the two divisions, the straw), finish
-  // (the polynomial, the rounding, the event). Events leave in the datagram's order.
+  // Blocks of up to kBlock of this partition's readouts; those that pass the ring, TOF and
+  // zero-sum checks are taken through the geometry's steps in three loops: gather, locate (the
+  // two divisions, the straw), finish (the polynomial, the rounding, the event). Events leave in
+  // the datagram's order.
   constexpr size_t kBlock = 64;
   struct Block {
     uint32_t group[kBlock];
@@ -211,11 +217,21 @@ void CaenModule::lokiReadouts(const readout::EssHeader &h, CaenTally &t,
   int64_t zeroSums = 0;
   readout::TofTally tofs; // in registers, not through the reference
   bool more = true;
+  CaenReadout own[kBlock];
   while (more) {
-    size_t k = 0;
-    CaenReadout r;
-    while (k < kBlock && (more = nextReadout(p, left, r, t))) {
+    // This partition's next readouts, taken without a branch on the partition: with several
+    // partitions it changes at random from readout to readout, and a mispredicted branch costs
+    // more than copying every readout.
+    size_t m = 0;
+    CaenReadout next;
+    while (m < kBlock && (more = nextReadout(p, left, next, t))) {
       ++n;
+      own[m] = next;
+      m += mine(next) ? 1 : 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < m; ++i) {
+      const CaenReadout &r = own[i];
       uint32_t group = 0;
       if (!geometry_.lokiValid(r, t, group)) {
         continue;

@@ -52,8 +52,21 @@ public:
   }
   using Source = CaenSource;
 
+  /// Partitions (--proc-threads, docs/modules.md): every readout is an event of its own, so any
+  /// split is exact; the tube's, not the (ring, FEN)'s, because BIFROST, CSPEC and MIRACLES
+  /// read all their tubes through FEN 0 of three or four rings.
+  static constexpr const char *kPartitionKey = "readout's tube: (ring + FEN + group) mod N";
+
 private:
+  /// Whether this partition does the work of `r` (its ring and FEN checked by the parser).
+  /// The readout counters before it are stream counters (kCaenCounters).
+  [[nodiscard]] bool mine(const CaenReadout &r) const noexcept {
+    return partitions_ == 1 || (r.fiber / 2U + r.fen + r.group) % partitions_ == partition_;
+  }
+
   CaenGeometry geometry_;
+  unsigned partition_;
+  unsigned partitions_;
   /// The ev44 source of an event, by sourceSlot(): LoKI per ring (its bank's source), BIFROST
   /// per triplet, TBL3HE per bank; one slot otherwise.
   std::vector<sdk::EventSink *> sinks_;

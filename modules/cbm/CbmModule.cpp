@@ -13,22 +13,22 @@
 namespace efu::cbm {
 
 CbmCounters::CbmCounters(sdk::ModuleContext &ctx)
-    : readouts(ctx.counter("parser.readout.count")), byType{&ctx.counter("parser.readout.0d"),
-                                                            &ctx.counter("parser.readout.2d"),
-                                                            &ctx.counter("parser.readout.ibm")},
-      sizeErrors(ctx.counter("parser.readout.errors.size")),
-      noData(ctx.counter("parser.readout.errors.no_data")),
-      validation(ctx.counter("geometry.validation_errors")),
+    : readouts(ctx.streamCounter("parser.readout.count")),
+      byType{&ctx.streamCounter("parser.readout.0d"), &ctx.streamCounter("parser.readout.2d"),
+             &ctx.streamCounter("parser.readout.ibm")},
+      sizeErrors(ctx.streamCounter("parser.readout.errors.size")),
+      noData(ctx.streamCounter("parser.readout.errors.no_data")),
+      validation(ctx.streamCounter("geometry.validation_errors")),
       pixelErrors(ctx.counter("geometry.pixel_errors")),
       processed(ctx.counter("readouts.processed")), ibm(ctx.counter("events.ibm")),
       event0d(ctx.counter("events.event0d")), event2d(ctx.counter("events.event2d")),
       nposSum(ctx.counter("events.ibm_npos_sum")), events(ctx.counter("events.count")) {
   for (size_t i = 1; i < readoutErrors.size(); ++i) {
-    readoutErrors[i] = &ctx.counter(std::string("parser.readout.errors.") +
-                                    readoutErrorName(static_cast<ReadoutError>(i)));
+    readoutErrors[i] = &ctx.streamCounter(std::string("parser.readout.errors.") +
+                                          readoutErrorName(static_cast<ReadoutError>(i)));
   }
   for (size_t i = 0; i < geometryErrors.size(); ++i) {
-    geometryErrors[i] = &ctx.counter(geometryErrorCounter(static_cast<GeometryError>(i)));
+    geometryErrors[i] = &ctx.streamCounter(geometryErrorCounter(static_cast<GeometryError>(i)));
   }
 }
 
@@ -89,6 +89,7 @@ CbmModule::CbmModule(sdk::ModuleContext &ctx)
     : config_(parseCbmConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
       parser_(headerCounters_, {config_.detectorType()}, config_.maxPulseTimeDiffNs),
       tofCounters_(ctx), tof_(tofCounters_, config_.maxTofNs), counters_(ctx),
+      partition_(ctx.partition()), partitions_(ctx.partitions()),
       outputs_(config_.monitors.size()) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   checkHistograms(ctx, config_);
@@ -99,7 +100,6 @@ CbmModule::CbmModule(sdk::ModuleContext &ctx)
       out.events = &ctx.events(m.source);
     } else {
       out.arrays = &ctx.dataArrays(m.source);
-      out.histogram = makeHistogram(ctx, m, i);
       const std::string prefix = "serialize." + counterSegment(m.source) + ".";
       out.produceCalled = &ctx.counter(prefix + "produce_called");
       out.producePulse = &ctx.counter(prefix + "produce_triggered_reftime");
@@ -107,7 +107,10 @@ CbmModule::CbmModule(sdk::ModuleContext &ctx)
       out.overMax = &ctx.counter(prefix + "tof_over_max_dropped");
       out.histograms = &ctx.counter(prefix + "histograms");
       out.refused = &ctx.counter(prefix + "histograms_refused");
-      histogramOutputs_.push_back(i);
+      if (mine(i)) { // another partition holds the histograms of its monitors
+        out.histogram = makeHistogram(ctx, m, i);
+        histogramOutputs_.push_back(i);
+      }
     }
     ctx.log().info("cbm: Topology[{}] FEN {} Channel {}: {} '{}' to {}{}", i, m.fen, m.channel,
                    typeName(m.type), m.source, m.schema == Schema::Ev44 ? "ev44" : "da00",
@@ -151,7 +154,8 @@ void CbmModule::process(const sdk::Packet &packet) noexcept {
   if (!parser_.parse(packet.data, packet.size, h)) {
     return;
   }
-  // Every valid header moves the histograms to its pulse, readouts or not (as the ESS EFU).
+  // Every valid header moves the histograms to its pulse, readouts or not (as the ESS EFU);
+  // every partition reads every header and moves its own.
   for (const size_t i : histogramOutputs_) {
     Output &out = outputs_[i];
     if (out.histogram->completes(h.pulseTimeNs)) {
@@ -191,6 +195,9 @@ void CbmModule::process(const sdk::Packet &packet) noexcept {
     const GeometryError g = checkGeometry(config_, r, slot);
     if (g != GeometryError::Count_) {
       ++geometryErrors[static_cast<size_t>(g)];
+      continue;
+    }
+    if (!mine(static_cast<size_t>(slot))) {
       continue;
     }
     readout::Tof t;

@@ -18,6 +18,9 @@ namespace efu::cbm {
 
 /// The module's counters (docs/counters.md, section cbm) under the ESS EFU's names; the
 /// header's and the TOF's are readout::HeaderCounters and TofCounters.
+/// The readout parser's (parser.readout.*) and the geometry checks' (geometry.*_errors,
+/// geometry.validation_errors) are stream counters: every partition checks every readout before
+/// it picks those of its monitors. The others are summed over the partitions.
 struct CbmCounters {
   explicit CbmCounters(sdk::ModuleContext &ctx);
   Counter &readouts;                 ///< parser.readout.count: readouts of whole-readout payloads
@@ -57,12 +60,21 @@ public:
   [[nodiscard]] const CbmConfig &config() const noexcept { return config_; }
   using Source = CbmSource;
 
+  /// Partitions (--proc-threads, docs/modules.md): what a monitor publishes (its events, or its
+  /// histogram over AggregatedFrames pulses) depends on its own readouts and the pulses of the
+  /// headers alone, which every partition reads, so a monitor's readouts stay on one partition.
+  static constexpr const char *kPartitionKey = "monitor: Topology entry index mod N";
+
 private:
+  /// Whether Topology entry `slot` is this partition's.
+  [[nodiscard]] bool mine(size_t slot) const noexcept {
+    return partitions_ == 1 || slot % partitions_ == partition_;
+  }
   /// What one Topology entry publishes to.
   struct Output {
     sdk::EventSink *events = nullptr;     ///< Schema ev44
     sdk::DataArraySink *arrays = nullptr; ///< Schema da00
-    std::unique_ptr<TofHistogram> histogram;
+    std::unique_ptr<TofHistogram> histogram; ///< Schema da00, of this partition's monitor
     Counter *produceCalled = nullptr; ///< serialize.<source>.produce_called
     Counter *producePulse = nullptr;  ///< serialize.<source>.produce_triggered_reftime
     Counter *beforeOffset = nullptr;  ///< serialize.<source>.tof_before_offset_dropped
@@ -78,8 +90,11 @@ private:
   readout::TofCounters tofCounters_;
   readout::TofCalculator tof_;
   CbmCounters counters_;
-  std::vector<Output> outputs_;          ///< one per Topology entry
-  std::vector<size_t> histogramOutputs_; ///< indices of outputs_ with a histogram
+  unsigned partition_;
+  unsigned partitions_;
+  std::vector<Output> outputs_; ///< one per Topology entry
+  /// Indices of outputs_ with a histogram: this partition's da00 monitors.
+  std::vector<size_t> histogramOutputs_;
 };
 
 } // namespace efu::cbm

@@ -35,10 +35,11 @@ const char *partPrefix(PartType t) noexcept {
 } // namespace
 
 DreamCounters::DreamCounters(sdk::ModuleContext &ctx, const DreamConfig &config)
-    : readouts(ctx.counter("readouts.count")), headers(ctx.counter("readouts.headers")),
-      errBuffer(ctx.counter("readouts.error_buffer")),
-      errDatalen(ctx.counter("readouts.error_datalen")),
-      errFiber(ctx.counter("readouts.error_fiber")), errFen(ctx.counter("readouts.error_fen")),
+    : readouts(ctx.streamCounter("readouts.count")), headers(ctx.streamCounter("readouts.headers")),
+      errBuffer(ctx.streamCounter("readouts.error_buffer")),
+      errDatalen(ctx.streamCounter("readouts.error_datalen")),
+      errFiber(ctx.streamCounter("readouts.error_fiber")),
+      errFen(ctx.streamCounter("readouts.error_fen")),
       fenErrors(ctx.counter("geometry.fen_errors")),
       configErrors(ctx.counter("geometry.config_errors")),
       validation(ctx.counter("geometry.validation_errors")),
@@ -87,7 +88,7 @@ DreamModule::DreamModule(sdk::ModuleContext &ctx)
     : config_(parseDreamConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
       parser_(headerCounters_, {detectorType(config_.instrument)}, config_.maxPulseTimeDiffNs),
       tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), counters_(ctx, config_),
-      events_(ctx.events()) {
+      events_(ctx.events()), partition_(ctx.partition()), partitions_(ctx.partitions()) {
   for (auto &list : byType_) {
     list.resize(kMaxReadouts);
   }
@@ -159,6 +160,9 @@ void DreamModule::process(const sdk::Packet &packet) noexcept {
     std::memcpy(&r, p, kReadoutBytes);
     p += kReadoutBytes;
     left -= kReadoutBytes;
+    if (!mine(r)) {
+      continue;
+    }
 
     const Reject v = validate(config_, r);
     if (v != Reject::None) {

@@ -17,6 +17,8 @@ namespace efu::dream {
 /// The module's counters (docs/counters.md, section dream) under the ESS EFU's names; the
 /// header's and the TOF's are readout::HeaderCounters and TofCounters. The ESS EFU's counters
 /// that no readout can move are not registered (docs/counters.md lists them).
+/// The readout parser's (readouts.*) are stream counters: every partition parses every readout
+/// before it picks its own.
 struct DreamCounters {
   explicit DreamCounters(sdk::ModuleContext &ctx, const DreamConfig &config);
   Counter &readouts;     ///< readouts.count: readouts the parser took
@@ -57,7 +59,16 @@ public:
   }
   using Source = DreamSource;
 
+  /// Partitions (--proc-threads, docs/modules.md): every readout is an event of its own, so any
+  /// split is exact; a readout board's readouts stay on one partition.
+  static constexpr const char *kPartitionKey = "readout's (ring + FEN) mod N";
+
 private:
+  /// Whether this partition does the work of `r` (fiber and FEN checked by the parser).
+  [[nodiscard]] bool mine(const CdtReadout &r) const noexcept {
+    return partitions_ == 1 || (r.fiber / 2U + r.fen) % partitions_ == partition_;
+  }
+
   const DreamConfig config_;
   readout::HeaderCounters headerCounters_;
   readout::EssReadoutParser parser_;
@@ -75,6 +86,8 @@ private:
   std::vector<Staged> staged_ = std::vector<Staged>(kMaxReadouts);
   /// Indices into staged_ by part type.
   std::array<std::vector<uint16_t>, kPartTypes> byType_;
+  unsigned partition_;
+  unsigned partitions_;
 };
 
 } // namespace efu::dream

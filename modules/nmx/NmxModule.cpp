@@ -53,7 +53,7 @@ NmxCounters::NmxCounters(sdk::ModuleContext &ctx)
       spanTooLarge(ctx.counter("cluster.matcherstats.span_too_large")),
       discarded(ctx.counter("cluster.matcherstats.discared_span_too_large")),
       split(ctx.counter("cluster.matcherstats.split_span_too_large")),
-      matchAttempts(ctx.counter("cluster.matcherstats.match_attempt_count")),
+      matchAttempts(ctx.streamCounter("cluster.matcherstats.match_attempt_count")),
       events(ctx.counter("events.count")) {
   for (size_t i = 0; i < hitErrors.size(); ++i) {
     hitErrors[i] = &ctx.counter(kHitErrorNames[i]);
@@ -68,6 +68,7 @@ NmxModule::NmxModule(sdk::ModuleContext &ctx)
       config_(checked(parseNmxConfig(ctx.config(), ctx.configSource()), ctx)), headerCounters_(ctx),
       parser_(headerCounters_, {readout::kTypeNmx}, config_.maxPulseTimeNs), tofCounters_(ctx),
       tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
+      partition_(ctx.partition()), partitions_(ctx.partitions()),
       builders_(config_.builders(), reduction::EventBuilder2D(paramsOf(config_))),
       slotOf_([this](uint8_t ring, uint8_t fen, uint8_t vmm) {
         return config_.slot(ring, fen, vmm >> 1);
@@ -90,7 +91,8 @@ void NmxModule::process(const sdk::Packet &packet) noexcept {
   if (!parser_.parse(packet.data, packet.size, h)) {
     return;
   }
-  // The ESS EFU runs every panel's matcher once per datagram with a valid header.
+  // The ESS EFU runs every panel's matcher once per datagram with a valid header (a stream
+  // counter: the same in every partition).
   counters_.matchAttempts.add(config_.numPanels);
   std::array<int64_t, static_cast<size_t>(HitError::Count_)> hitErrors{};
   const bool whole = vmm3::forEachReadout(
@@ -98,14 +100,18 @@ void NmxModule::process(const sdk::Packet &packet) noexcept {
         const uint16_t adc = vmm3::adcOf(r);
         const int16_t slot = slotOf_(r);
         if (slot < 0) [[unlikely]] {
-          ++hitErrors[static_cast<size_t>(-1 - slot)]; // Ring, Fen, Hybrid
+          // Ring, Fen, Hybrid: a readout of no panel, counted by partition 0.
+          hitErrors[static_cast<size_t>(-1 - slot)] += partition_ == 0 ? 1 : 0;
           return;
+        }
+        const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
+        if (partitions_ > 1 && hybrid.panel % partitions_ != partition_) {
+          return; // another partition's panel
         }
         if (adc < config_.minAdc) {
           ++hitErrors[static_cast<size_t>(HitError::Adc)];
           return;
         }
-        const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
         const auto timeNs = static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow));
         builders_[hybrid.panel].insert(
             reduction::Hit{timeNs, coordinateOf(hybrid, static_cast<uint8_t>(r.vmm & 1), r.channel),
@@ -179,8 +185,8 @@ void NmxModule::formEvents(const readout::EssHeader &h) noexcept {
     events_.add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
     ++published;
   };
-  for (reduction::EventBuilder2D &builder : builders_) {
-    const reduction::BuilderStats s = builder.flushEach(onEvent);
+  for (size_t b = partition_; b < builders_.size(); b += partitions_) { // this partition's
+    const reduction::BuilderStats s = builders_[b].flushEach(onEvent);
     stats.spanTooLarge += s.spanTooLarge;
     stats.splitSpanTooLarge += s.splitSpanTooLarge;
     stats.discardedSpanTooLarge += s.discardedSpanTooLarge;

@@ -38,6 +38,9 @@ enum class EventError : uint8_t {
 
 /// The module's counters (docs/counters.md, section nmx), registered once, here, under the
 /// ESS EFU's names; the header's and the TOF's are readout::HeaderCounters and TofCounters.
+/// With partitions match_attempt_count and the readout parser's are stream counters; the others
+/// are summed over the partitions: a readout's are counted by the partition of its panel, and
+/// those of a readout of no panel (ring, FEN, hybrid) by partition 0.
 struct NmxCounters {
   explicit NmxCounters(sdk::ModuleContext &ctx);
   std::array<Counter *, static_cast<size_t>(HitError::Count_)> hitErrors{};
@@ -76,6 +79,12 @@ public:
   }
   using Source = NmxSource;
 
+  /// Partitions (--proc-threads, docs/modules.md): hits cluster within a panel (one event
+  /// builder), and its builder is flushed at the end of every datagram, so a panel's readouts
+  /// must stay on one partition and nothing else need follow them. At most 4 panels: more
+  /// partitions than panels leave the rest idle.
+  static constexpr const char *kPartitionKey = "panel: a hybrid's Panel mod N";
+
 private:
   void formEvents(const readout::EssHeader &h) noexcept;
 
@@ -87,6 +96,9 @@ private:
   readout::TofCalculator tof_;
   vmm3::ParserCounters parserCounters_;
   NmxCounters counters_;
+  /// Partition `partition_` of `partitions_` builds the events of the panels p, p + N, ...
+  unsigned partition_;
+  unsigned partitions_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per panel
   vmm3::RouteTable slotOf_; ///< a readout's Config entry, or the ring, FEN or hybrid fault
 };

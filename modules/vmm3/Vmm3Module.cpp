@@ -65,6 +65,7 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
       headerCounters_(ctx),
       parser_(headerCounters_, config_.detectorTypes(), config_.maxPulseTimeNs), tofCounters_(ctx),
       tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
+      partition_(ctx.partition()), partitions_(ctx.partitions()),
       builders_(config_.hybrids.size(), reduction::EventBuilder2D(paramsOf(config_))),
       routeOf_([this](uint8_t ring, uint8_t fen, uint8_t vmm) {
         const int16_t slot = config_.slot(ring, fen, vmm >> 1);
@@ -79,7 +80,7 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
       const bool wire = config_.isWire(half);
       const uint16_t offset = x ? hybrid.xOffset : hybrid.yOffset;
       VmmRoute r;
-      r.builder = &builders_[slot];
+      r.builder = slot % partitions_ == partition_ ? &builders_[slot] : nullptr;
       r.calibration = calibration_.vmm(slot, half);
       r.threshold = hybrid.threshold[half];
       // coordinateOf() is offset + a - channel or offset + channel - b: linear in the channel.
@@ -120,10 +121,14 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
       forEachReadout(h.payload, h.payloadBytes, parserCounters_, [&](const Vmm3Readout &r) {
         const int16_t to = routeOf_(r);
         if (to < 0) [[unlikely]] {
-          ++hitErrors[static_cast<size_t>(-1 - to)]; // Ring, Fen, Hybrid
+          // Ring, Fen, Hybrid: a readout of no cassette, counted by partition 0.
+          hitErrors[static_cast<size_t>(-1 - to)] += partition_ == 0 ? 1 : 0;
           return;
         }
         const VmmRoute &route = routes_[static_cast<size_t>(to)];
+        if (route.builder == nullptr) {
+          return; // another partition's cassette
+        }
         if (static_cast<uint8_t>(r.channel - route.firstChannel) >= route.channels) {
           ++hitErrors[static_cast<size_t>(route.wire ? HitError::WireChannel
                                                      : HitError::StripChannel)];
@@ -207,8 +212,8 @@ void Vmm3Module::formEvents(const readout::EssHeader &h) noexcept {
     events_.add(t.pulseTimeNs, t.tofNs, static_cast<int32_t>(pixel));
     ++published;
   };
-  for (reduction::EventBuilder2D &builder : builders_) {
-    const reduction::BuilderStats s = builder.flushEach(onEvent);
+  for (size_t b = partition_; b < builders_.size(); b += partitions_) { // this partition's
+    const reduction::BuilderStats s = builders_[b].flushEach(onEvent);
     stats.spanTooLarge += s.spanTooLarge;
     stats.splitSpanTooLarge += s.splitSpanTooLarge;
     stats.discardedSpanTooLarge += s.discardedSpanTooLarge;

@@ -40,6 +40,9 @@ enum class EventError : uint8_t {
 /// The module's counters (docs/counters.md, section vmm3), registered once, here, under the
 /// ESS EFU's names; the header's, the TOF's and the readout parser's are readout::HeaderCounters,
 /// TofCounters and vmm3::ParserCounters.
+/// With partitions the readout parser's are stream counters (every partition parses every
+/// readout); these are summed over the partitions: a readout's are counted by the partition of
+/// its cassette, and those of a readout of no cassette (ring, FEN, hybrid) by partition 0.
 struct Vmm3Counters {
   explicit Vmm3Counters(sdk::ModuleContext &ctx);
   Counter &adcMax; ///< readouts.adc_max: corrected ADC at 1023
@@ -80,10 +83,16 @@ public:
   }
   using Source = Vmm3Source;
 
+  /// Partitions (--proc-threads, docs/modules.md): hits cluster within a cassette (a Config
+  /// entry, one event builder), and its builder is flushed at the end of every datagram, so a
+  /// cassette's readouts must stay on one partition and nothing else need follow them.
+  static constexpr const char *kPartitionKey = "cassette: Config entry index mod N";
+
 private:
   /// Everything a readout of one VMM of a configured hybrid needs after the ring, FEN and
   /// hybrid checks, gathered at construction: one lookup per readout.
   struct VmmRoute {
+    /// The cassette's builder; null when the cassette is another partition's.
     reduction::EventBuilder2D *builder = nullptr;
     const Vmm3Calibration::Channel *calibration = nullptr; ///< its 64 channels; null: identity
     int32_t threshold = 0;                                 ///< raw OTADC below it is dropped
@@ -106,6 +115,9 @@ private:
   readout::TofCalculator tof_;
   ParserCounters parserCounters_;
   Vmm3Counters counters_;
+  /// Partition `partition_` of `partitions_` builds the events of the entries p, p + N, ...
+  unsigned partition_;
+  unsigned partitions_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per Config entry
   std::vector<VmmRoute> routes_;                    ///< [Config entry][vmm & 1]
   RouteTable routeOf_; ///< a readout's routes_ index, or the ring, FEN or hybrid fault

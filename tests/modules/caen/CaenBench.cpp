@@ -6,6 +6,7 @@
 #include "modules/caen/CaenSource.h"
 #include "tests/modules/caen/CaenTestConfig.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/ModuleBench.h"
 #include "tests/support/SourceDatagrams.h"
 
 #include <benchmark/benchmark.h>
@@ -129,8 +130,21 @@ void BM_CaenProcessEv44Sink(benchmark::State &state) {
   processInstrument(state, "LokiFull.json", "lokinullcalib.json", true);
 }
 
+/// LoKI as `partitions` partitions on as many threads (--proc-threads), every one given every
+/// datagram: the aggregate readouts/s, to compare with one partition.
+void BM_CaenPartitions(benchmark::State &state) {
+  const auto partitions = static_cast<unsigned>(state.range(0));
+  const nlohmann::json config = caen::test::shipped("LokiFull.json");
+  const nlohmann::json calibration = caen::test::shippedCalibration("lokinullcalib.json");
+  caen::CaenSource source(config, "LokiFull.json", 1, calibration, "lokinullcalib.json");
+  readout::test::processPartitioned<caen::CaenModule>(state, partitions, config, "LokiFull.json",
+                                                      makeDatagrams(source),
+                                                      sizeof(caen::CaenReadout), true, calibration);
+}
+
 } // namespace
 
+BENCHMARK(BM_CaenPartitions)->Arg(1)->Arg(2)->UseManualTime();
 BENCHMARK(BM_CaenProcessNullSink);
 BENCHMARK(BM_CaenProcessEv44Sink);
 BENCHMARK_CAPTURE(processInstrument, bifrost, std::string("bifrost.json"),

@@ -8,6 +8,7 @@
 #include "modules/cbm/CbmModule.h"
 #include "modules/cbm/CbmSource.h"
 #include "tests/support/FakeModuleContext.h"
+#include "tests/support/ModuleBench.h"
 #include "tests/support/SourceDatagrams.h"
 
 #include <benchmark/benchmark.h>
@@ -71,6 +72,22 @@ void BM_CbmProcess(benchmark::State &state) {
                                  static_cast<double>(state.iterations());
 }
 BENCHMARK(BM_CbmProcess)->Arg(1)->Arg(8)->Unit(benchmark::kMicrosecond);
+
+/// cbmtest.json's eight monitors as `partitions` partitions on as many threads
+/// (--proc-threads), every one given every datagram (8 per pulse; the sequence numbers and
+/// pulses of a pass repeat in the next): the aggregate readouts/s, to compare with one
+/// partition.
+void BM_Partitions(benchmark::State &state) {
+  const std::string path = std::string(EFU_SOURCE_DIR) + "/modules/cbm/configs/cbmtest.json";
+  const nlohmann::json config = validateModuleConfig(
+      "cbm", cbm::kCbmConfigKeys, cbm::kCbmConfigKeyCount, readConfigFile(path), path);
+  cbm::CbmSource source(config, path, 1);
+  readout::test::TruthCount truth;
+  readout::test::processPartitioned<cbm::CbmModule>(
+      state, static_cast<unsigned>(state.range(0)), config, path,
+      readout::test::fullDatagrams(source, truth, 8, 8), cbm::kReadoutBytes);
+}
+BENCHMARK(BM_Partitions)->Arg(1)->Arg(2)->UseManualTime();
 
 } // namespace
 

@@ -63,6 +63,16 @@ void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
   state.counters["events"] = static_cast<double>(ctx.sink.count);
 }
 
+/// DREAM as `partitions` partitions on as many threads (--proc-threads), every one given every
+/// datagram: the aggregate readouts/s, to compare with one partition.
+void BM_Partitions(benchmark::State &state) {
+  const std::string file = "DreamInst.json";
+  readout::test::processPartitioned<DreamModule>(state, static_cast<unsigned>(state.range(0)),
+                                                 shipped(file), file, makeStream(file, 64),
+                                                 kReadoutBytes);
+}
+
+BENCHMARK(BM_Partitions)->Arg(1)->Arg(2)->UseManualTime();
 BENCHMARK_CAPTURE(BM_ModuleProcess, dream, std::string("DreamInst.json"));
 BENCHMARK_CAPTURE(BM_ModuleProcess, magic, std::string("MagicInst.json"));
 BENCHMARK_CAPTURE(BM_ModuleProcess, heimdal, std::string("HeimdalInst.json"));

@@ -39,8 +39,20 @@ void BM_ModuleProcess(benchmark::State &state) {
   processFile(state, "nmx.json");
 }
 
+/// nmx.json as `partitions` partitions on as many threads (--proc-threads), every one given
+/// every datagram: the aggregate readouts/s, to compare with one partition.
+void BM_Partitions(benchmark::State &state) {
+  const nlohmann::json cfg = nmx::test::shipped("nmx.json");
+  nmx::NmxSource source(cfg, "nmx.json", 1);
+  readout::test::TruthCount neutrons;
+  readout::test::processPartitioned<nmx::NmxModule>(
+      state, static_cast<unsigned>(state.range(0)), cfg, "nmx.json",
+      readout::test::fullDatagrams(source, neutrons, 8, 8), vmm3::kReadoutBytes);
+}
+
 } // namespace
 
+BENCHMARK(BM_Partitions)->Arg(1)->Arg(2)->UseManualTime();
 BENCHMARK(BM_ModuleProcess);
 BENCHMARK_CAPTURE(processFile, split, std::string("nmx_split.json"));
 BENCHMARK_MAIN();

@@ -66,8 +66,22 @@ void BM_ModuleProcess(benchmark::State &state) {
   processInstrument(state, "freia.json", "calib.json");
 }
 
+/// FREIA (freia.json, calib.json) as `partitions` partitions on as many threads
+/// (--proc-threads), every one given every datagram: the aggregate readouts/s, to compare with
+/// one partition.
+void BM_Partitions(benchmark::State &state) {
+  const nlohmann::json cfg = vmm3::test::shipped("freia.json");
+  const nlohmann::json cal = vmm3::test::shippedCalibration("calib.json");
+  vmm3::Vmm3Source source(cfg, "freia.json", 1, cal, "calib.json");
+  readout::test::TruthCount neutrons;
+  readout::test::processPartitioned<vmm3::Vmm3Module>(
+      state, static_cast<unsigned>(state.range(0)), cfg, "freia.json",
+      readout::test::fullDatagrams(source, neutrons, 8, 8), vmm3::kReadoutBytes, true, cal);
+}
+
 } // namespace
 
+BENCHMARK(BM_Partitions)->Arg(1)->Arg(2)->UseManualTime();
 BENCHMARK(BM_ModuleProcess);
 BENCHMARK_CAPTURE(processInstrument, estia, std::string("estia_config.json"),
                   std::string("estia_calib.json"));
