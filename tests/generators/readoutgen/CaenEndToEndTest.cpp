@@ -335,6 +335,8 @@ TEST_F(CaenEndToEnd, CalibratedChainMatchesGroundTruth) {
 
 // "sources" in the config: each bank's events in ev44 messages of their own source_name on the
 // instrument's topic, and each source holds exactly its bank's share of the truth.
+// With --proc-threads 3 (issue 40) the same: every partition has a sink per bank, the banks'
+// message ids stay gap-free over the partitions.
 TEST_F(CaenEndToEnd, EachBankPublishesUnderItsOwnSourceName) {
   nlohmann::json config = nlohmann::json::parse(readFile(config_));
   config["sources"] = nlohmann::json::array();
@@ -343,43 +345,61 @@ TEST_F(CaenEndToEnd, EachBankPublishesUnderItsOwnSourceName) {
   }
   const auto configPath = dir_ / "loki-sources.json";
   std::ofstream(configPath) << config.dump();
-  const uint16_t udp = freeUdpPort();
-  const uint16_t cmd = freeTcpPort();
-  Process efu({EFU_BINARY, "-d", "caen", "-f", configPath.string(), "--instrument", "lokibanks",
-               "-p", std::to_string(udp), "-m", std::to_string(cmd), "-b", bootstrap_,
-               "--stats-interval", "0.2"});
-  ASSERT_TRUE(eventually([&] { return !control(cmd, "VERSION_GET").empty() || !efu.running(); }))
-      << efu.output();
-  ASSERT_TRUE(efu.running()) << efu.output();
-  const auto truthPath = dir_ / "banks-truth.csv";
-  Process gen({READOUTGEN, "-f", config_, "-p", std::to_string(udp), "-q", "-n", "8000", "--eps",
-               "100000", "--events-per-pulse", "2000", "--pattern", "uniform", "--truth",
-               truthPath.string()});
-  ASSERT_EQ(gen.wait(120s), std::optional<int>(0)) << gen.output();
-  ASSERT_TRUE(eventually([&] { return counter(cmd, "events.count") >= 8000; }));
-  efu.signal(SIGTERM); // flushes every source's last message
-  ASSERT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
+  for (const std::string threads : {"1", "3"}) {
+    SCOPED_TRACE("--proc-threads " + threads);
+    const std::string instrument = "lokibanks" + threads;
+    const uint16_t udp = freeUdpPort();
+    const uint16_t cmd = freeTcpPort();
+    Process efu({EFU_BINARY, "-d", "caen", "-f", configPath.string(), "--instrument", instrument,
+                 "-p", std::to_string(udp), "-m", std::to_string(cmd), "-b", bootstrap_,
+                 "--stats-interval", "0.2", "--proc-threads", threads});
+    ASSERT_TRUE(
+        eventually([&] { return !control(cmd, "VERSION_GET").empty() || !efu.running(); }))
+        << efu.output();
+    ASSERT_TRUE(efu.running()) << efu.output();
+    const auto truthPath = dir_ / ("banks-truth-" + threads + ".csv");
+    Process gen({READOUTGEN, "-f", config_, "-p", std::to_string(udp), "-q", "-n", "8000",
+                 "--eps", "100000", "--events-per-pulse", "2000", "--pattern", "uniform",
+                 "--truth", truthPath.string()});
+    ASSERT_EQ(gen.wait(120s), std::optional<int>(0)) << gen.output();
+    ASSERT_TRUE(eventually([&] { return counter(cmd, "events.count") >= 8000; }));
+    efu.signal(SIGTERM); // flushes every source's last message
+    ASSERT_EQ(efu.wait(20s), std::optional<int>(0)) << efu.output();
 
-  // The first straw row of each bank of LokiFull.json (YOffset), and the end of the last.
-  const int64_t firstRow[] = {0, 1568, 2016, 2352, 2800, 3136, 3920, 4816, 5376, 6272};
-  std::map<Event, int64_t> truthOfBank[9];
-  for (const auto &[e, n] : readTruth(truthPath)) {
-    const int64_t row = (std::get<2>(e) - 1) / 512;
-    const auto bank = std::upper_bound(std::begin(firstRow), std::end(firstRow), row) -
-                      std::begin(firstRow) - 1;
-    truthOfBank[bank][e] += n;
-  }
-  Process dump({EFU_DUMP, "-b", bootstrap_, "-t", "lokibanks_detector", "--from", "beginning",
-                "--timeout", "3", "--log-level", "warn"});
-  ASSERT_TRUE(dump.wait(60s).has_value());
-  int64_t all = 0;
-  (void)dumpedEvents(dump.output(), all);
-  EXPECT_EQ(all, 8000) << "every event is in a bank's source, none under another name";
-  for (int bank = 0; bank < 9; ++bank) {
-    int64_t n = 0;
-    const auto got = dumpedEvents(dump.output(), n, false, "loki_bank" + std::to_string(bank));
-    EXPECT_GT(n, 0) << bank;
-    EXPECT_EQ(got, truthOfBank[bank]) << "bank " << bank;
+    // The first straw row of each bank of LokiFull.json (YOffset), and the end of the last.
+    const int64_t firstRow[] = {0, 1568, 2016, 2352, 2800, 3136, 3920, 4816, 5376, 6272};
+    std::map<Event, int64_t> truthOfBank[9];
+    for (const auto &[e, n] : readTruth(truthPath)) {
+      const int64_t row = (std::get<2>(e) - 1) / 512;
+      const auto bank = std::upper_bound(std::begin(firstRow), std::end(firstRow), row) -
+                        std::begin(firstRow) - 1;
+      truthOfBank[bank][e] += n;
+    }
+    Process dump({EFU_DUMP, "-b", bootstrap_, "-t", instrument + "_detector", "--from",
+                  "beginning", "--timeout", "3", "--log-level", "warn"});
+    ASSERT_TRUE(dump.wait(60s).has_value());
+    int64_t all = 0;
+    (void)dumpedEvents(dump.output(), all);
+    EXPECT_EQ(all, 8000) << "every event is in a bank's source, none under another name";
+    std::map<std::string, std::vector<int64_t>> ids;
+    for (const auto &l : lines(dump.output())) {
+      const auto j = nlohmann::json::parse(l, nullptr, false);
+      if (!j.is_discarded() && j.value("kind", "") == "ev44") {
+        ids[j.value("source_name", "")].push_back(j.value("message_id", int64_t{-1}));
+      }
+    }
+    for (int bank = 0; bank < 9; ++bank) {
+      int64_t n = 0;
+      const std::string source = "loki_bank" + std::to_string(bank);
+      const auto got = dumpedEvents(dump.output(), n, false, source);
+      EXPECT_GT(n, 0) << bank;
+      EXPECT_EQ(got, truthOfBank[bank]) << "bank " << bank;
+      std::vector<int64_t> sorted = ids[source];
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t m = 0; m < sorted.size(); ++m) {
+        ASSERT_EQ(sorted[m], static_cast<int64_t>(m)) << source << ": ids with a gap or a repeat";
+      }
+    }
   }
 }
 
