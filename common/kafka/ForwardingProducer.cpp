@@ -53,9 +53,9 @@ ForwardingProducer::Slot *ForwardingProducer::claim(std::string_view topic, size
   return &slot;
 }
 
-bool ForwardingProducer::produce(std::string_view topic, std::span<const uint8_t> payload,
-                                 int64_t timestampMs) noexcept {
-  Slot *slot = claim(topic, payload.size(), timestampMs, true);
+bool ForwardingProducer::put(std::string_view topic, std::span<const uint8_t> payload,
+                             int64_t timestampMs, bool wait) noexcept {
+  Slot *slot = claim(topic, payload.size(), timestampMs, wait);
   if (slot == nullptr) {
     return false;
   }
@@ -64,15 +64,14 @@ bool ForwardingProducer::produce(std::string_view topic, std::span<const uint8_t
   return maxPayloadBytes_ == 0 || payload.size() <= maxPayloadBytes_;
 }
 
+bool ForwardingProducer::produce(std::string_view topic, std::span<const uint8_t> payload,
+                                 int64_t timestampMs) noexcept {
+  return put(topic, payload, timestampMs, true);
+}
+
 bool ForwardingProducer::tryProduce(std::string_view topic, std::span<const uint8_t> payload,
                                     int64_t timestampMs) noexcept {
-  Slot *slot = claim(topic, payload.size(), timestampMs, false);
-  if (slot == nullptr) {
-    return false;
-  }
-  std::memcpy(slot->words.data(), payload.data(), payload.size());
-  ring_.commit(1);
-  return true;
+  return put(topic, payload, timestampMs, false);
 }
 
 bool ForwardingProducer::produceWritten(std::string_view topic, size_t bytes, PayloadWriter write,

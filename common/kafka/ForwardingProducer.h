@@ -58,6 +58,9 @@ private:
   using Slot = ForwardedMessage;
   /// A free slot with room for `bytes`, waiting while the ring is full (`wait`), or nullptr.
   Slot *claim(std::string_view topic, size_t bytes, int64_t timestampMs, bool wait) noexcept;
+  /// produce() (`wait`) and tryProduce().
+  bool put(std::string_view topic, std::span<const uint8_t> payload, int64_t timestampMs,
+           bool wait) noexcept;
 
   SpscRing<Slot> ring_;
   size_t maxPayloadBytes_;

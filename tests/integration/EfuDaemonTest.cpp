@@ -612,6 +612,10 @@ TEST(EfuCli, BadValuesAreRejectedByName) {
       {{"--ring-slots", "65536", "--gro"}, "4096 MiB of ring buffers; the limit is 1024 MiB"},
       {{"--cmd-idle-timeout", "nan"}, "finite"},
       {{"--cmd-secret-file", "/nonexistent-secret"}, "does not exist"},
+      {{"--proc-threads", "17"}, "--proc-threads"},
+      {{"--proc-threads", "2", "--threads", "1"}, "2 processing threads need a ring to read"},
+      {{"--proc-threads", "2"},
+       "--proc-threads 2: module 'udp' cannot be split over processing threads"},
   };
   for (const auto &[args, expected] : cases) {
     std::vector<std::string> argv{EFU_BINARY, "-d", "udp", "--no-kafka"};
@@ -639,6 +643,12 @@ TEST(EfuCli, HelpModulePrintsTheModuleTable) {
   ASSERT_TRUE(code.has_value());
   EXPECT_EQ(*code, 0);
   EXPECT_NE(efu.output().find("Module udp"), std::string::npos) << efu.output();
+  EXPECT_NE(efu.output().find("this module cannot be split"), std::string::npos) << efu.output();
+  Process trex({EFU_BINARY, "-d", "trex", "--help-module"});
+  ASSERT_EQ(trex.wait(10s), std::optional<int>(0));
+  EXPECT_NE(trex.output().find("one partition each, by event builder (ring, FEN)"),
+            std::string::npos)
+      << trex.output();
 }
 
 TEST(EfuDumpReport, AReportNestedHalfAMillionLevelsIsAnErrorNotACrash) {
