@@ -2,7 +2,6 @@
 // caen as partitions (--proc-threads, docs/modules.md "Partitions"): the shipped instrument
 // files, readoutgen's neutrons over several pulses with readouts broken on the way, run as 1, 2
 // and 4 partitions give the same events per source and the same counter sums.
-#include "common/readout/EssHeader.h"
 #include "modules/caen/CaenModule.h"
 #include "modules/caen/CaenReadout.h"
 #include "modules/caen/CaenSource.h"
@@ -12,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstddef>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -23,16 +22,6 @@ namespace {
 using readout::test::eventsPerPartition;
 using readout::test::expectPartitionsAgree;
 using readout::test::ReplayDatagram;
-
-/// Readout `j` of datagram `d` (after its header).
-CaenReadout readoutOf(const std::vector<uint8_t> &d, size_t j) {
-  CaenReadout r;
-  std::memcpy(&r, d.data() + readout::headerBytes(0) + j * sizeof(r), sizeof(r));
-  return r;
-}
-void writeReadout(std::vector<uint8_t> &d, size_t j, const CaenReadout &r) {
-  std::memcpy(d.data() + readout::headerBytes(0) + j * sizeof(r), &r, sizeof(r));
-}
 
 /// Four pulses of `perPulse` of readoutgen's neutrons for `config` (100 to a datagram), every
 /// fifth datagram with one readout broken, by turns: a time of flight too large, a FEN and a
@@ -47,51 +36,27 @@ std::vector<ReplayDatagram> stream(const std::string &config, const std::string 
   CaenSource source(test::shipped(config), config, 3, cal, calibration);
   readout::test::TruthCount truth;
   const auto encoded = readout::test::encodePulses(source, 17, 4, perPulse, 100, truth);
-  std::vector<ReplayDatagram> out;
-  for (size_t i = 0; i < encoded.size(); ++i) {
-    ReplayDatagram d{encoded[i], 1'700'000'000'000'000'000 + static_cast<int64_t>(i) * 1'000'000};
-    const size_t readouts = (d.bytes.size() - readout::headerBytes(0)) / sizeof(CaenReadout);
-    if (i % 5 == 2 && readouts > 10) {
-      const size_t j = (i * 7) % readouts;
-      CaenReadout r = readoutOf(d.bytes, j);
-      switch ((i / 5) % 8) {
-      case 0:
-        r.timeHigh += 2; // two seconds after the pulse
-        break;
-      case 1:
-        r.fen = 23;
-        break;
-      case 2:
-        r.group = 250;
-        break;
-      case 3:
+  const std::array<readout::test::Fault<CaenReadout>, 8> faults{
+      [](auto &r, auto &) { r.timeHigh += 2; }, // two seconds after the pulse
+      [](auto &r, auto &) { r.fen = 23; },
+      [](auto &r, auto &) { r.group = 250; },
+      [](auto &r, auto &) {
         r.ampA = -400;
         r.ampB = 100;
-        break;
-      case 4:
-        r.fiber = 30;
-        break;
-      case 5:
-        r.length = 20;
-        break;
-      case 6:
-        r.length = 4000;
-        break;
-      default:
-        d.bytes[offsetof(readout::EssHeaderV0, seqNum)] ^= 0x40; // 64 up or down
+      },
+      [](auto &r, auto &) { r.fiber = 30; },
+      [](auto &r, auto &) { r.length = 20; },
+      [](auto &r, auto &) { r.length = 4000; },
+      [](auto &r, auto &bytes) {
+        readout::test::shiftSequence(bytes); // 64 up or down
         r.ampA = 0;
         r.ampB = 0;
         r.ampC = 0;
         r.ampD = 0;
-        break;
-      }
-      writeReadout(d.bytes, j, r);
-    }
-    out.push_back(std::move(d));
-  }
-  std::vector<uint8_t> other = encoded.front();
-  other[offsetof(readout::EssHeaderV0, detectorType)] ^= 0x01;
-  out.insert(out.begin() + 3, ReplayDatagram{other, out[3].rxTimeNs});
+      },
+  };
+  auto out = readout::test::faultyReplay<CaenReadout>(encoded, faults);
+  readout::test::insertAt(out, 3, readout::test::otherType(encoded.front(), 0x01));
   return out;
 }
 
@@ -110,17 +75,13 @@ void expectAgree(const nlohmann::json &config, const std::string &name,
   EXPECT_GT(one.eventCount(), 8000U);
   EXPECT_EQ(one.counters.at("events.count"), static_cast<int64_t>(one.eventCount()));
   // The broken readouts moved the counters on both sides of the partition filter.
-  for (const char *moved : {"parser.readout.error_ringfen", "parser.readout.error_datlen_invalid",
-                            "parser.readout.error_datlen_mismatch", "geometry.validation_errors",
-                            "events.timestamp.tof.high", "parser.essheader.errors.type"}) {
-    EXPECT_GT(one.counters.at(moved), 0) << moved;
-  }
+  readout::test::expectMoved(one,
+                             {"parser.readout.error_ringfen", "parser.readout.error_datlen_invalid",
+                              "parser.readout.error_datlen_mismatch", "geometry.validation_errors",
+                              "events.timestamp.tof.high", "parser.essheader.errors.type"});
   EXPECT_GT(one.counters.at("geometry.pixel_errors") + one.counters.at("geometry.ampl_low"), 0);
-  const std::vector<size_t> per = eventsPerPartition<CaenModule>(2, config, name, datagrams, cal);
-  ASSERT_EQ(per.size(), 2U);
-  EXPECT_GT(per[0], one.eventCount() / 4);
-  EXPECT_GT(per[1], one.eventCount() / 4);
-  EXPECT_EQ(per[0] + per[1], one.eventCount());
+  readout::test::expectSpread(eventsPerPartition<CaenModule>(2, config, name, datagrams, cal),
+                              one.eventCount());
 }
 
 TEST(CaenPartitions, LokiWithASourcePerBank) {

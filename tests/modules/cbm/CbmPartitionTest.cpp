@@ -3,7 +3,6 @@
 // cbmtest.json with histograms over the whole pulse, aggregated and averaged), readoutgen's
 // readouts over several pulses with readouts broken on the way, run as 1, 2 and 4 partitions
 // give the same events per source, the same histograms per source and the same counter sums.
-#include "common/readout/EssHeader.h"
 #include "common/sdk/ModuleConfig.h"
 #include "modules/cbm/CbmModule.h"
 #include "modules/cbm/CbmReadout.h"
@@ -14,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
-#include <cstring>
 #include <map>
 #include <string>
 #include <tuple>
@@ -64,67 +63,21 @@ std::vector<ReplayDatagram> stream(const nlohmann::json &config, const std::stri
   CbmSource source(config, file, 5);
   readout::test::TruthCount truth;
   const auto encoded = readout::test::encodePulses(source, 19, 6, 1000, 30, truth);
-  std::vector<ReplayDatagram> out;
-  const size_t header = readout::headerBytes(0);
-  for (size_t i = 0; i < encoded.size(); ++i) {
-    ReplayDatagram d{encoded[i], 1'700'000'000'000'000'000 + static_cast<int64_t>(i) * 1'000'000};
-    const size_t readouts = (d.bytes.size() - header) / kReadoutBytes;
-    if (i % 5 == 2 && readouts > 10) {
-      const size_t at = header + ((i * 7) % readouts) * kReadoutBytes;
-      CbmReadout r;
-      std::memcpy(&r, d.bytes.data() + at, sizeof(r));
-      switch ((i / 5) % 8) {
-      case 0:
-        for (size_t k = header; k < d.bytes.size(); k += kReadoutBytes) {
-          CbmReadout late;
-          std::memcpy(&late, d.bytes.data() + k, sizeof(late));
-          late.timeHigh += 2;
-          std::memcpy(d.bytes.data() + k, &late, sizeof(late));
-        }
-        std::memcpy(&r, d.bytes.data() + at, sizeof(r));
-        break;
-      case 1:
-        r.fiber = 30;
-        break;
-      case 2:
-        r.fiber = static_cast<uint8_t>(r.fiber < 2 ? 2 : 0); // another ring
-        break;
-      case 3:
-        r.fen = 3;
-        break;
-      case 4:
-        r.channel = 9;
-        break;
-      case 5:
-        r.type = 7;
-        break;
-      case 6:
-        r.length = 19;
-        break;
-      default:
-        d.bytes[offsetof(readout::EssHeaderV0, seqNum)] ^= 0x40;
-        break;
-      }
-      std::memcpy(d.bytes.data() + at, &r, sizeof(r));
-    }
-    out.push_back(std::move(d));
-  }
-  std::vector<uint8_t> other = encoded.front();
-  other[offsetof(readout::EssHeaderV0, detectorType)] ^= 0x01;
-  out.insert(out.begin() + 3, ReplayDatagram{other, out[3].rxTimeNs});
+  const std::array<readout::test::Fault<CbmReadout>, 8> faults{
+      [](auto &r, auto &bytes) { readout::test::allLater(r, bytes, 2); },
+      [](auto &r, auto &) { r.fiber = 30; },
+      [](auto &r, auto &) { r.fiber = static_cast<uint8_t>(r.fiber < 2 ? 2 : 0); }, // another ring
+      [](auto &r, auto &) { r.fen = 3; },
+      [](auto &r, auto &) { r.channel = 9; },
+      [](auto &r, auto &) { r.type = 7; },
+      [](auto &r, auto &) { r.length = 19; },
+      [](auto &, auto &bytes) { readout::test::shiftSequence(bytes); },
+  };
+  auto out = readout::test::faultyReplay<CbmReadout>(encoded, faults);
+  readout::test::insertAt(out, 3, readout::test::otherType(encoded.front(), 0x01));
   // A header alone, and one byte more than whole readouts, each of its neighbour's pulse.
-  for (const size_t at : {size_t{9}, size_t{40}}) {
-    std::vector<uint8_t> bytes(encoded[at].begin(), encoded[at].begin() + header);
-    if (at == 40) {
-      bytes = encoded[at];
-      bytes.push_back(0);
-    }
-    const auto length = static_cast<uint16_t>(bytes.size());
-    std::memcpy(bytes.data() + offsetof(readout::EssHeaderV0, totalLength), &length,
-                sizeof(length));
-    out.insert(out.begin() + static_cast<std::ptrdiff_t>(at),
-               ReplayDatagram{bytes, out[at].rxTimeNs});
-  }
+  readout::test::insertAt(out, 9, readout::test::headerOnly(encoded[9]));
+  readout::test::insertAt(out, 40, readout::test::ragged(encoded[40]));
   return out;
 }
 
@@ -168,14 +121,12 @@ void expectAgree(const nlohmann::json &config, const std::string &file) {
   const std::vector<ReplayDatagram> datagrams = stream(config, file);
   const auto one = expectPartitionsAgree<CbmModule>(config, file, datagrams);
   EXPECT_GT(one.counters.at("readouts.processed"), 4000);
-  for (const char *moved :
-       {"parser.readout.errors.fiber", "parser.readout.errors.type",
-        "parser.readout.errors.datalen", "parser.readout.errors.size",
-        "parser.readout.errors.no_data", "geometry.monitor_ring_mismatch_errors",
-        "geometry.fen_errors", "geometry.topology_errors", "events.timestamp.tof.high",
-        "parser.essheader.errors.type", "parser.essheader.seq.lost"}) {
-    EXPECT_GT(one.counters.at(moved), 0) << moved;
-  }
+  readout::test::expectMoved(one, {"parser.readout.errors.fiber", "parser.readout.errors.type",
+                                   "parser.readout.errors.datalen", "parser.readout.errors.size",
+                                   "parser.readout.errors.no_data",
+                                   "geometry.monitor_ring_mismatch_errors", "geometry.fen_errors",
+                                   "geometry.topology_errors", "events.timestamp.tof.high",
+                                   "parser.essheader.errors.type", "parser.essheader.seq.lost"});
   const auto arrays = arraysOf(1, config, file, datagrams);
   for (const unsigned n : {2U, 4U}) {
     EXPECT_EQ(arraysOf(n, config, file, datagrams), arrays) << n << " partitions";

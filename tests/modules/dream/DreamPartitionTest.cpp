@@ -5,15 +5,14 @@
 #include "modules/dream/DreamModule.h"
 #include "modules/dream/DreamSource.h"
 
-#include "common/readout/EssHeader.h"
 #include "common/sdk/ModuleConfig.h"
 #include "tests/support/Partitions.h"
 #include "tests/support/SourceDatagrams.h"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstddef>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -39,51 +38,25 @@ std::vector<ReplayDatagram> stream(const std::string &file) {
   DreamSource source(shipped(file), file, 3);
   readout::test::TruthCount truth;
   const auto encoded = readout::test::encodePulses(source, 17, 4, 6000, 100, truth);
-  std::vector<ReplayDatagram> out;
-  const size_t header = readout::headerBytes(0);
-  for (size_t i = 0; i < encoded.size(); ++i) {
-    ReplayDatagram d{encoded[i], 1'700'000'000'000'000'000 + static_cast<int64_t>(i) * 1'000'000};
-    const size_t readouts = (d.bytes.size() - header) / kReadoutBytes;
-    if (i % 5 == 2 && readouts > 10) {
-      const size_t at = header + ((i * 7) % readouts) * kReadoutBytes;
-      CdtReadout r;
-      std::memcpy(&r, d.bytes.data() + at, sizeof(r));
-      switch ((i / 5) % 8) {
-      case 0:
-        r.timeHigh += 3; // beyond the largest 32-bit time of flight
-        break;
-      case 1:
-        r.fen = 12;
-        break;
-      case 2:
-        r.fen = 11;
-        break;
-      case 3:
-        r.unit = 200; // no SUMO, no cuboid; MAGIC's PA: no cassette
+  const std::array<readout::test::Fault<CdtReadout>, 8> faults{
+      [](auto &r, auto &) { r.timeHigh += 3; }, // beyond the largest 32-bit time of flight
+      [](auto &r, auto &) { r.fen = 12; },
+      [](auto &r, auto &) { r.fen = 11; },
+      [](auto &r, auto &) { // no SUMO, no cuboid; MAGIC's PA: no cassette
+        r.unit = 200;
         r.cathode = 255;
         r.anode = 255;
-        break;
-      case 4:
-        r.fiber = 30;
-        break;
-      case 5:
-        r.length = 20;
-        break;
-      case 6:
-        r.length = 4000;
-        break;
-      default:
+      },
+      [](auto &r, auto &) { r.fiber = 30; },
+      [](auto &r, auto &) { r.length = 20; },
+      [](auto &r, auto &) { r.length = 4000; },
+      [](auto &r, auto &bytes) {
         r.fen = 13;
-        d.bytes[offsetof(readout::EssHeaderV0, seqNum)] ^= 0x40;
-        break;
-      }
-      std::memcpy(d.bytes.data() + at, &r, sizeof(r));
-    }
-    out.push_back(std::move(d));
-  }
-  std::vector<uint8_t> other = encoded.front();
-  other[offsetof(readout::EssHeaderV0, detectorType)] ^= 0x01;
-  out.insert(out.begin() + 3, ReplayDatagram{other, out[3].rxTimeNs});
+        readout::test::shiftSequence(bytes);
+      },
+  };
+  auto out = readout::test::faultyReplay<CdtReadout>(encoded, faults);
+  readout::test::insertAt(out, 3, readout::test::otherType(encoded.front(), 0x01));
   return out;
 }
 
@@ -96,20 +69,16 @@ TEST(DreamPartitions, TheShippedInstrumentsAgreeAsOneTwoAndFourPartitions) {
     EXPECT_GT(one.eventCount(), 10000U);
     EXPECT_EQ(one.counters.at("events.count"), static_cast<int64_t>(one.eventCount()));
     // The broken readouts moved the counters on both sides of the partition filter.
-    for (const char *moved : {"readouts.error_buffer", "readouts.error_datalen",
-                              "readouts.error_fiber", "readouts.error_fen", "geometry.fen_errors",
-                              "geometry.config_errors", "events.timestamp.tof.high",
-                              "parser.essheader.errors.type", "parser.essheader.seq.lost"}) {
-      EXPECT_GT(one.counters.at(moved), 0) << moved;
-    }
+    readout::test::expectMoved(one,
+                               {"readouts.error_buffer", "readouts.error_datalen",
+                                "readouts.error_fiber", "readouts.error_fen", "geometry.fen_errors",
+                                "geometry.config_errors", "events.timestamp.tof.high",
+                                "parser.essheader.errors.type", "parser.essheader.seq.lost"});
     if (file != "HeimdalInst.json") { // every readout of HEIMDAL's mantle is a pixel
       EXPECT_GT(one.counters.at("geometry.pixel_errors"), 0);
     }
-    const std::vector<size_t> per = eventsPerPartition<DreamModule>(2, config, file, datagrams);
-    ASSERT_EQ(per.size(), 2U);
-    EXPECT_GT(per[0], one.eventCount() / 4);
-    EXPECT_GT(per[1], one.eventCount() / 4);
-    EXPECT_EQ(per[0] + per[1], one.eventCount());
+    readout::test::expectSpread(eventsPerPartition<DreamModule>(2, config, file, datagrams),
+                                one.eventCount());
   }
 }
 

@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -21,7 +20,6 @@ namespace {
 using readout::test::eventsPerPartition;
 using readout::test::expectPartitionsAgree;
 using readout::test::ReplayDatagram;
-using vmm3::kReadoutBytes;
 using vmm3::Vmm3Readout;
 
 /// Four pulses of 3000 of readoutgen's neutrons (30 to a datagram), every fifth datagram
@@ -33,59 +31,10 @@ std::vector<ReplayDatagram> stream(const nlohmann::json &config, const std::stri
   NmxSource source(config, file, 5);
   readout::test::TruthCount truth;
   const auto encoded = readout::test::encodePulses(source, 19, 4, 3000, 30, truth);
-  std::vector<ReplayDatagram> out;
-  const size_t header = readout::headerBytes(0);
-  for (size_t i = 0; i < encoded.size(); ++i) {
-    ReplayDatagram d{encoded[i], 1'700'000'000'000'000'000 + static_cast<int64_t>(i) * 1'000'000};
-    const size_t readouts = (d.bytes.size() - header) / kReadoutBytes;
-    if (i % 5 == 2 && readouts > 10) {
-      const size_t at = header + ((i * 7) % readouts) * kReadoutBytes;
-      Vmm3Readout r;
-      std::memcpy(&r, d.bytes.data() + at, sizeof(r));
-      switch ((i / 5) % 8) {
-      case 0: // every readout of the datagram: its events come beyond the time of flight
-        for (size_t k = header; k < d.bytes.size(); k += kReadoutBytes) {
-          Vmm3Readout late;
-          std::memcpy(&late, d.bytes.data() + k, sizeof(late));
-          late.timeHigh += 2;
-          std::memcpy(d.bytes.data() + k, &late, sizeof(late));
-        }
-        std::memcpy(&r, d.bytes.data() + at, sizeof(r));
-        break;
-      case 1:
-        r.fiber = 22;
-        break;
-      case 2:
-        r.fen = 20;
-        break;
-      case 3:
-        r.vmm = 14;
-        break;
-      case 4:
-        r.otadc = 10;
-        break;
-      case 5:
-        r.channel = 70;
-        break;
-      case 6:
-        r.length = 19;
-        break;
-      default:
-        d.bytes[offsetof(readout::EssHeaderV0, seqNum)] ^= 0x40;
-        break;
-      }
-      std::memcpy(d.bytes.data() + at, &r, sizeof(r));
-    }
-    out.push_back(std::move(d));
-  }
-  std::vector<uint8_t> other = encoded.front();
-  other[offsetof(readout::EssHeaderV0, detectorType)] ^= 0x02;
-  out.insert(out.begin() + 3, ReplayDatagram{other, out[3].rxTimeNs});
-  std::vector<uint8_t> ragged = encoded.back(); // one byte more than whole readouts
-  ragged.push_back(0);
-  const auto length = static_cast<uint16_t>(ragged.size());
-  std::memcpy(ragged.data() + offsetof(readout::EssHeaderV0, totalLength), &length, sizeof(length));
-  out.insert(out.begin() + 7, ReplayDatagram{ragged, out[7].rxTimeNs});
+  auto out = readout::test::faultyReplay<Vmm3Readout>(
+      encoded, readout::test::vmm3Faults([](auto &r, auto &) { r.otadc = 10; }));
+  readout::test::insertAt(out, 3, readout::test::otherType(encoded.front(), 0x02));
+  readout::test::insertAt(out, 7, readout::test::ragged(encoded.back()));
   return out;
 }
 
@@ -99,14 +48,10 @@ TEST(NmxPartitions, TheShippedFilesAgreeAsOneTwoAndFourPartitions) {
     EXPECT_EQ(one.counters.at("events.count"), static_cast<int64_t>(one.eventCount()));
     // The broken readouts moved the counters on both sides of the partition filter, and those
     // of readouts of no panel.
-    for (const char *moved :
-         {"readouts.error_size", "readouts.error_channel", "readouts.error_datalen",
-          "geometry.ring_errors", "geometry.fen_errors", "geometry.hybrid_mapping_errors",
-          "geometry.adc_errors", "geometry.validation_errors", "events.timestamp.tof.high",
-          "cluster.matcherstats.match_attempt_count", "parser.essheader.errors.type",
-          "parser.essheader.seq.lost"}) {
-      EXPECT_GT(one.counters.at(moved), 0) << moved;
-    }
+    readout::test::expectMoved(one, readout::test::kVmm3FaultCounters);
+    readout::test::expectMoved(
+        one, {"readouts.error_size", "geometry.adc_errors", "geometry.validation_errors",
+              "cluster.matcherstats.match_attempt_count", "parser.essheader.errors.type"});
     const std::vector<size_t> per = eventsPerPartition<NmxModule>(2, config, file, datagrams);
     ASSERT_EQ(per.size(), 2U);
     EXPECT_EQ(per[0] + per[1], one.eventCount());
