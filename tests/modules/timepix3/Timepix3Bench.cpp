@@ -99,9 +99,11 @@ const Stream &streamFor(int64_t perPulse, int64_t shuffled) {
   return streams[key];
 }
 
-void BM_ModuleProcess(benchmark::State &state) {
-  const Stream &s = streamFor(state.range(0), state.range(1));
+/// Partition 0 of `partitions` (1: the whole module) on this thread, one datagram of stream `s`
+/// per iteration; items are the stream's hits.
+void processAlone(benchmark::State &state, const Stream &s, unsigned partitions) {
   readout::FakeModuleContext ctx(test::shipped(), "timepix3.json");
+  ctx.setPartition(0, partitions);
   ctx.sink.keep = false;
   Timepix3Module module(ctx);
   size_t i = 0;
@@ -114,6 +116,11 @@ void BM_ModuleProcess(benchmark::State &state) {
   }
   state.SetItemsProcessed(hits);
   state.counters["events"] = static_cast<double>(ctx.sink.count);
+}
+
+void BM_ModuleProcess(benchmark::State &state) {
+  const Stream &s = streamFor(state.range(0), state.range(1));
+  processAlone(state, s, 1);
   state.counters["neutrons_in_stream"] = static_cast<double>(s.neutrons);
 }
 
@@ -149,21 +156,8 @@ BENCHMARK(BM_Partitioned)
 /// stream's hits, so items/s is the aggregate rate N partitions reach on N idle cores: the
 /// scaling BM_Partitioned would show on a machine with nothing else running.
 void BM_PartitionAlone(benchmark::State &state) {
-  const Stream &s = streamFor(state.range(1), state.range(2));
-  readout::FakeModuleContext ctx(test::shipped(), "timepix3.json");
-  ctx.setPartition(0, static_cast<unsigned>(state.range(0)));
-  ctx.sink.keep = false;
-  Timepix3Module module(ctx);
-  size_t i = 0;
-  int64_t hits = 0;
-  for (auto _ : state) {
-    const std::vector<uint8_t> &d = s.datagrams[i];
-    module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
-    hits += s.hits[i];
-    i = (i + 1) % s.datagrams.size();
-  }
-  state.SetItemsProcessed(hits);
-  state.counters["events"] = static_cast<double>(ctx.sink.count);
+  processAlone(state, streamFor(state.range(1), state.range(2)),
+               static_cast<unsigned>(state.range(0)));
 }
 
 BENCHMARK(BM_PartitionAlone)
