@@ -7,6 +7,7 @@
 #include "common/sdk/Module.h"
 #include "common/stats/LogHistogram.h"
 #include "common/stats/SequenceTracker.h"
+#include "common/system/BusyWork.h"
 
 #include <array>
 #include <cstring>
@@ -52,6 +53,14 @@ struct LossPattern {
   }
 };
 
+/// The configuration keys (validated by the daemon before the module sees them).
+inline constexpr EfuConfigKey kUdpKeys[] = {
+    {"work_ns", sdk::ConfigType::Integer, "0",
+     "CPU work per datagram, ns: a stand-in for a detector module's cost (a fixed chain of "
+     "steps sized at start; docs/performance.md, lossless and sustained rates). 0 = none",
+     0, 10000000},
+};
+
 class UdpModule final : public sdk::Module {
 public:
   explicit UdpModule(sdk::ModuleContext &ctx)
@@ -77,13 +86,22 @@ public:
         period_(ctx.gauge("udp.loss.period")),
         reorderMax_(ctx.gauge("udp.reorder.distance_max")),
         histogramReport_(ctx.report("udp.histograms")),
-        patternReport_(ctx.report("udp.loss.pattern")) {
+        patternReport_(ctx.report("udp.loss.pattern")),
+        work_(ctx.config().value("work_ns", uint64_t{0})) {
     ctx.setLossCounters(lost_, expected_);
     // Registered so every module answers the ESS tools (efurates.py); udp forms no events.
     ctx.counter("events.count");
+    if (work_.ns() > 0) {
+      ctx.log().info("udp: work_ns {}: {} steps of work per datagram (sized on this core)",
+                     work_.ns(), work_.stepCount());
+    }
   }
 
   void process(const sdk::Packet &packet) noexcept override {
+    if (work_.ns() > 0) {
+      // Before the counters: a datagram counted as processed has had its work done.
+      workResult_ = work_.run(packet.size);
+    }
     if (packet.size < 8) {
       short_.add();
       return;
@@ -127,6 +145,9 @@ public:
       }
     }
   }
+
+  /// Steps of work per datagram (work_ns sized on this core; 0 without).
+  [[nodiscard]] uint64_t workSteps() const noexcept { return work_.stepCount(); }
 
   void tick(int64_t nowNs) noexcept override {
     if (nowNs >= intervalEndNs_) {
@@ -324,6 +345,8 @@ private:
   Counter &reorderMax_;
   sdk::Report &histogramReport_;
   sdk::Report &patternReport_;
+  BusyWork work_;
+  uint64_t workResult_ = 0; ///< kept so the work is not optimised away
   std::array<int64_t, kMaxSources> lastRxNs_{};
   Histograms interval_;
   Histograms total_;

@@ -2,6 +2,8 @@
 // The udp module's entry point (the descriptor the daemon loads).
 #include "modules/udp/UdpModule.h"
 
+#include <iterator>
+
 EFU_MODULE(efu::udp::UdpModule, "udp", "1.0.0",
            "Throughput and loss measurement: sequence numbers and transmit timestamps from udpgen",
-           EFU_NO_CONFIG_KEYS)
+           efu::udp::kUdpKeys, static_cast<uint32_t>(std::size(efu::udp::kUdpKeys)))

@@ -44,7 +44,8 @@ TARGET_PATHS = {"efu": "efu/efu", "efu-module-udp": "modules/efu-module-udp.so",
                 "readoutgen": "generators/readoutgen/readoutgen",
                 "efu-broker": "efu/tools/efu-broker", "efu-dump": "efu/tools/efu-dump",
                 "efu-view": "efu/tools/efu-view",
-                "efu-bench-bare-rx": "tests/bench/efu-bench-bare-rx"}
+                "efu-bench-bare-rx": "tests/bench/efu-bench-bare-rx",
+                "efu-bench-stalls": "tests/bench/efu-bench-stalls"}
 TARGET_PATHS.update({f"efu-module-{m}": f"modules/efu-module-{m}.so"
                      for m in ("caen", "vmm3", "nmx", "trex", "cbm", "dream", "timepix3",
                                "example", "perfgen")})
@@ -346,7 +347,7 @@ def ensure_build(build_dir, targets, always=False):
         return paths
     log(f"== building {' '.join(targets)} in {build_dir}")
     configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release"]
-    if "efu-bench-bare-rx" in targets:  # tests/bench is part of the tree only with both options
+    if {"efu-bench-bare-rx", "efu-bench-stalls"} & set(targets):  # tests/bench is part of the tree only with both options
         configure += ["-DEFU_BUILD_TESTS=ON", "-DEFU_BUILD_BENCHMARKS=ON"]
     for argv in (configure, ["cmake", "--build", build_dir, "-j2", "--target"] + targets):
         result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

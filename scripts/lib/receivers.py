@@ -8,7 +8,7 @@ with udpgen (or iperf3's client) for the window, and count what arrived.
   iperf3 an iperf3 UDP pair
 
 A window function takes the script's options (args: paths, rx_cpu, proc_cpu, tx_cpu, rcvbuf,
-efu_args, logdir), the receiver's name (a key of RECEIVERS), the datagram size, the offered
+efu_args, logdir; optionally bare_args), the receiver's name (a key of RECEIVERS), the datagram size, the offered
 rate in bits/s and the seconds, and returns {sent, send_errors, seconds, received,
 kernel_drops, ...}; WindowError when a process fails. preflight() starts each receiver once.
 """
@@ -66,7 +66,8 @@ def window_bare(args, receiver, size, rate_bps, seconds):
     log_path = os.path.join(args.logdir, f"{receiver}.log")
     argv = ["taskset", "-c", str(args.rx_cpu), args.paths["efu-bench-bare-rx"], "--cpu",
             str(args.rx_cpu), "--address", "127.0.0.1", "--port", "0", "--rcvbuf",
-            str(args.rcvbuf)] + (["--gro"] if RECEIVERS[receiver]["gro"] else [])
+            str(args.rcvbuf)] + (["--gro"] if RECEIVERS[receiver]["gro"] else []) \
+        + getattr(args, "bare_args", [])
     with open(log_path, "w") as log_file:
         rx = start(argv, stdout=subprocess.PIPE, stderr=log_file, text=True)
     try:

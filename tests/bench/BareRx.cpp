@@ -4,10 +4,15 @@
 // One thread, no efu code: a UDP socket (SO_RCVBUF 12 MiB, SO_RXQ_OVFL), recvmmsg of up to 64
 // datagrams (MSG_WAITFORONE) into 64 fixed buffers, and two counters. It is the anchor that
 // efu's receive path is compared with. With --gro the socket takes UDP_GRO super-datagrams into
-// 64 KiB buffers and counts each as ceil(length / segment size) datagrams.
+// 64 KiB buffers and counts each as ceil(length / segment size) datagrams. With --work-ns it
+// does a fixed amount of CPU work per datagram (common/system/BusyWork.h, the one efu header it
+// uses; the same work as `efu -d udp` with work_ns): a stand-in for a module's cost, so that what
+// the machine loses at that cost can be told from what efu loses.
 //
 // stdout: {"port":N,"rcvbuf":B} once bound, and on SIGINT/SIGTERM
 // {"packets":P,"bytes":B,"kernel_drops":D} (then exit 0). Errors go to stderr, exit 1.
+#include "common/system/BusyWork.h"
+
 #include <CLI/CLI.hpp>
 
 #include <arpa/inet.h>
@@ -100,6 +105,7 @@ int main(int argc, char **argv) {
   int cpu = -1;
   int rcvbuf = 12 * 1024 * 1024;
   bool gro = false;
+  uint64_t workNs = 0;
   app.add_option("--address", address, "IPv4 address to bind")->capture_default_str();
   app.add_option("--port", port, "UDP port to bind (0 = any free port; printed)")
       ->capture_default_str()
@@ -111,6 +117,9 @@ int main(int argc, char **argv) {
       ->capture_default_str()
       ->check(CLI::Range(4096, 1 << 30));
   app.add_flag("--gro", gro, "UDP_GRO: receive coalesced datagrams, count their segments");
+  app.add_option("--work-ns", workNs, "CPU work per datagram, ns (sized at start; 0 = none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 10'000'000));
   CLI11_PARSE(app, argc, argv);
 
   if (cpu >= 0) {
@@ -159,7 +168,9 @@ int main(int argc, char **argv) {
   if (getsockname(fd, reinterpret_cast<sockaddr *>(&local), &localLength) != 0) {
     fail("getsockname");
   }
-  std::printf("{\"port\":%u,\"rcvbuf\":%d}\n", ntohs(local.sin_port), granted);
+  efu::BusyWork work(workNs); // sized after pinning, on the core it runs on
+  std::printf("{\"port\":%u,\"rcvbuf\":%d,\"work_steps\":%llu}\n", ntohs(local.sin_port),
+              granted, static_cast<unsigned long long>(work.stepCount()));
   std::fflush(stdout);
 
   const size_t bufferBytes = gro ? kGroBufferBytes : kBufferBytes;
@@ -209,6 +220,11 @@ int main(int argc, char **argv) {
         }
       }
       packets += count;
+      if (workNs > 0) {
+        for (uint64_t k = 0; k < count; ++k) {
+          (void)work.run(length);
+        }
+      }
     }
   }
 

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 namespace efu::udp {
@@ -166,6 +167,33 @@ TEST_F(UdpModuleTest, DelayPercentilesPerInterval) {
   EXPECT_EQ(ctx.value("udp.delay.p50_us"), 0);
   EXPECT_EQ(module.totals().delay.count(), 100U);
   EXPECT_TRUE(ctx.isGauge("udp.delay.p99_us"));
+}
+
+TEST(UdpModuleWork, WorkPerDatagramChangesNoCount) {
+  // work_ns stands in for a module's cost: it must load the core and change nothing measured.
+  auto run = [](uint64_t workNs) {
+    readout::FakeModuleContext ctx(nlohmann::json{{"work_ns", workNs}});
+    UdpModule module(ctx);
+    std::array<uint8_t, 16> data{};
+    for (const uint64_t seq : std::array<uint64_t, 7>{0, 1, 2, 5, 4, 6, 9}) {
+      std::memcpy(data.data(), &seq, 8);
+      module.process({data.data(), static_cast<uint32_t>(data.size()), 0, kStartNs, 0x7f000001, 4000});
+    }
+    module.process({data.data(), 4, 0, kStartNs, 0x7f000001, 4000}); // short
+    return std::make_tuple(module.workSteps(), ctx.value("udp.seq.lost"),
+                           ctx.value("udp.seq.reordered"), ctx.value("readouts.count"),
+                           ctx.value("readouts.errors.short"));
+  };
+  const auto none = run(0);
+  const auto some = run(2000);
+  EXPECT_EQ(std::get<0>(none), 0U);
+  EXPECT_GT(std::get<0>(some), 0U);
+  EXPECT_EQ(std::get<1>(some), std::get<1>(none));
+  EXPECT_EQ(std::get<1>(none), 3); // 3, 7, 8
+  EXPECT_EQ(std::get<2>(some), std::get<2>(none));
+  EXPECT_EQ(std::get<2>(none), 1);
+  EXPECT_EQ(std::get<3>(some), 7);
+  EXPECT_EQ(std::get<4>(some), 1);
 }
 
 } // namespace
