@@ -20,25 +20,6 @@ void mergeInto(PlaneCluster &into, const PlaneCluster &c) noexcept {
   into.coordMass += c.coordMass;
 }
 
-/// Latest end over the event's non-empty planes (the event is not empty).
-uint64_t eventEnd(const Event2D &e) noexcept {
-  if (e.a.empty()) {
-    return e.b.timeEnd;
-  }
-  if (e.b.empty()) {
-    return e.a.timeEnd;
-  }
-  return std::max(e.a.timeEnd, e.b.timeEnd);
-}
-
-/// The ESS gap between an event and a cluster: 0 when their time spans overlap, else the
-/// distance from the earlier end to the later start.
-uint64_t timeGap(const Event2D &e, const PlaneCluster &c) noexcept {
-  const uint64_t lateStart = std::max(c.timeStart, e.timeStart());
-  const uint64_t earlyEnd = std::min(c.timeEnd, eventEnd(e));
-  return lateStart <= earlyEnd ? 0 : lateStart - earlyEnd;
-}
-
 } // namespace
 
 StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
@@ -55,62 +36,100 @@ size_t StreamingBuilder2D::pendingHits() const noexcept {
   return incoming_[0].size() + incoming_[1].size() + open_[0].size() + open_[1].size();
 }
 
-bool StreamingBuilder2D::ready(const PlaneCluster &c) const noexcept {
-  const uint64_t latest = std::min(latest_[0], latest_[1]);
-  return latest > c.timeEnd && latest - c.timeEnd > params_.latencyNs;
-}
-
 // The plane's hits, already in time order, join the open time cluster; a hit more than the gap
 // after the last one added (or before it: the difference is unsigned) closes it first, and so
-// does a cluster that has reached maxOpenHits.
+// does a cluster that has reached maxOpenHits. Only the hits of the last run stay open: the runs
+// closed within this datagram are clustered where they lie, without a copy into open_.
 void StreamingBuilder2D::clusterPlane(int plane) {
   std::vector<Hit> &in = incoming_[plane];
   if (in.empty()) {
     return;
   }
   std::vector<Hit> &open = open_[plane];
-  for (const Hit &h : in) {
-    if (!open.empty()) {
-      if (h.timeNs - open.back().timeNs > params_.clusterTimeGapNs) {
-        closeTimeCluster(plane);
-      } else if (open.size() == params_.maxOpenHits) {
-        ++bounds_.openHits;
-        closeTimeCluster(plane);
-      }
+  const uint64_t gap = params_.clusterTimeGapNs;
+  const size_t maxHits = params_.maxOpenHits;
+  Hit *h = in.data();
+  const size_t n = in.size();
+  size_t i = 0;
+  // The hits that join the cluster left open by the last flush.
+  while (!open.empty() && i < n) {
+    if (h[i].timeNs - open.back().timeNs > gap) {
+      closeTimeCluster(plane);
+    } else if (open.size() == maxHits) {
+      ++bounds_.openHits;
+      closeTimeCluster(plane);
+    } else {
+      open.push_back(h[i++]);
     }
-    open.push_back(h);
+  }
+  // Then run by run: a run ends at a step of more than the gap, or at maxOpenHits hits when the
+  // next hit would join it (the bound counted as when the hit arrives at a full open cluster).
+  while (i < n) {
+    size_t j = i + 1;
+    while (j < n && h[j].timeNs - h[j - 1].timeNs <= gap && j - i != maxHits) {
+      ++j;
+    }
+    if (j == n) {
+      open.assign(h + i, h + n);
+      break;
+    }
+    bounds_.openHits += h[j].timeNs - h[j - 1].timeNs <= gap ? 1 : 0;
+    closeHits(h + i, j - i, plane);
+    i = j;
   }
   newestOf_[plane] = std::max(newestOf_[plane], in.back().timeNs);
   newest_ = std::max(newest_, newestOf_[plane]);
   in.clear();
 }
 
-// One cluster per distinct coordinate (the coordinate gap is 0), in increasing coordinate.
 void StreamingBuilder2D::closeTimeCluster(int plane) {
   std::vector<Hit> &open = open_[plane];
   if (open.empty()) {
     return;
   }
-  adaptiveSort(open.data(), open.size(),
-               [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
-  PlaneClusterOf cur;
-  cur.plane = static_cast<uint8_t>(plane);
-  for (const Hit &h : open) {
-    if (!cur.c.empty() && h.coord != cur.c.coordEnd) {
-      closed_[plane].push_back(cur);
-      cur.c = PlaneCluster{};
-    }
-    PlaneCluster &c = cur.c;
-    c.timeStart = std::min(c.timeStart, h.timeNs);
-    c.timeEnd = std::max(c.timeEnd, h.timeNs);
-    c.coordStart = std::min(c.coordStart, h.coord);
-    c.coordEnd = std::max(c.coordEnd, h.coord);
-    ++c.hits;
-    c.weightSum += static_cast<double>(h.weight);
-    c.coordMass += static_cast<double>(h.weight) * static_cast<double>(h.coord);
-  }
-  closed_[plane].push_back(cur);
+  closeHits(open.data(), open.size(), plane);
   open.clear();
+}
+
+// One cluster per distinct coordinate (the coordinate gap is 0), in increasing coordinate. The
+// aggregates do not depend on the order of the hits (the sums are of integers, exact as doubles).
+void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
+  std::vector<PlaneClusterOf> &closed = closed_[plane];
+  const auto p = static_cast<uint8_t>(plane);
+  if (n == 1) { // most time clusters of a quiet detector
+    const auto w = static_cast<double>(h->weight);
+    PlaneClusterOf &c = closed.emplace_back();
+    c.c.timeStart = c.c.timeEnd = h->timeNs;
+    c.c.coordStart = c.c.coordEnd = h->coord;
+    c.c.hits = 1;
+    c.c.weightSum = w;
+    c.c.coordMass = w * static_cast<double>(h->coord);
+    c.plane = p;
+    return;
+  }
+  adaptiveSort(h, n, [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
+  for (size_t i = 0; i < n;) {
+    const uint16_t coord = h[i].coord;
+    uint64_t t0 = h[i].timeNs, t1 = h[i].timeNs;
+    double weights = static_cast<double>(h[i].weight);
+    double mass = weights * static_cast<double>(coord);
+    uint32_t hits = 1;
+    for (++i; i < n && h[i].coord == coord; ++i, ++hits) {
+      const auto w = static_cast<double>(h[i].weight);
+      t0 = std::min(t0, h[i].timeNs);
+      t1 = std::max(t1, h[i].timeNs);
+      weights += w;
+      mass += w * static_cast<double>(coord);
+    }
+    PlaneClusterOf &c = closed.emplace_back();
+    c.c.timeStart = t0;
+    c.c.timeEnd = t1;
+    c.c.coordStart = c.c.coordEnd = coord;
+    c.c.hits = hits;
+    c.c.weightSum = weights;
+    c.c.coordMass = mass;
+    c.plane = p;
+  }
 }
 
 void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
@@ -222,32 +241,54 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   const size_t forceUntil = params_.maxWaiting != 0 && waiting > params_.maxWaiting
                                 ? head_ + (waiting - params_.maxWaiting)
                                 : head_;
+  // The open event's span and hits kept apart from ev (its earliest start and latest end over
+  // both planes, as Event2D::timeStart and eventEnd give them), and the members read in the loop
+  // as locals: out's stores cannot then make the compiler reload them.
   Event2D ev;
-  for (; head_ < queue_.size(); ++head_) {
-    const PlaneClusterOf &q = queue_[head_];
-    if (!full && !ready(q.c)) {
-      if (params_.staleNs != 0 && newest_ > q.c.timeEnd &&
-          newest_ - q.c.timeEnd > params_.staleNs) {
+  uint64_t evStart = UINT64_MAX, evEnd = 0;
+  uint32_t evHits = 0;
+  const uint64_t latest = std::min(latest_[0], latest_[1]);
+  const uint64_t latency = params_.latencyNs, newest = newest_, staleNs = params_.staleNs;
+  const uint64_t matchGap = params_.matchTimeGapNs;
+  const uint32_t maxEventHits = params_.maxEventHits;
+  const PlaneClusterOf *const queue = queue_.data();
+  const size_t size = queue_.size();
+  size_t at = head_;
+  for (; at < size; ++at) {
+    const PlaneClusterOf &q = queue[at];
+    // Ready: both planes' latest cluster starts more than the latency after its end.
+    if (!full && !(latest > q.c.timeEnd && latest - q.c.timeEnd > latency)) {
+      if (staleNs != 0 && newest > q.c.timeEnd && newest - q.c.timeEnd > staleNs) {
         bounds_.stale += q.requeued != 0 ? 0 : 1;
-      } else if (head_ < forceUntil) {
+      } else if (at < forceUntil) {
         bounds_.full += q.requeued != 0 ? 0 : 1;
       } else {
         break;
       }
     }
     if (!ev.empty()) {
-      const bool apart = timeGap(ev, q.c) > params_.matchTimeGapNs;
+      // timeGap(): 0 when the spans overlap, else from the earlier end to the later start.
+      const uint64_t lateStart = std::max(q.c.timeStart, evStart);
+      const uint64_t earlyEnd = std::min(q.c.timeEnd, evEnd);
+      const bool apart = lateStart > earlyEnd && lateStart - earlyEnd > matchGap;
       // A requeued part never closes the event it belongs to.
-      const bool large = !apart && params_.maxEventHits != 0 && q.requeued == 0 &&
-                         ev.a.hits + ev.b.hits >= params_.maxEventHits;
+      const bool large =
+          !apart && maxEventHits != 0 && q.requeued == 0 && evHits >= maxEventHits;
       if (apart || large) {
         bounds_.eventHits += large ? 1 : 0;
         out.push_back(ev);
         ev = Event2D{};
+        evStart = UINT64_MAX;
+        evEnd = 0;
+        evHits = 0;
       }
     }
     mergeInto(q.plane == 0 ? ev.a : ev.b, q.c);
+    evStart = std::min(evStart, q.c.timeStart);
+    evEnd = std::max(evEnd, q.c.timeEnd);
+    evHits += q.c.hits;
   }
+  head_ = at;
   if (full && !ev.empty()) {
     out.push_back(ev);
     ev = Event2D{};

@@ -107,10 +107,10 @@ private:
   };
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
+  void closeHits(Hit *h, size_t n, int plane);
   void takeClosed();
   void match(std::vector<Event2D> &out, bool full);
   void formAllAndForget(std::vector<Event2D> &out);
-  [[nodiscard]] bool ready(const PlaneCluster &c) const noexcept;
 
   StreamingParams params_;
   std::vector<Hit> incoming_[2];          ///< this datagram's hits
