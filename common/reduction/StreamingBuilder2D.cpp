@@ -178,18 +178,78 @@ void StreamingBuilder2D::formAllAndForget(std::vector<Event2D> &out) {
   started_ = false;
 }
 
-// This flush's closed clusters move the planes' latest times and get their sort keys.
+// This flush's closed clusters move the planes' latest times.
 void StreamingBuilder2D::takeClosed() {
   for (int plane = 0; plane < 2; ++plane) {
     const std::vector<PlaneClusterOf> &cl = closed_[plane];
-    if (cl.empty()) {
-      continue;
+    if (!cl.empty()) {
+      latest_[plane] = std::max(latest_[plane], cl.back().c.timeStart);
     }
-    latest_[plane] = std::max(latest_[plane], cl.back().c.timeStart);
-    for (const PlaneClusterOf &c : cl) {
+  }
+}
+
+namespace {
+bool startsInOrder(const std::vector<PlaneClusterOf> &v) noexcept {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i].c.timeStart < v[i - 1].c.timeStart) {
+      return false;
+    }
+  }
+  return true;
+}
+} // namespace
+
+// This flush's clusters into queue_[head_, end), which stays sorted by start, stable in the ESS
+// list's order: the queued clusters, then plane A's closed clusters, then plane B's. Merged from
+// the back: only the queued clusters that start later than the earliest fresh one move.
+// Commonly each plane's clusters come in start order (time clusters of one hit, or of one
+// coordinate), and the three lists are merged as they are; else this flush's clusters are
+// ordered by their keys (start, position in A's then B's list) first.
+void StreamingBuilder2D::mergeFresh() {
+  const std::vector<PlaneClusterOf> &a = closed_[0];
+  const std::vector<PlaneClusterOf> &b = closed_[1];
+  const size_t na = a.size(), nb = b.size();
+  if (na + nb == 0) {
+    return;
+  }
+  const size_t q = queue_.size();
+  queue_.resize(q + na + nb);
+  PlaneClusterOf *const out = queue_.data();
+  if (startsInOrder(a) && startsInOrder(b)) {
+    // From the back, the latest start; on equal starts the later in list order (B, A, queue).
+    for (size_t w = q + na + nb, i = q, ka = na, kb = nb; ka + kb > 0;) {
+      --w;
+      if (kb > 0 && (ka == 0 || b[kb - 1].c.timeStart >= a[ka - 1].c.timeStart) &&
+          (i == head_ || b[kb - 1].c.timeStart >= out[i - 1].c.timeStart)) {
+        out[w] = b[--kb];
+      } else if (ka > 0 && (i == head_ || a[ka - 1].c.timeStart >= out[i - 1].c.timeStart)) {
+        out[w] = a[--ka];
+      } else {
+        out[w] = out[--i];
+      }
+    }
+    return;
+  }
+  for (const std::vector<PlaneClusterOf> *cl : {&a, &b}) {
+    for (const PlaneClusterOf &c : *cl) {
       fresh_.push_back(FreshKey{c.c.timeStart, fresh_.size()});
     }
   }
+  // In list order: each plane's clusters come nearly in start order, so this is mostly
+  // insertion of one plane's into the other's.
+  adaptiveSort(fresh_.data(), fresh_.size(), [](const FreshKey &x, const FreshKey &y) noexcept {
+    return x.start != y.start ? x.start < y.start : x.order < y.order;
+  });
+  for (size_t w = q + na + nb, i = q, k = na + nb; k > 0;) { // fresh_[0, k), queue_[head_, i)
+    --w;
+    if (i > head_ && out[i - 1].c.timeStart > fresh_[k - 1].start) {
+      out[w] = out[--i];
+    } else {
+      const uint64_t o = fresh_[--k].order;
+      out[w] = o < na ? a[o] : b[o - na];
+    }
+  }
+  fresh_.clear();
 }
 
 // The ESS list of unmatched clusters (the requeued event, the clusters left from before, this
@@ -199,40 +259,13 @@ void StreamingBuilder2D::takeClosed() {
 // to be matched again with later data. With efu's bounds a cluster that is not ready is still
 // taken when it is stale, or among the earliest beyond maxWaiting.
 //
-// queue_[head_, end) holds that list and stays sorted between flushes. A flush sorts only the
-// keys of its own clusters and merges them in from the back: only the queued clusters that start
-// later than the earliest fresh one move. On equal starts the list puts the queued clusters
-// before the fresh ones.
+// queue_[head_, end) holds that list and stays sorted between flushes (mergeFresh).
 void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   if (head_ > 0 && 2 * head_ >= queue_.size()) {
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
     head_ = 0;
   }
-  if (!fresh_.empty()) {
-    // In list order: each plane's clusters come nearly in start order, so this is mostly
-    // insertion of one plane's into the other's.
-    adaptiveSort(fresh_.data(), fresh_.size(), [](const FreshKey &x, const FreshKey &y) noexcept {
-      return x.start != y.start ? x.start < y.start : x.order < y.order;
-    });
-    const size_t firstOfB = closed_[0].size();
-    const size_t n = fresh_.size();
-    const size_t q = queue_.size();
-    size_t keep = q; // queue_[head_, keep) starts no later than every fresh cluster
-    while (keep > head_ && queue_[keep - 1].c.timeStart > fresh_[0].start) {
-      --keep;
-    }
-    queue_.resize(q + n);
-    for (size_t w = q + n, i = q, k = n; k > 0;) { // fresh_[0, k) and queue_[keep, i) to place
-      --w;
-      if (i > keep && queue_[i - 1].c.timeStart > fresh_[k - 1].start) {
-        queue_[w] = queue_[--i];
-      } else {
-        const uint64_t o = fresh_[--k].order;
-        queue_[w] = o < firstOfB ? closed_[0][o] : closed_[1][o - firstOfB];
-      }
-    }
-    fresh_.clear();
-  }
+  mergeFresh();
   closed_[0].clear();
   closed_[1].clear();
   // With maxWaiting, the earliest clusters beyond it are taken, and room for the open event's

@@ -109,6 +109,7 @@ private:
   void closeTimeCluster(int plane);
   void closeHits(Hit *h, size_t n, int plane);
   void takeClosed();
+  void mergeFresh();
   void match(std::vector<Event2D> &out, bool full);
   void formAllAndForget(std::vector<Event2D> &out);
 
