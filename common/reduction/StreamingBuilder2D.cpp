@@ -28,7 +28,7 @@ StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
     open_[plane].reserve(64);
     closed_[plane].reserve(256);
   }
-  queue_.reserve(256);
+  queue_.resize(256);
   fresh_.reserve(256);
 }
 
@@ -98,13 +98,8 @@ void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
   const auto p = static_cast<uint8_t>(plane);
   if (n == 1) { // most time clusters of a quiet detector
     const auto w = static_cast<double>(h->weight);
-    PlaneClusterOf &c = closed.emplace_back();
-    c.c.timeStart = c.c.timeEnd = h->timeNs;
-    c.c.coordStart = c.c.coordEnd = h->coord;
-    c.c.hits = 1;
-    c.c.weightSum = w;
-    c.c.coordMass = w * static_cast<double>(h->coord);
-    c.plane = p;
+    closed.push_back(
+        {{h->timeNs, h->timeNs, h->coord, h->coord, 1, w, w * static_cast<double>(h->coord)}, p});
     return;
   }
   adaptiveSort(h, n, [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
@@ -121,14 +116,7 @@ void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
       weights += w;
       mass += w * static_cast<double>(coord);
     }
-    PlaneClusterOf &c = closed.emplace_back();
-    c.c.timeStart = t0;
-    c.c.timeEnd = t1;
-    c.c.coordStart = c.c.coordEnd = coord;
-    c.c.hits = hits;
-    c.c.weightSum = weights;
-    c.c.coordMass = mass;
-    c.plane = p;
+    closed.push_back({{t0, t1, coord, coord, hits, weights, mass}, p});
   }
 }
 
@@ -188,6 +176,12 @@ void StreamingBuilder2D::takeClosed() {
   }
 }
 
+void StreamingBuilder2D::reserveQueue(size_t n) {
+  if (n > queue_.size()) {
+    queue_.resize(std::max(n, 2 * queue_.size()));
+  }
+}
+
 namespace {
 bool startsInOrder(const std::vector<PlaneClusterOf> &v) noexcept {
   for (size_t i = 1; i < v.size(); ++i) {
@@ -199,7 +193,7 @@ bool startsInOrder(const std::vector<PlaneClusterOf> &v) noexcept {
 }
 } // namespace
 
-// This flush's clusters into queue_[head_, end), which stays sorted by start, stable in the ESS
+// This flush's clusters into queue_[head_, end_), which stays sorted by start, stable in the ESS
 // list's order: the queued clusters, then plane A's closed clusters, then plane B's. Merged from
 // the back: only the queued clusters that start later than the earliest fresh one move.
 // Commonly each plane's clusters come in start order (time clusters of one hit, or of one
@@ -212,8 +206,9 @@ void StreamingBuilder2D::mergeFresh() {
   if (na + nb == 0) {
     return;
   }
-  const size_t q = queue_.size();
-  queue_.resize(q + na + nb);
+  const size_t q = end_;
+  end_ = q + na + nb;
+  reserveQueue(end_);
   PlaneClusterOf *const out = queue_.data();
   if (startsInOrder(a) && startsInOrder(b)) {
     // From the back, the latest start; on equal starts the later in list order (B, A, queue).
@@ -259,10 +254,12 @@ void StreamingBuilder2D::mergeFresh() {
 // to be matched again with later data. With efu's bounds a cluster that is not ready is still
 // taken when it is stale, or among the earliest beyond maxWaiting.
 //
-// queue_[head_, end) holds that list and stays sorted between flushes (mergeFresh).
+// queue_[head_, end_) holds that list and stays sorted between flushes (mergeFresh).
 void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
-  if (head_ > 0 && 2 * head_ >= queue_.size()) {
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+  if (head_ > 0 && 2 * head_ >= end_) {
+    std::copy(queue_.begin() + static_cast<std::ptrdiff_t>(head_),
+              queue_.begin() + static_cast<std::ptrdiff_t>(end_), queue_.begin());
+    end_ -= head_;
     head_ = 0;
   }
   mergeFresh();
@@ -270,7 +267,7 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   closed_[1].clear();
   // With maxWaiting, the earliest clusters beyond it are taken, and room for the open event's
   // (at most two) requeued clusters.
-  const size_t waiting = queue_.size() - head_ + 2;
+  const size_t waiting = end_ - head_ + 2;
   const size_t forceUntil = params_.maxWaiting != 0 && waiting > params_.maxWaiting
                                 ? head_ + (waiting - params_.maxWaiting)
                                 : head_;
@@ -285,7 +282,7 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   const uint64_t matchGap = params_.matchTimeGapNs;
   const uint32_t maxEventHits = params_.maxEventHits;
   const PlaneClusterOf *const queue = queue_.data();
-  const size_t size = queue_.size();
+  const size_t size = end_;
   size_t at = head_;
   for (; at < size; ++at) {
     const PlaneClusterOf &q = queue[at];
@@ -326,9 +323,8 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     out.push_back(ev);
     ev = Event2D{};
   }
-  if (head_ == queue_.size()) {
-    queue_.clear();
-    head_ = 0;
+  if (head_ == end_) {
+    head_ = end_ = 0;
   }
   if (ev.empty()) {
     return;
@@ -345,7 +341,11 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       continue;
     }
     if (head_ == 0) {
-      queue_.insert(queue_.begin(), *c); // the queue holds at most the other plane's one
+      reserveQueue(end_ + 1); // the queue holds at most the other plane's one
+      std::copy_backward(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(end_),
+                         queue_.begin() + static_cast<std::ptrdiff_t>(end_ + 1));
+      ++end_;
+      queue_[0] = *c;
     } else {
       queue_[--head_] = *c;
     }
