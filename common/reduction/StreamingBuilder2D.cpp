@@ -20,6 +20,12 @@ void mergeInto(PlaneCluster &into, const PlaneCluster &c) noexcept {
   into.coordMass += c.coordMass;
 }
 
+/// The cluster of a time cluster of one hit.
+PlaneClusterOf single(const Hit &h, uint8_t plane) noexcept {
+  const auto w = static_cast<double>(h.weight);
+  return {{h.timeNs, h.timeNs, h.coord, h.coord, 1, w, w * static_cast<double>(h.coord)}, plane};
+}
+
 } // namespace
 
 StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
@@ -74,7 +80,11 @@ void StreamingBuilder2D::clusterPlane(int plane) {
       break;
     }
     bounds_.openHits += h[j].timeNs - h[j - 1].timeNs <= gap ? 1 : 0;
-    closeHits(h + i, j - i, plane);
+    if (j == i + 1) { // most time clusters of a quiet detector
+      closed_[plane].push_back(single(h[i], static_cast<uint8_t>(plane)));
+    } else {
+      closeHits(h + i, j - i, plane);
+    }
     i = j;
   }
   newestOf_[plane] = std::max(newestOf_[plane], in.back().timeNs);
@@ -96,10 +106,8 @@ void StreamingBuilder2D::closeTimeCluster(int plane) {
 void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
   std::vector<PlaneClusterOf> &closed = closed_[plane];
   const auto p = static_cast<uint8_t>(plane);
-  if (n == 1) { // most time clusters of a quiet detector
-    const auto w = static_cast<double>(h->weight);
-    closed.push_back(
-        {{h->timeNs, h->timeNs, h->coord, h->coord, 1, w, w * static_cast<double>(h->coord)}, p});
+  if (n == 1) {
+    closed.push_back(single(*h, p));
     return;
   }
   adaptiveSort(h, n, [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
