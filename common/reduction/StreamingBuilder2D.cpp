@@ -20,23 +20,10 @@ void mergeInto(PlaneCluster &into, const PlaneCluster &c) noexcept {
   into.coordMass += c.coordMass;
 }
 
-/// Latest end over the event's non-empty planes (the event is not empty).
-uint64_t eventEnd(const Event2D &e) noexcept {
-  if (e.a.empty()) {
-    return e.b.timeEnd;
-  }
-  if (e.b.empty()) {
-    return e.a.timeEnd;
-  }
-  return std::max(e.a.timeEnd, e.b.timeEnd);
-}
-
-/// The ESS gap between an event and a cluster: 0 when their time spans overlap, else the
-/// distance from the earlier end to the later start.
-uint64_t timeGap(const Event2D &e, const PlaneCluster &c) noexcept {
-  const uint64_t lateStart = std::max(c.timeStart, e.timeStart());
-  const uint64_t earlyEnd = std::min(c.timeEnd, eventEnd(e));
-  return lateStart <= earlyEnd ? 0 : lateStart - earlyEnd;
+/// The cluster of a time cluster of one hit.
+PlaneClusterOf single(const Hit &h, uint8_t plane) noexcept {
+  const auto w = static_cast<double>(h.weight);
+  return {{h.timeNs, h.timeNs, h.coord, h.coord, 1, w, w * static_cast<double>(h.coord)}, plane};
 }
 
 } // namespace
@@ -47,7 +34,7 @@ StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
     open_[plane].reserve(64);
     closed_[plane].reserve(256);
   }
-  queue_.reserve(256);
+  queue_.resize(256);
   fresh_.reserve(256);
 }
 
@@ -55,62 +42,90 @@ size_t StreamingBuilder2D::pendingHits() const noexcept {
   return incoming_[0].size() + incoming_[1].size() + open_[0].size() + open_[1].size();
 }
 
-bool StreamingBuilder2D::ready(const PlaneCluster &c) const noexcept {
-  const uint64_t latest = std::min(latest_[0], latest_[1]);
-  return latest > c.timeEnd && latest - c.timeEnd > params_.latencyNs;
-}
-
 // The plane's hits, already in time order, join the open time cluster; a hit more than the gap
 // after the last one added (or before it: the difference is unsigned) closes it first, and so
-// does a cluster that has reached maxOpenHits.
+// does a cluster that has reached maxOpenHits. Only the hits of the last run stay open: the runs
+// closed within this datagram are clustered where they lie, without a copy into open_.
 void StreamingBuilder2D::clusterPlane(int plane) {
   std::vector<Hit> &in = incoming_[plane];
   if (in.empty()) {
     return;
   }
   std::vector<Hit> &open = open_[plane];
-  for (const Hit &h : in) {
-    if (!open.empty()) {
-      if (h.timeNs - open.back().timeNs > params_.clusterTimeGapNs) {
-        closeTimeCluster(plane);
-      } else if (open.size() == params_.maxOpenHits) {
-        ++bounds_.openHits;
-        closeTimeCluster(plane);
-      }
+  const uint64_t gap = params_.clusterTimeGapNs;
+  const size_t maxHits = params_.maxOpenHits;
+  Hit *h = in.data();
+  const size_t n = in.size();
+  size_t i = 0;
+  // The hits that join the cluster left open by the last flush.
+  while (!open.empty() && i < n) {
+    if (h[i].timeNs - open.back().timeNs > gap) {
+      closeTimeCluster(plane);
+    } else if (open.size() == maxHits) {
+      ++bounds_.openHits;
+      closeTimeCluster(plane);
+    } else {
+      open.push_back(h[i++]);
     }
-    open.push_back(h);
+  }
+  // Then run by run: a run ends at a step of more than the gap, or at maxOpenHits hits when the
+  // next hit would join it (the bound counted as when the hit arrives at a full open cluster).
+  while (i < n) {
+    size_t j = i + 1;
+    while (j < n && h[j].timeNs - h[j - 1].timeNs <= gap && j - i != maxHits) {
+      ++j;
+    }
+    if (j == n) {
+      open.assign(h + i, h + n);
+      break;
+    }
+    bounds_.openHits += h[j].timeNs - h[j - 1].timeNs <= gap ? 1 : 0;
+    if (j == i + 1) { // most time clusters of a quiet detector
+      closed_[plane].push_back(single(h[i], static_cast<uint8_t>(plane)));
+    } else {
+      closeHits(h + i, j - i, plane);
+    }
+    i = j;
   }
   newestOf_[plane] = std::max(newestOf_[plane], in.back().timeNs);
   newest_ = std::max(newest_, newestOf_[plane]);
   in.clear();
 }
 
-// One cluster per distinct coordinate (the coordinate gap is 0), in increasing coordinate.
 void StreamingBuilder2D::closeTimeCluster(int plane) {
   std::vector<Hit> &open = open_[plane];
   if (open.empty()) {
     return;
   }
-  adaptiveSort(open.data(), open.size(),
-               [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
-  PlaneClusterOf cur;
-  cur.plane = static_cast<uint8_t>(plane);
-  for (const Hit &h : open) {
-    if (!cur.c.empty() && h.coord != cur.c.coordEnd) {
-      closed_[plane].push_back(cur);
-      cur.c = PlaneCluster{};
-    }
-    PlaneCluster &c = cur.c;
-    c.timeStart = std::min(c.timeStart, h.timeNs);
-    c.timeEnd = std::max(c.timeEnd, h.timeNs);
-    c.coordStart = std::min(c.coordStart, h.coord);
-    c.coordEnd = std::max(c.coordEnd, h.coord);
-    ++c.hits;
-    c.weightSum += static_cast<double>(h.weight);
-    c.coordMass += static_cast<double>(h.weight) * static_cast<double>(h.coord);
-  }
-  closed_[plane].push_back(cur);
+  closeHits(open.data(), open.size(), plane);
   open.clear();
+}
+
+// One cluster per distinct coordinate (the coordinate gap is 0), in increasing coordinate. The
+// aggregates do not depend on the order of the hits (the sums are of integers, exact as doubles).
+void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
+  std::vector<PlaneClusterOf> &closed = closed_[plane];
+  const auto p = static_cast<uint8_t>(plane);
+  if (n == 1) {
+    closed.push_back(single(*h, p));
+    return;
+  }
+  adaptiveSort(h, n, [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
+  for (size_t i = 0; i < n;) {
+    const uint16_t coord = h[i].coord;
+    uint64_t t0 = h[i].timeNs, t1 = h[i].timeNs;
+    double weights = static_cast<double>(h[i].weight);
+    double mass = weights * static_cast<double>(coord);
+    uint32_t hits = 1;
+    for (++i; i < n && h[i].coord == coord; ++i, ++hits) {
+      const auto w = static_cast<double>(h[i].weight);
+      t0 = std::min(t0, h[i].timeNs);
+      t1 = std::max(t1, h[i].timeNs);
+      weights += w;
+      mass += w * static_cast<double>(coord);
+    }
+    closed.push_back({{t0, t1, coord, coord, hits, weights, mass}, p});
+  }
 }
 
 void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
@@ -159,18 +174,85 @@ void StreamingBuilder2D::formAllAndForget(std::vector<Event2D> &out) {
   started_ = false;
 }
 
-// This flush's closed clusters move the planes' latest times and get their sort keys.
+// This flush's closed clusters move the planes' latest times.
 void StreamingBuilder2D::takeClosed() {
   for (int plane = 0; plane < 2; ++plane) {
     const std::vector<PlaneClusterOf> &cl = closed_[plane];
-    if (cl.empty()) {
-      continue;
+    if (!cl.empty()) {
+      latest_[plane] = std::max(latest_[plane], cl.back().c.timeStart);
     }
-    latest_[plane] = std::max(latest_[plane], cl.back().c.timeStart);
-    for (const PlaneClusterOf &c : cl) {
+  }
+}
+
+void StreamingBuilder2D::reserveQueue(size_t n) {
+  if (n > queue_.size()) {
+    queue_.resize(std::max(n, 2 * queue_.size()));
+  }
+}
+
+namespace {
+bool startsInOrder(const std::vector<PlaneClusterOf> &v) noexcept {
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i].c.timeStart < v[i - 1].c.timeStart) {
+      return false;
+    }
+  }
+  return true;
+}
+} // namespace
+
+// This flush's clusters into queue_[head_, end_), which stays sorted by start, stable in the ESS
+// list's order: the queued clusters, then plane A's closed clusters, then plane B's. Merged from
+// the back: only the queued clusters that start later than the earliest fresh one move.
+// Commonly each plane's clusters come in start order (time clusters of one hit, or of one
+// coordinate), and the three lists are merged as they are; else this flush's clusters are
+// ordered by their keys (start, position in A's then B's list) first.
+void StreamingBuilder2D::mergeFresh() {
+  const std::vector<PlaneClusterOf> &a = closed_[0];
+  const std::vector<PlaneClusterOf> &b = closed_[1];
+  const size_t na = a.size(), nb = b.size();
+  if (na + nb == 0) {
+    return;
+  }
+  const size_t q = end_;
+  end_ = q + na + nb;
+  reserveQueue(end_);
+  PlaneClusterOf *const out = queue_.data();
+  if (startsInOrder(a) && startsInOrder(b)) {
+    // From the back, the latest start; on equal starts the later in list order (B, A, queue).
+    for (size_t w = q + na + nb, i = q, ka = na, kb = nb; ka + kb > 0;) {
+      --w;
+      if (kb > 0 && (ka == 0 || b[kb - 1].c.timeStart >= a[ka - 1].c.timeStart) &&
+          (i == head_ || b[kb - 1].c.timeStart >= out[i - 1].c.timeStart)) {
+        out[w] = b[--kb];
+      } else if (ka > 0 && (i == head_ || a[ka - 1].c.timeStart >= out[i - 1].c.timeStart)) {
+        out[w] = a[--ka];
+      } else {
+        out[w] = out[--i];
+      }
+    }
+    return;
+  }
+  for (const std::vector<PlaneClusterOf> *cl : {&a, &b}) {
+    for (const PlaneClusterOf &c : *cl) {
       fresh_.push_back(FreshKey{c.c.timeStart, fresh_.size()});
     }
   }
+  // In list order: each plane's clusters come nearly in start order, so this is mostly
+  // insertion of one plane's into the other's.
+  adaptiveSort(fresh_.data(), fresh_.size(), [](const FreshKey &x, const FreshKey &y) noexcept {
+    return x.start != y.start ? x.start < y.start : x.order < y.order;
+  });
+  for (size_t w = q + na + nb, i = q, k = na + nb; k > 0;) { // fresh_[0, k), queue_[head_, i)
+    --w;
+    if (i > head_ && out[i - 1].c.timeStart > fresh_[k - 1].start) {
+      out[w] = out[--i];
+    } else {
+      const uint64_t o = fresh_[--k].order;
+      out[w] = o < na ? a[o] : b[o - na];
+    }
+  }
+  fresh_.clear();
 }
 
 // The ESS list of unmatched clusters (the requeued event, the clusters left from before, this
@@ -180,81 +262,77 @@ void StreamingBuilder2D::takeClosed() {
 // to be matched again with later data. With efu's bounds a cluster that is not ready is still
 // taken when it is stale, or among the earliest beyond maxWaiting.
 //
-// queue_[head_, end) holds that list and stays sorted between flushes. A flush sorts only the
-// keys of its own clusters and merges them in from the back: only the queued clusters that start
-// later than the earliest fresh one move. On equal starts the list puts the queued clusters
-// before the fresh ones.
+// queue_[head_, end_) holds that list and stays sorted between flushes (mergeFresh).
 void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
-  if (head_ > 0 && 2 * head_ >= queue_.size()) {
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(head_));
+  if (head_ > 0 && 2 * head_ >= end_) {
+    std::copy(queue_.begin() + static_cast<std::ptrdiff_t>(head_),
+              queue_.begin() + static_cast<std::ptrdiff_t>(end_), queue_.begin());
+    end_ -= head_;
     head_ = 0;
   }
-  if (!fresh_.empty()) {
-    // In list order: each plane's clusters come nearly in start order, so this is mostly
-    // insertion of one plane's into the other's.
-    adaptiveSort(fresh_.data(), fresh_.size(), [](const FreshKey &x, const FreshKey &y) noexcept {
-      return x.start != y.start ? x.start < y.start : x.order < y.order;
-    });
-    const size_t firstOfB = closed_[0].size();
-    const size_t n = fresh_.size();
-    const size_t q = queue_.size();
-    size_t keep = q; // queue_[head_, keep) starts no later than every fresh cluster
-    while (keep > head_ && queue_[keep - 1].c.timeStart > fresh_[0].start) {
-      --keep;
-    }
-    queue_.resize(q + n);
-    for (size_t w = q + n, i = q, k = n; k > 0;) { // fresh_[0, k) and queue_[keep, i) to place
-      --w;
-      if (i > keep && queue_[i - 1].c.timeStart > fresh_[k - 1].start) {
-        queue_[w] = queue_[--i];
-      } else {
-        const uint64_t o = fresh_[--k].order;
-        queue_[w] = o < firstOfB ? closed_[0][o] : closed_[1][o - firstOfB];
-      }
-    }
-    fresh_.clear();
-  }
+  mergeFresh();
   closed_[0].clear();
   closed_[1].clear();
   // With maxWaiting, the earliest clusters beyond it are taken, and room for the open event's
   // (at most two) requeued clusters.
-  const size_t waiting = queue_.size() - head_ + 2;
+  const size_t waiting = end_ - head_ + 2;
   const size_t forceUntil = params_.maxWaiting != 0 && waiting > params_.maxWaiting
                                 ? head_ + (waiting - params_.maxWaiting)
                                 : head_;
+  // The open event's span and hits kept apart from ev (its earliest start and latest end over
+  // both planes, as Event2D::timeStart and eventEnd give them), and the members read in the loop
+  // as locals: out's stores cannot then make the compiler reload them.
   Event2D ev;
-  for (; head_ < queue_.size(); ++head_) {
-    const PlaneClusterOf &q = queue_[head_];
-    if (!full && !ready(q.c)) {
-      if (params_.staleNs != 0 && newest_ > q.c.timeEnd &&
-          newest_ - q.c.timeEnd > params_.staleNs) {
+  uint64_t evStart = UINT64_MAX, evEnd = 0;
+  uint32_t evHits = 0;
+  const uint64_t latest = std::min(latest_[0], latest_[1]);
+  const uint64_t latency = params_.latencyNs, newest = newest_, staleNs = params_.staleNs;
+  const uint64_t matchGap = params_.matchTimeGapNs;
+  const uint32_t maxEventHits = params_.maxEventHits;
+  const PlaneClusterOf *const queue = queue_.data();
+  const size_t size = end_;
+  size_t at = head_;
+  for (; at < size; ++at) {
+    const PlaneClusterOf &q = queue[at];
+    // Ready: both planes' latest cluster starts more than the latency after its end.
+    if (!full && !(latest > q.c.timeEnd && latest - q.c.timeEnd > latency)) {
+      if (staleNs != 0 && newest > q.c.timeEnd && newest - q.c.timeEnd > staleNs) {
         bounds_.stale += q.requeued != 0 ? 0 : 1;
-      } else if (head_ < forceUntil) {
+      } else if (at < forceUntil) {
         bounds_.full += q.requeued != 0 ? 0 : 1;
       } else {
         break;
       }
     }
     if (!ev.empty()) {
-      const bool apart = timeGap(ev, q.c) > params_.matchTimeGapNs;
+      // timeGap(): 0 when the spans overlap, else from the earlier end to the later start.
+      const uint64_t lateStart = std::max(q.c.timeStart, evStart);
+      const uint64_t earlyEnd = std::min(q.c.timeEnd, evEnd);
+      const bool apart = lateStart > earlyEnd && lateStart - earlyEnd > matchGap;
       // A requeued part never closes the event it belongs to.
-      const bool large = !apart && params_.maxEventHits != 0 && q.requeued == 0 &&
-                         ev.a.hits + ev.b.hits >= params_.maxEventHits;
+      const bool large =
+          !apart && maxEventHits != 0 && q.requeued == 0 && evHits >= maxEventHits;
       if (apart || large) {
         bounds_.eventHits += large ? 1 : 0;
         out.push_back(ev);
         ev = Event2D{};
+        evStart = UINT64_MAX;
+        evEnd = 0;
+        evHits = 0;
       }
     }
     mergeInto(q.plane == 0 ? ev.a : ev.b, q.c);
+    evStart = std::min(evStart, q.c.timeStart);
+    evEnd = std::max(evEnd, q.c.timeEnd);
+    evHits += q.c.hits;
   }
+  head_ = at;
   if (full && !ev.empty()) {
     out.push_back(ev);
     ev = Event2D{};
   }
-  if (head_ == queue_.size()) {
-    queue_.clear();
-    head_ = 0;
+  if (head_ == end_) {
+    head_ = end_ = 0;
   }
   if (ev.empty()) {
     return;
@@ -271,7 +349,11 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       continue;
     }
     if (head_ == 0) {
-      queue_.insert(queue_.begin(), *c); // the queue holds at most the other plane's one
+      reserveQueue(end_ + 1); // the queue holds at most the other plane's one
+      std::copy_backward(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(end_),
+                         queue_.begin() + static_cast<std::ptrdiff_t>(end_ + 1));
+      ++end_;
+      queue_[0] = *c;
     } else {
       queue_[--head_] = *c;
     }

@@ -82,7 +82,7 @@ public:
   /// Hits inserted but not yet flushed, hits in open time clusters, clusters waiting in the
   /// matcher (a requeued event counts one per non-empty plane).
   [[nodiscard]] size_t pendingHits() const noexcept;
-  [[nodiscard]] size_t waitingClusters() const noexcept { return queue_.size() - head_; }
+  [[nodiscard]] size_t waitingClusters() const noexcept { return end_ - head_; }
   /// Nothing waits anywhere: a full flush would emit nothing.
   [[nodiscard]] bool idle() const noexcept { return pendingHits() == 0 && waitingClusters() == 0; }
   [[nodiscard]] int64_t invalidPlane() const noexcept { return invalidPlane_; }
@@ -107,20 +107,25 @@ private:
   };
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
+  void closeHits(Hit *h, size_t n, int plane);
   void takeClosed();
+  void mergeFresh();
+  /// Room for queue_[0, n).
+  void reserveQueue(size_t n);
   void match(std::vector<Event2D> &out, bool full);
   void formAllAndForget(std::vector<Event2D> &out);
-  [[nodiscard]] bool ready(const PlaneCluster &c) const noexcept;
 
   StreamingParams params_;
   std::vector<Hit> incoming_[2];          ///< this datagram's hits
   std::vector<Hit> open_[2];              ///< the open time cluster, in insertion order
   std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush, until matched
-  /// The matcher's unmatched clusters from head_ on, in the ESS list's sorted order: matching
-  /// takes from head_, fresh clusters (mostly the latest) are merged in from the back, and the
-  /// consumed front is dropped once it is half the vector.
+  /// The matcher's unmatched clusters, queue_[head_, end_), in the ESS list's sorted order:
+  /// matching takes from head_, fresh clusters (mostly the latest) are merged in from the back,
+  /// and the consumed front is dropped once it is half of what is held. queue_'s size is only
+  /// storage (grown, never shrunk): resizing it per flush would construct every new element.
   std::vector<PlaneClusterOf> queue_;
   size_t head_ = 0;
+  size_t end_ = 0;
   std::vector<FreshKey> fresh_; ///< this flush's clusters, sorted as the list orders them
   uint64_t latest_[2] = {0, 0};
   uint64_t newest_ = 0;            ///< latest hit time flushed, either plane (0: none yet)

@@ -40,7 +40,7 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
     : sink_(ctx.events()), config_(parseTrexConfig(ctx.config(), ctx.configSource())),
       headerCounters_(ctx), parser_(headerCounters_, {readout::kTypeTrex}, config_.maxPulseTimeNs),
       tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
-      log_(ctx.log()) {
+      routes_(config_), log_(ctx.log()) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   builderOf_.fill(-1);
   for (const TrexHybrid &h : config_.hybrids) {
@@ -52,6 +52,9 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
       builders_.emplace_back(kBuilderParams);
       keyOf_.push_back(static_cast<uint16_t>(key));
     }
+  }
+  for (const TrexHybrid &h : config_.hybrids) {
+    builderOfEntry_.push_back(static_cast<uint16_t>(builderOf_[builderKey(h.ring, h.fen)]));
   }
   touched_.assign(builders_.size(), 0);
   silent_.assign(builders_.size(), 0);
@@ -156,28 +159,20 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
         if (mine_[size_t{r.fiber} / 2 * kOwnerFens + r.fen] == 0) {
           return;
         }
-        const auto ring = static_cast<uint8_t>(r.fiber / 2);
-        const auto hybridId = static_cast<uint8_t>(r.vmm >> 1);
         // Rings above 10 and FENs above 13 index past the ESS EFU's tables: refused here as
         // unmapped (README, deviations).
-        const int16_t slot =
-            ring > kMaxRing || r.fen > kMaxFen ? -1 : config_.slot(ring, r.fen, hybridId);
-        if (slot < 0) {
+        const int16_t route = routes_.routeOf(r);
+        if (route < 0) {
           ++mapping;
           return;
         }
-        const TrexHybrid &hy = config_.hybrids[static_cast<size_t>(slot)];
+        const TrexRoute &to = routes_.route(route);
         const auto adc = static_cast<uint16_t>(r.otadc & vmm3::kMaxAdc);
-        if (adc < hy.minAdc) {
+        if (adc < to.minAdc) {
           ++belowMin;
           return;
         }
-        const auto asic = static_cast<uint8_t>(r.vmm & 1);
-        const bool wire = isWire(config_.instrument, hybridId);
-        const uint16_t coord = wire ? wireCoord(config_.instrument, ring, r.fen, hybridId, asic,
-                                                r.channel, hy.xOffset, hy.rotated)
-                                    : gridCoord(config_.instrument, hybridId, asic, r.channel,
-                                                hy.yOffset, hy.rotated, hy.isShort);
+        const uint16_t coord = routes_.coord(route, r.channel);
         if (coord == kInvalidCoord) {
           ++coordinate;
           return;
@@ -187,9 +182,8 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
           ++far;
           return;
         }
-        const auto b = static_cast<size_t>(builderOf_[builderKey(ring, r.fen)]);
-        builders_[b].insert(reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc,
-                                           static_cast<uint8_t>(wire ? 0 : 1)});
+        const size_t b = builderOfEntry_[to.entry];
+        builders_[b].insert(reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
         touched_[b] = 1;
         any = true;
       });

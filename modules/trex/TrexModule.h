@@ -9,6 +9,7 @@
 #include "common/sdk/Module.h"
 #include "common/system/LogRateLimit.h"
 #include "modules/trex/TrexConfig.h"
+#include "modules/trex/TrexRoutes.h"
 #include "modules/trex/TrexSource.h"
 
 #include <array>
@@ -108,6 +109,8 @@ private:
   vmm3::ParserCounters parserCounters_;
   TrexCounters counters_;
   std::array<int16_t, kBuilderKeys> builderOf_{};       ///< builder key -> builders_ index, or -1
+  TrexRoutes routes_;                                   ///< a readout's entry, plane, coordinate
+  std::vector<uint16_t> builderOfEntry_;                ///< Config entry -> builders_ index
   std::vector<reduction::StreamingBuilder2D> builders_; ///< in key order, as the ESS loops them
   std::vector<uint16_t> keyOf_;                         ///< builders_ index -> builder key
   /// [fiber / 2][FEN] of a valid readout -> 1 when this partition does its work: its builder's

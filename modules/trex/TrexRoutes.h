@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// Where a trex readout goes, as tables made once from the configuration: its Config entry, the
+// vessel's MinADC, its plane and its channel's coordinate, so that a readout costs a few loads
+// instead of the Config lookups and the channel maps' arithmetic (TrexGeometry.h) per readout.
+#pragma once
+
+#include "common/readout/Vmm3Readout.h"
+#include "modules/trex/TrexConfig.h"
+#include "modules/trex/TrexGeometry.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace efu::trex {
+
+/// A configured (ring, FEN, vmm): Config entry * 2 + vmm % 2.
+struct TrexRoute {
+  uint16_t minAdc = 0; ///< the vessel's MinADC
+  uint16_t entry = 0;  ///< index in TrexConfig::hybrids
+  uint8_t plane = 0;   ///< 0 wires, 1 grids
+};
+
+class TrexRoutes {
+public:
+  explicit TrexRoutes(const TrexConfig &c)
+      : routeOf_([&c](uint8_t ring, uint8_t fen, uint8_t vmm) {
+          const int16_t s = c.slot(ring, fen, static_cast<uint8_t>(vmm >> 1));
+          return s < 0 ? -1 : s * 2 + (vmm & 1);
+        }),
+        routes_(c.hybrids.size() * 2),
+        coords_(c.hybrids.size() * 2 * vmm3::kChannelsPerVmm, kInvalidCoord) {
+    for (size_t i = 0; i < c.hybrids.size(); ++i) {
+      const TrexHybrid &h = c.hybrids[i];
+      const bool wire = isWire(c.instrument, h.hybrid);
+      for (uint8_t asic = 0; asic < 2; ++asic) {
+        const size_t route = i * 2 + asic;
+        routes_[route] = {h.minAdc, static_cast<uint16_t>(i), static_cast<uint8_t>(wire ? 0 : 1)};
+        for (uint8_t ch = 0; ch <= vmm3::kMaxChannel; ++ch) {
+          coords_[route * vmm3::kChannelsPerVmm + ch] =
+              wire ? wireCoord(c.instrument, h.ring, h.fen, h.hybrid, asic, ch, h.xOffset,
+                               h.rotated)
+                   : gridCoord(c.instrument, h.hybrid, asic, ch, h.yOffset, h.rotated, h.isShort);
+        }
+      }
+    }
+  }
+
+  /// The route of a readout that passed checkReadout(), or < 0: ring above 10, FEN above 13 or
+  /// (ring, FEN, vmm / 2) not in Config (the module's readouts.error_mapping).
+  [[nodiscard]] int16_t routeOf(const vmm3::Vmm3Readout &r) const noexcept { return routeOf_(r); }
+  [[nodiscard]] const TrexRoute &route(int16_t route) const noexcept {
+    return routes_[static_cast<size_t>(route)];
+  }
+  /// The route's channel's wire or grid coordinate, or kInvalidCoord (channel <= 63).
+  [[nodiscard]] uint16_t coord(int16_t route, uint8_t channel) const noexcept {
+    return coords_[static_cast<size_t>(route) * vmm3::kChannelsPerVmm + channel];
+  }
+
+private:
+  vmm3::RouteTable routeOf_;
+  std::vector<TrexRoute> routes_;
+  std::vector<uint16_t> coords_; ///< [route * 64 + channel]
+};
+
+} // namespace efu::trex

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// TrexRoutes (the module's per-readout tables) against what they replace: the Config lookup,
+// the vessel's MinADC and the channel maps of TrexGeometry.h, over every address a readout that
+// passed checkReadout() can have, for the shipped TREX and LET files.
+#include "modules/trex/TrexRoutes.h"
+#include "tests/modules/trex/TrexTestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace efu::trex {
+namespace {
+
+void expectSameAsGeometry(const std::string &file) {
+  const TrexConfig c = parseTrexConfig(test::shipped(file), file);
+  const TrexRoutes routes(c);
+  int64_t mapped = 0;
+  for (unsigned fiber = 0; fiber <= readout::kMaxFiber; ++fiber) {
+    for (unsigned fen = 0; fen <= readout::kMaxFen; ++fen) {
+      for (unsigned vmm = 0; vmm <= vmm3::kMaxVmm; ++vmm) {
+        vmm3::Vmm3Readout r{};
+        r.fiber = static_cast<uint8_t>(fiber);
+        r.fen = static_cast<uint8_t>(fen);
+        r.vmm = static_cast<uint8_t>(vmm);
+        const auto ring = static_cast<uint8_t>(fiber / 2);
+        const auto hybrid = static_cast<uint8_t>(vmm >> 1);
+        const int16_t slot = ring > kMaxRing || fen > kMaxFen
+                                 ? -1
+                                 : c.slot(ring, static_cast<uint8_t>(fen), hybrid);
+        const int16_t route = routes.routeOf(r);
+        ASSERT_EQ(route < 0, slot < 0) << fiber << " " << fen << " " << vmm;
+        if (slot < 0) {
+          continue;
+        }
+        ++mapped;
+        const TrexHybrid &h = c.hybrids[static_cast<size_t>(slot)];
+        const TrexRoute &to = routes.route(route);
+        EXPECT_EQ(to.entry, slot);
+        EXPECT_EQ(to.minAdc, h.minAdc);
+        const bool wire = isWire(c.instrument, hybrid);
+        EXPECT_EQ(to.plane, wire ? 0 : 1);
+        const auto asic = static_cast<uint8_t>(vmm & 1);
+        for (uint8_t ch = 0; ch <= vmm3::kMaxChannel; ++ch) {
+          const uint16_t coord =
+              wire ? wireCoord(c.instrument, ring, static_cast<uint8_t>(fen), hybrid, asic, ch,
+                               h.xOffset, h.rotated)
+                   : gridCoord(c.instrument, hybrid, asic, ch, h.yOffset, h.rotated, h.isShort);
+          ASSERT_EQ(routes.coord(route, ch), coord) << fiber << " " << fen << " " << vmm << " "
+                                                    << int{ch};
+        }
+      }
+    }
+  }
+  // Both fibers of a ring, both VMMs of each Config entry.
+  EXPECT_EQ(mapped, static_cast<int64_t>(c.hybrids.size()) * 4);
+}
+
+TEST(TrexRoutes, SameAsGeometryTrex) { expectSameAsGeometry("trex.json"); }
+TEST(TrexRoutes, SameAsGeometryLet) { expectSameAsGeometry("let.json"); }
+
+} // namespace
+} // namespace efu::trex
