@@ -70,10 +70,22 @@ NmxModule::NmxModule(sdk::ModuleContext &ctx)
       tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
       partition_(ctx.partition()), partitions_(ctx.partitions()),
       builders_(config_.builders(), reduction::EventBuilder2D(paramsOf(config_))),
-      slotOf_([this](uint8_t ring, uint8_t fen, uint8_t vmm) {
-        return config_.slot(ring, fen, vmm >> 1);
+      routeOf_([this](uint8_t ring, uint8_t fen, uint8_t vmm) {
+        const int16_t slot = config_.slot(ring, fen, vmm >> 1);
+        return slot < 0 ? -1 : slot * 2 + (vmm & 1);
       }) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
+  for (const Hybrid &hybrid : config_.hybrids) {
+    for (uint8_t asic = 0; asic < 2; ++asic) {
+      VmmRoute r;
+      r.builder = hybrid.panel % partitions_ == partition_ ? &builders_[hybrid.panel] : nullptr;
+      // coordinateOf() is linear in the channel, rising or (ReversedChannels) falling.
+      r.coordBase = coordinateOf(hybrid, asic, 0);
+      r.coordStep = static_cast<int32_t>(coordinateOf(hybrid, asic, 1)) - r.coordBase;
+      r.plane = hybrid.plane;
+      routes_.push_back(r);
+    }
+  }
   ctx.log().info("nmx: {} x {} pixels, {} hybrids, {} panels, gaps: clustering {} ns, matching "
                  "{} ns; DefaultMinADC {}; split multi-events {}",
                  config_.sizeX, config_.sizeY, config_.hybrids.size(), config_.numPanels,
@@ -98,14 +110,14 @@ void NmxModule::process(const sdk::Packet &packet) noexcept {
   const bool whole = vmm3::forEachReadout(
       h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
         const uint16_t adc = vmm3::adcOf(r);
-        const int16_t slot = slotOf_(r);
-        if (slot < 0) [[unlikely]] {
+        const int16_t to = routeOf_(r);
+        if (to < 0) [[unlikely]] {
           // Ring, Fen, Hybrid: a readout of no panel, counted by partition 0.
-          hitErrors[static_cast<size_t>(-1 - slot)] += partition_ == 0 ? 1 : 0;
+          hitErrors[static_cast<size_t>(-1 - to)] += partition_ == 0 ? 1 : 0;
           return;
         }
-        const Hybrid &hybrid = config_.hybrids[static_cast<size_t>(slot)];
-        if (partitions_ > 1 && hybrid.panel % partitions_ != partition_) {
+        const VmmRoute &route = routes_[static_cast<size_t>(to)];
+        if (route.builder == nullptr) {
           return; // another partition's panel
         }
         if (adc < config_.minAdc) {
@@ -113,9 +125,8 @@ void NmxModule::process(const sdk::Packet &packet) noexcept {
           return;
         }
         const auto timeNs = static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow));
-        builders_[hybrid.panel].insert(
-            reduction::Hit{timeNs, coordinateOf(hybrid, static_cast<uint8_t>(r.vmm & 1), r.channel),
-                           adc, hybrid.plane});
+        const auto coord = static_cast<uint16_t>(route.coordBase + route.coordStep * r.channel);
+        route.builder->insert(reduction::Hit{timeNs, coord, adc, route.plane});
       });
   if (!whole) {
     return;

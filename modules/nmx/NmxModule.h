@@ -86,6 +86,17 @@ public:
   static constexpr const char *kPartitionKey = "panel: a hybrid's Panel mod N";
 
 private:
+  /// What a readout of one VMM of a configured hybrid needs, gathered at construction: one
+  /// lookup per readout, and the coordinate without a branch on ReversedChannels (which
+  /// mispredicts on mixed hybrids).
+  struct VmmRoute {
+    /// The panel's builder; null when the panel is another partition's.
+    reduction::EventBuilder2D *builder = nullptr;
+    int32_t coordBase = 0; ///< coordinate = coordBase + coordStep * channel (NmxGeometry.h)
+    int32_t coordStep = 0; ///< +1 or -1
+    uint8_t plane = 0;
+  };
+
   void formEvents(const readout::EssHeader &h) noexcept;
 
   sdk::EventSink &events_; ///< ctx.events(), valid for the module's life
@@ -100,7 +111,8 @@ private:
   unsigned partition_;
   unsigned partitions_;
   std::vector<reduction::EventBuilder2D> builders_; ///< one per panel
-  vmm3::RouteTable slotOf_; ///< a readout's Config entry, or the ring, FEN or hybrid fault
+  std::vector<VmmRoute> routes_;                    ///< [Config entry][vmm & 1]
+  vmm3::RouteTable routeOf_; ///< a readout's routes_ index, or the ring, FEN or hybrid fault
 };
 
 } // namespace efu::nmx

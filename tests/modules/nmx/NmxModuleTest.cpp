@@ -141,6 +141,27 @@ TEST(NmxConfig, RefusalsNameFileKeyPathAndValue) {
 
 // --- The geometry (ESS NMXGeometryTest.CoordinateCalculations) ----------------------------------
 
+// The module reads a coordinate as base + step * channel per (hybrid, ASIC), base and step taken
+// from coordinateOf at channels 0 and 1: it is that linear function on every channel.
+TEST(NmxGeometry, CoordinateIsLinearInTheChannel) {
+  Hybrid h;
+  for (const uint16_t offset : {uint16_t{0}, uint16_t{1}, uint16_t{640}, kMaxOffset}) {
+    for (const bool reversed : {false, true}) {
+      h.offset = offset;
+      h.reversed = reversed;
+      for (uint8_t asic = 0; asic < 2; ++asic) {
+        const int32_t base = coordinateOf(h, asic, 0);
+        const int32_t step = static_cast<int32_t>(coordinateOf(h, asic, 1)) - base;
+        EXPECT_EQ(step, reversed ? -1 : 1);
+        for (uint8_t ch = 0; ch < 64; ++ch) {
+          EXPECT_EQ(static_cast<uint16_t>(base + step * ch), coordinateOf(h, asic, ch))
+              << offset << " " << reversed << " " << int{asic} << " " << int{ch};
+        }
+      }
+    }
+  }
+}
+
 TEST(NmxGeometry, EssCoordinateTable) {
   Hybrid h;
   for (uint8_t ch = 0; ch < 64; ++ch) {
