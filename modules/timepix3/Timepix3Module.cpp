@@ -86,57 +86,68 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
     return;
   }
   // The pixel words, decoded in one pass into hits_ (sized for the largest datagram once): no
-  // call and no capacity check per word; counts kept here and added once.
+  // call and no capacity check per word, the rare outcomes counted off the loop, and the
+  // timing in locals (a TDC word may change it), as stores to hits could otherwise alias it.
+  const uint8_t *const data = packet.data;
   reduction::PixelHit *const hits = hits_.data();
   size_t n = 0;
-  int64_t pixels = 0, invalid = 0, untimed = 0, undefined = 0;
-  bool ordered = true; // time order as they come (equal times in arrival order)
+  int64_t tdcs = 0, dropped = 0;
+  bool unordered = false; // a time below the previous (equal times stay in arrival order)
   uint64_t previous = 0;
+  uint64_t since = 0, tdcClock = 0;
+  // Untimed, every pixel fails the bounds and is sorted out off the fast path.
+  uint32_t width = 0, height = 0;
+  const auto timing = [&] {
+    since = global_.pulseNs - global_.tdcPixelClockNs;
+    tdcClock = global_.tdcPixelClockNs;
+    width = global_.valid ? width_ : 0;
+    height = global_.valid ? height_ : 0;
+  };
+  timing();
   for (size_t i = 0; i < words; ++i) {
-    const uint64_t w = loadWord(packet.data + i * kWordBytes);
+    const uint64_t w = loadWord(data + i * kWordBytes);
     const uint8_t type = wordType(w);
     if (type == kPixelType) {
-      ++pixels;
-      const PixelWord p = decodePixel(w);
-      const uint16_t x = pixelX(p);
-      const uint16_t y = pixelY(p);
-      // As the ESS EFU: checked against the scaled-up image, not the camera's resolution.
-      if (x >= width_ || y >= height_) {
-        ++invalid;
+      const uint16_t x = pixelXOfWord(w);
+      const uint16_t y = pixelYOfWord(w);
+      if (x >= width || y >= height) {
+        dropPixel(x, y);
+        ++dropped;
         continue;
       }
-      if (!global_.valid) {
-        ++untimed;
-        continue;
-      }
-      const uint64_t t = pixelTimeNs(global_.pulseNs, global_.tdcPixelClockNs,
-                                     pixelClockNs(p.spidr, p.toa, p.fToA));
-      ordered = ordered && t >= previous;
+      const uint64_t t = pixelTimeSince(since, tdcClock, pixelClockOfWord(w));
+      unordered |= t < previous;
       previous = t;
-      hits[n] = {t, x, y, p.tot, static_cast<uint16_t>(n)};
+      hits[n] = {t, x, y, pixelTotOfWord(w), static_cast<uint16_t>(n)};
       ++n;
     } else if (type == kTdcType) {
+      ++tdcs;
       counters_.tdcs.add();
       onTdc(decodeTdc(w), packet.rxTimeNs);
-    } else {
-      ++undefined;
+      timing();
     }
   }
+  const auto pixels = static_cast<int64_t>(n) + dropped;
   counters_.pixels.add(pixels);
-  if (invalid != 0) {
-    counters_.invalidPixel.add(invalid);
-  }
-  if (untimed != 0) {
-    counters_.noGlobalTime.add(untimed);
-  }
+  const int64_t undefined = static_cast<int64_t>(words) - pixels - tdcs;
   if (undefined != 0) {
     counters_.undefined.add(undefined);
   }
   if (n != 0) {
-    if (!ordered && sortByTime(hits_.data(), sorted_.data(), n) != hits_.data()) {
+    if (unordered && sortByTime(hits_.data(), sorted_.data(), n) != hits_.data()) {
       hits_.swap(sorted_);
     }
     formEvents(n);
+  }
+}
+
+void Timepix3Module::dropPixel(uint16_t x, uint16_t y) noexcept {
+  // As the ESS EFU: checked against the scaled-up image, not the camera's resolution; then
+  // whether there is a time line to place it on.
+  if (x >= width_ || y >= height_) {
+    counters_.invalidPixel.add();
+  } else {
+    counters_.noGlobalTime.add();
   }
 }
 

@@ -92,6 +92,7 @@ public:
 private:
   void onEvr(const uint8_t *data, int64_t arrivalNs) noexcept;
   void onTdc(const TdcWord &tdc, int64_t arrivalNs) noexcept;
+  void dropPixel(uint16_t x, uint16_t y) noexcept;
   void followTdcs(const sdk::Packet &packet, size_t words) noexcept;
   void formEvents(size_t n) noexcept;
 
