@@ -234,29 +234,34 @@ reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *
     earliest = std::min(earliest, hits[i].timeNs);
     latest = std::max(latest, hits[i].timeNs);
   }
+  // The counts of every pass's digits in one read of the times, then a pass per digit.
+  const int passes = (std::bit_width(latest - earliest) + 7) / 8;
+  std::array<std::array<uint32_t, 256>, 8> start;
+  for (int pass = 0; pass < passes; ++pass) {
+    start[static_cast<size_t>(pass)].fill(0);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t d = hits[i].timeNs - earliest;
+    for (int pass = 0; pass < passes; ++pass) {
+      ++start[static_cast<size_t>(pass)][(d >> (8 * pass)) & 0xFF];
+    }
+  }
   reduction::PixelHit *in = hits;
   reduction::PixelHit *out = scratch;
-  const int passes = (std::bit_width(latest - earliest) + 7) / 8;
   for (int pass = 0; pass < passes; ++pass) {
     const int shift = 8 * pass;
-    const auto digit = [&](const reduction::PixelHit &h) {
-      return static_cast<size_t>(((h.timeNs - earliest) >> shift) & 0xFF);
-    };
-    std::array<size_t, 256> start{};
-    for (size_t i = 0; i < n; ++i) {
-      ++start[digit(in[i])];
-    }
-    if (start[digit(in[0])] == n) {
+    std::array<uint32_t, 256> &at = start[static_cast<size_t>(pass)];
+    if (at[((in[0].timeNs - earliest) >> shift) & 0xFF] == n) {
       continue; // one digit for all: the pass would move nothing
     }
-    size_t sum = 0;
-    for (size_t &s : start) {
-      const size_t count = s;
+    uint32_t sum = 0;
+    for (uint32_t &s : at) {
+      const uint32_t count = s;
       s = sum;
       sum += count;
     }
     for (size_t i = 0; i < n; ++i) {
-      out[start[digit(in[i])]++] = in[i];
+      out[at[((in[i].timeNs - earliest) >> shift) & 0xFF]++] = in[i];
     }
     std::swap(in, out);
   }
