@@ -57,17 +57,25 @@ public:
         maxCoordGapSquared_(int64_t{maxCoordGap} * int64_t{maxCoordGap}) {}
 
   /// Reserves the bookkeeping for groups of up to `hits` hits.
-  void reserve(size_t hits) { taken_.reserve(hits); }
+  void reserve(size_t hits) {
+    if (rest_.size() < hits) {
+      rest_.resize(hits);
+    }
+  }
 
   /// Clusters `hits` (ordered by time; ties in the order given) and calls out(const
   /// PixelCluster &) for each cluster. Nothing is kept for the next call.
   template <class Out> void cluster(std::span<const PixelHit> hits, Out &&out) {
+    const size_t n = hits.size();
     size_t begin = 0;
-    for (size_t i = 1; i <= hits.size(); ++i) {
-      if (i == hits.size() || hits[i].timeNs - hits[i - 1].timeNs > maxTimeGapNs_) {
+    for (size_t i = 1; i < n; ++i) {
+      if (hits[i].timeNs - hits[i - 1].timeNs > maxTimeGapNs_) {
         clusterGroup(hits.subspan(begin, i - begin), out);
         begin = i;
       }
+    }
+    if (begin < n) {
+      clusterGroup(hits.subspan(begin), out);
     }
   }
 
@@ -76,34 +84,45 @@ public:
 
 private:
   template <class Out> void clusterGroup(std::span<const PixelHit> group, Out &out) {
-    if (group.empty()) {
-      return;
+    // Every hit before a seed is taken or was a seed, so a seed's cluster is simply the hits
+    // left after it that lie near it. The first seed reads the group; what it leaves is copied,
+    // in order, to rest_, and each later seed (rest_'s first) compacts rest_ in place: a pass
+    // per cluster over the hits still free, no flags to clear or skip. A single neutron's
+    // group (the common case) is one pass and no copy.
+    PixelCluster c = single(group[0]);
+    size_t left = 0;
+    if (rest_.size() < group.size()) {
+      rest_.resize(group.size()); // never shrunk: sized once for the largest group
     }
-    if (group.size() == 1) { // the common case at low rates: no bookkeeping
-      out(single(group[0]));
-      return;
-    }
-    taken_.assign(group.size(), 0);
-    for (size_t s = 0; s < group.size(); ++s) {
-      if (taken_[s] != 0) {
-        continue;
+    for (size_t j = 1; j < group.size(); ++j) {
+      if (near(group[0], group[j])) {
+        add(c, group[j]);
+      } else {
+        rest_[left++] = group[j];
       }
-      const PixelHit &seed = group[s];
-      PixelCluster c = single(seed);
-      for (size_t j = s + 1; j < group.size(); ++j) {
-        if (taken_[j] != 0) {
-          continue;
-        }
-        const PixelHit &h = group[j];
-        const int64_t dx = int64_t{h.x} - int64_t{seed.x};
-        const int64_t dy = int64_t{h.y} - int64_t{seed.y};
-        if (dx * dx + dy * dy < maxCoordGapSquared_) {
-          taken_[j] = 1;
+    }
+    out(static_cast<const PixelCluster &>(c));
+    while (left != 0) {
+      const PixelHit seed = rest_[0];
+      c = single(seed);
+      size_t kept = 0;
+      for (size_t j = 1; j < left; ++j) {
+        const PixelHit &h = rest_[j];
+        if (near(seed, h)) {
           add(c, h);
+        } else {
+          rest_[kept++] = h;
         }
       }
+      left = kept;
       out(static_cast<const PixelCluster &>(c));
     }
+  }
+  /// Squared distance below maxCoordGap^2.
+  [[nodiscard]] bool near(const PixelHit &seed, const PixelHit &h) const noexcept {
+    const int64_t dx = int64_t{h.x} - int64_t{seed.x};
+    const int64_t dy = int64_t{h.y} - int64_t{seed.y};
+    return dx * dx + dy * dy < maxCoordGapSquared_;
   }
   static PixelCluster single(const PixelHit &h) noexcept {
     return {h.timeNs, h.timeNs, 1, h.weight, uint64_t{h.weight} * h.x, uint64_t{h.weight} * h.y};
@@ -119,7 +138,7 @@ private:
 
   uint64_t maxTimeGapNs_;
   int64_t maxCoordGapSquared_;
-  std::vector<uint8_t> taken_;
+  std::vector<PixelHit> rest_; ///< the hits of a group no seed has taken yet
 };
 
 } // namespace efu::reduction

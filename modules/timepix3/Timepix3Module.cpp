@@ -4,6 +4,8 @@
 #include "modules/timepix3/Timepix3Module.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 
 namespace efu::timepix3 {
@@ -50,10 +52,10 @@ Timepix3Counters::Timepix3Counters(sdk::ModuleContext &ctx)
 Timepix3Module::Timepix3Module(sdk::ModuleContext &ctx)
     : config_(parseTimepix3Config(ctx.config(), ctx.configSource())), counters_(ctx),
       events_(ctx.events()), clusterer_(config_.maxTimeGapNs, config_.maxCoordinateGap),
-      partition_(ctx.partition()), partitions_(ctx.partitions()) {
-  hits_.reserve(kMaxWords);
-  sorted_.reserve(kMaxWords);
-  keys_.reserve(kMaxWords);
+      partition_(ctx.partition()), partitions_(ctx.partitions()),
+      width_(config_.width()), height_(config_.height()) {
+  hits_.resize(kMaxWords);
+  sorted_.resize(kMaxWords);
   clusterer_.reserve(kMaxWords);
   if (partition_ == 0) { // one line, not one per processing thread
     ctx.log().info("timepix3: {} x {} camera, image {} x {} (x{}), pulse period {} ns, time gap "
@@ -83,27 +85,69 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
     followTdcs(packet, words);
     return;
   }
-  hits_.clear();
-  int64_t pixels = 0;
+  // The pixel words, decoded in one pass into hits_ (sized for the largest datagram once): no
+  // call and no capacity check per word, the rare outcomes counted off the loop, and the
+  // timing in locals (a TDC word may change it), as stores to hits could otherwise alias it.
+  const uint8_t *const data = packet.data;
+  reduction::PixelHit *const hits = hits_.data();
+  size_t n = 0;
+  int64_t tdcs = 0, dropped = 0;
+  bool unordered = false; // a time below the previous (equal times stay in arrival order)
+  uint64_t previous = 0;
+  uint64_t since = 0, tdcClock = 0;
+  // Untimed, every pixel fails the bounds and is sorted out off the fast path.
+  uint32_t width = 0, height = 0;
+  const auto timing = [&] {
+    since = global_.pulseNs - global_.tdcPixelClockNs;
+    tdcClock = global_.tdcPixelClockNs;
+    width = global_.valid ? width_ : 0;
+    height = global_.valid ? height_ : 0;
+  };
+  timing();
   for (size_t i = 0; i < words; ++i) {
-    const uint64_t w = loadWord(packet.data + i * kWordBytes);
-    switch (wordType(w)) {
-    case kPixelType:
-      ++pixels;
-      onPixel(w);
-      break;
-    case kTdcType:
+    const uint64_t w = loadWord(data + i * kWordBytes);
+    const uint8_t type = wordType(w);
+    if (type == kPixelType) {
+      const uint16_t x = pixelXOfWord(w);
+      const uint16_t y = pixelYOfWord(w);
+      if (x >= width || y >= height) {
+        dropPixel(x, y);
+        ++dropped;
+        continue;
+      }
+      const uint64_t t = pixelTimeSince(since, tdcClock, pixelClockOfWord(w));
+      unordered |= t < previous;
+      previous = t;
+      hits[n] = {t, x, y, pixelTotOfWord(w), static_cast<uint16_t>(n)};
+      ++n;
+    } else if (type == kTdcType) {
+      ++tdcs;
       counters_.tdcs.add();
       onTdc(decodeTdc(w), packet.rxTimeNs);
-      break;
-    default:
-      counters_.undefined.add();
-      break;
+      timing();
     }
   }
+  const auto pixels = static_cast<int64_t>(n) + dropped;
   counters_.pixels.add(pixels);
-  if (!hits_.empty()) {
-    formEvents();
+  const int64_t undefined = static_cast<int64_t>(words) - pixels - tdcs;
+  if (undefined != 0) {
+    counters_.undefined.add(undefined);
+  }
+  if (n != 0) {
+    if (unordered && sortByTime(hits_.data(), sorted_.data(), n) != hits_.data()) {
+      hits_.swap(sorted_);
+    }
+    formEvents(n);
+  }
+}
+
+void Timepix3Module::dropPixel(uint16_t x, uint16_t y) noexcept {
+  // As the ESS EFU: checked against the scaled-up image, not the camera's resolution; then
+  // whether there is a time line to place it on.
+  if (x >= width_ || y >= height_) {
+    counters_.invalidPixel.add();
+  } else {
+    counters_.noGlobalTime.add();
   }
 }
 
@@ -176,68 +220,63 @@ void Timepix3Module::onTdc(const TdcWord &t, int64_t arrivalNs) noexcept {
   }
 }
 
-void Timepix3Module::onPixel(uint64_t word) noexcept {
-  const PixelWord p = decodePixel(word);
-  const uint16_t x = pixelX(p);
-  const uint16_t y = pixelY(p);
-  // As the ESS EFU: checked against the scaled-up image, not the camera's resolution.
-  if (x >= config_.width() || y >= config_.height()) {
-    counters_.invalidPixel.add();
-    return;
+reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *scratch,
+                                size_t n) noexcept {
+  // Least significant digit first, 8 bits a pass, over the bits in which the times differ from
+  // the earliest: each pass keeps the order of equal digits, so the whole is stable. A datagram
+  // spanning a few ms takes three passes of O(n), where a comparison sort of shuffled words
+  // stalls on one mispredicted branch after another.
+  if (n == 0) {
+    return hits;
   }
-  if (!global_.valid) {
-    counters_.noGlobalTime.add();
-    return;
-  }
-  const uint64_t t =
-      pixelTimeNs(global_.pulseNs, global_.tdcPixelClockNs, pixelClockNs(p.spidr, p.toa, p.fToA));
-  hits_.push_back({t, x, y, p.tot, static_cast<uint16_t>(hits_.size())});
-}
-
-void Timepix3Module::sortHits() noexcept {
-  // A datagram's hits are 8191 at most and their tags are their arrival indices (13 bits). When
-  // their times lie within 2^50 ns of the earliest, (time - earliest) << 13 | tag is one integer
-  // whose order is time, then arrival: integers sort much faster than the pairs.
-  static_assert(kMaxWords <= (1U << 13));
   uint64_t earliest = UINT64_MAX, latest = 0;
-  for (const reduction::PixelHit &h : hits_) {
-    earliest = std::min(earliest, h.timeNs);
-    latest = std::max(latest, h.timeNs);
-  }
-  if (latest - earliest >= (uint64_t{1} << 50)) {
-    std::sort(hits_.begin(), hits_.end(),
-              [](const reduction::PixelHit &a, const reduction::PixelHit &b) {
-                return a.timeNs != b.timeNs ? a.timeNs < b.timeNs : a.tag < b.tag;
-              });
-    return;
-  }
-  const size_t n = hits_.size();
-  keys_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    keys_[i] = (hits_[i].timeNs - earliest) << 13 | hits_[i].tag;
+    earliest = std::min(earliest, hits[i].timeNs);
+    latest = std::max(latest, hits[i].timeNs);
   }
-  std::sort(keys_.begin(), keys_.end());
-  sorted_.resize(n);
+  // The counts of every pass's digits in one read of the times, then a pass per digit.
+  const int passes = (std::bit_width(latest - earliest) + 7) / 8;
+  std::array<std::array<uint32_t, 256>, 8> start;
+  for (int pass = 0; pass < passes; ++pass) {
+    start[static_cast<size_t>(pass)].fill(0);
+  }
   for (size_t i = 0; i < n; ++i) {
-    sorted_[i] = hits_[keys_[i] & 0x1FFF];
+    const uint64_t d = hits[i].timeNs - earliest;
+    for (int pass = 0; pass < passes; ++pass) {
+      ++start[static_cast<size_t>(pass)][(d >> (8 * pass)) & 0xFF];
+    }
   }
-  hits_.swap(sorted_);
+  reduction::PixelHit *in = hits;
+  reduction::PixelHit *out = scratch;
+  for (int pass = 0; pass < passes; ++pass) {
+    const int shift = 8 * pass;
+    std::array<uint32_t, 256> &at = start[static_cast<size_t>(pass)];
+    if (at[((in[0].timeNs - earliest) >> shift) & 0xFF] == n) {
+      continue; // one digit for all: the pass would move nothing
+    }
+    uint32_t sum = 0;
+    for (uint32_t &s : at) {
+      const uint32_t count = s;
+      s = sum;
+      sum += count;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      out[at[((in[i].timeNs - earliest) >> shift) & 0xFF]++] = in[i];
+    }
+    std::swap(in, out);
+  }
+  return in;
 }
 
-void Timepix3Module::formEvents() noexcept {
-  // Time order; equal times keep their order in the datagram (tag), so seeds are deterministic.
-  const auto before = [](const reduction::PixelHit &a, const reduction::PixelHit &b) {
-    return a.timeNs != b.timeNs ? a.timeNs < b.timeNs : a.tag < b.tag;
-  };
-  if (!std::is_sorted(hits_.begin(), hits_.end(), before)) {
-    sortHits();
-  }
+void Timepix3Module::formEvents(size_t n) noexcept {
+  // hits_ is in time order; equal times in their order in the datagram, so seeds are
+  // deterministic.
   const double scale = config_.scaleUpFactor;
   const uint32_t width = config_.width();
   const uint32_t height = config_.height();
   const uint64_t pulseNs = global_.pulseNs;
   clusterer_.cluster(
-      std::span<const reduction::PixelHit>(hits_), [&](const reduction::PixelCluster &c) {
+      std::span<const reduction::PixelHit>(hits_.data(), n), [&](const reduction::PixelCluster &c) {
         if (c.hits < config_.minEventSizeHits || c.weightSum < config_.minimumTotSum) {
           counters_.tooSmall.add();
           return;

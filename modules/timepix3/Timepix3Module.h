@@ -54,6 +54,11 @@ struct Timepix3Counters {
   Counter &events;       ///< events.count
 };
 
+/// Sorts hits[0, n) by time, stably (equal times keep their order), with scratch room for n
+/// more; returns the buffer holding the result, hits or scratch (the other is overwritten).
+reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *scratch,
+                                size_t n) noexcept;
+
 /// One instance per processing thread (partition); process() runs on that thread. Nothing
 /// waits between datagrams but the timing state: each datagram's hits are clustered when it is
 /// processed. So a partition owns whole camera datagrams (every Nth), and every partition follows
@@ -87,9 +92,9 @@ public:
 private:
   void onEvr(const uint8_t *data, int64_t arrivalNs) noexcept;
   void onTdc(const TdcWord &tdc, int64_t arrivalNs) noexcept;
-  void onPixel(uint64_t word) noexcept;
+  void dropPixel(uint16_t x, uint16_t y) noexcept;
   void followTdcs(const sdk::Packet &packet, size_t words) noexcept;
-  void formEvents() noexcept;
+  void formEvents(size_t n) noexcept;
 
   const Timepix3Config config_;
   Timepix3Counters counters_;
@@ -117,11 +122,10 @@ private:
     uint64_t tdcPixelClockNs = 0;
   } global_;
 
-  void sortHits() noexcept;
-
-  std::vector<reduction::PixelHit> hits_;   ///< this datagram's, reserved for the largest
-  std::vector<reduction::PixelHit> sorted_; ///< the sort's output (swapped with hits_)
-  std::vector<uint64_t> keys_;              ///< time since the earliest hit << 13 | arrival
+  const uint32_t width_;  ///< config_.width()
+  const uint32_t height_; ///< config_.height()
+  std::vector<reduction::PixelHit> hits_;   ///< this datagram's, sized for the largest
+  std::vector<reduction::PixelHit> sorted_; ///< the sort's other buffer (swapped with hits_)
 };
 
 } // namespace efu::timepix3

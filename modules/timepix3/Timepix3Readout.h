@@ -123,6 +123,17 @@ inline void encodeEvr(const EvrDatagram &e, uint8_t *out) noexcept {
 [[nodiscard]] constexpr uint16_t pixelY(const PixelWord &p) noexcept {
   return static_cast<uint16_t>(p.sPix + (p.pix & 0x3));
 }
+/// pixelX(decodePixel(w)) and pixelY(decodePixel(w)) straight from the word's bits.
+[[nodiscard]] constexpr uint16_t pixelXOfWord(uint64_t w) noexcept {
+  return static_cast<uint16_t>(((w >> 52) & 0xFE) | ((w >> 46) & 1));
+}
+[[nodiscard]] constexpr uint16_t pixelYOfWord(uint64_t w) noexcept {
+  return static_cast<uint16_t>(((w >> 45) & 0xFC) | ((w >> 44) & 3));
+}
+/// decodePixel(w).tot.
+[[nodiscard]] constexpr uint16_t pixelTotOfWord(uint64_t w) noexcept {
+  return static_cast<uint16_t>((w >> 20) & 0x3FF);
+}
 /// The word fields of column x, row y (0..255 each).
 inline void placePixel(PixelWord &p, uint16_t x, uint16_t y) noexcept {
   p.dCol = static_cast<uint16_t>(x & 0xFE);
@@ -168,6 +179,23 @@ constexpr uint64_t kPixelClockNs = 26'843'545'600;
     return pulseTimeNs + (kPixelClockNs - tdcPixelClockNs) + clock;
   }
   return pulseTimeNs + (clock - tdcPixelClockNs);
+}
+
+/// pixelClockNs() of a pixel word, straight from its bits: 409600 spidr + 25 toa is
+/// 25 * (spidr << 14 | toa), and truncating (16 * that - 25 fToA) / 16 toward zero subtracts
+/// 25 fToA / 16 rounded up, or, when spidr = toa = 0 (the only negative readings), rounded down.
+[[nodiscard]] constexpr int64_t pixelClockOfWord(uint64_t w) noexcept {
+  const auto coarse = static_cast<int64_t>(25 * ((w & 0xFFFF) << 14 | ((w >> 30) & 0x3FFF)));
+  const auto fine = static_cast<int64_t>(25 * ((w >> 16) & 0xF));
+  return coarse - ((fine + (coarse != 0 ? 15 : 0)) >> 4);
+}
+/// pixelTimeNs(pulseTimeNs, tdcPixelClockNs, pixelClock) as pulseTimeNs - tdcPixelClockNs
+/// (`since`, computed once per pulse) plus the reading and, when it is below the TDC's (but not
+/// negative), one turn of the pixel clock: the same sum modulo 2^64.
+[[nodiscard]] constexpr uint64_t pixelTimeSince(uint64_t since, uint64_t tdcPixelClockNs,
+                                                int64_t pixelClock) noexcept {
+  const auto clock = static_cast<uint64_t>(pixelClock); // negative: above any TDC reading
+  return since + clock + (clock < tdcPixelClockNs ? kPixelClockNs : 0);
 }
 
 /// The EVR's pulse time in ns since the epoch (exact; the ESS EFU sums it in a double).

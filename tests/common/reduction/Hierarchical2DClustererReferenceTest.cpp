@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The seeded 2-D clusterer against a plain reference of its rules (per-hit flags, every seed
+// scanning every later hit of its group), on random hits dense enough that clusters overlap,
+// chain and split: the same clusters, in the same order, with the same sums.
+#include "common/reduction/Hierarchical2DClusterer.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace efu::reduction {
+namespace {
+
+/// The rules of Hierarchical2DClusterer.h, written out as directly as they read.
+std::vector<PixelCluster> reference(const std::vector<PixelHit> &hits, uint64_t timeGap,
+                                    uint16_t coordGap) {
+  std::vector<PixelCluster> out;
+  const int64_t gap2 = int64_t{coordGap} * coordGap;
+  size_t begin = 0;
+  for (size_t end = 1; end <= hits.size(); ++end) {
+    if (end < hits.size() && hits[end].timeNs - hits[end - 1].timeNs <= timeGap) {
+      continue;
+    }
+    std::vector<bool> taken(end - begin, false);
+    for (size_t s = begin; s < end; ++s) {
+      if (taken[s - begin]) {
+        continue;
+      }
+      const PixelHit &seed = hits[s];
+      PixelCluster c{seed.timeNs, seed.timeNs, 0, 0, 0, 0};
+      for (size_t j = s; j < end; ++j) {
+        const int64_t dx = int64_t{hits[j].x} - seed.x;
+        const int64_t dy = int64_t{hits[j].y} - seed.y;
+        if (j != s && (taken[j - begin] || dx * dx + dy * dy >= gap2)) {
+          continue;
+        }
+        taken[j - begin] = true;
+        const PixelHit &h = hits[j];
+        c.timeStartNs = std::min(c.timeStartNs, h.timeNs);
+        c.timeEndNs = std::max(c.timeEndNs, h.timeNs);
+        ++c.hits;
+        c.weightSum += h.weight;
+        c.xMass += uint64_t{h.weight} * h.x;
+        c.yMass += uint64_t{h.weight} * h.y;
+      }
+      out.push_back(c);
+    }
+    begin = end;
+  }
+  return out;
+}
+
+void expectSame(const std::vector<PixelHit> &hits, uint64_t timeGap, uint16_t coordGap,
+                Hierarchical2DClusterer &clusterer) {
+  std::vector<PixelCluster> got;
+  clusterer.cluster(std::span<const PixelHit>(hits),
+                    [&](const PixelCluster &c) { got.push_back(c); });
+  const std::vector<PixelCluster> want = reference(hits, timeGap, coordGap);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].timeStartNs, want[i].timeStartNs) << "cluster " << i;
+    ASSERT_EQ(got[i].timeEndNs, want[i].timeEndNs) << "cluster " << i;
+    ASSERT_EQ(got[i].hits, want[i].hits) << "cluster " << i;
+    ASSERT_EQ(got[i].weightSum, want[i].weightSum) << "cluster " << i;
+    ASSERT_EQ(got[i].xMass, want[i].xMass) << "cluster " << i;
+    ASSERT_EQ(got[i].yMass, want[i].yMass) << "cluster " << i;
+  }
+}
+
+/// n hits, times rising by 0..maxStep ns, on a side x side patch: small patches and steps make
+/// long groups of overlapping clusters.
+std::vector<PixelHit> randomHits(std::mt19937_64 &rng, size_t n, uint64_t maxStep,
+                                 uint16_t side) {
+  std::vector<PixelHit> hits;
+  uint64_t t = 1'000'000;
+  for (size_t i = 0; i < n; ++i) {
+    t += rng() % (maxStep + 1);
+    hits.push_back({t, static_cast<uint16_t>(rng() % side), static_cast<uint16_t>(rng() % side),
+                    static_cast<uint16_t>(rng() % 1024), static_cast<uint16_t>(i)});
+  }
+  return hits;
+}
+
+TEST(Hierarchical2DClustererReference, RandomDenseHits) {
+  std::mt19937_64 rng(11);
+  for (const uint16_t coordGap : {uint16_t{0}, uint16_t{1}, uint16_t{2}, uint16_t{4},
+                                  uint16_t{9}, uint16_t{300}}) {
+    for (const uint64_t timeGap : {uint64_t{0}, uint64_t{5}, uint64_t{800}}) {
+      Hierarchical2DClusterer clusterer(timeGap, coordGap); // reused: nothing carried over
+      for (const uint16_t side : {uint16_t{4}, uint16_t{16}, uint16_t{256}}) {
+        for (const size_t n : {size_t{1}, size_t{2}, size_t{9}, size_t{100}, size_t{2000}}) {
+          for (const uint64_t step : {uint64_t{0}, uint64_t{3}, uint64_t{400}}) {
+            expectSame(randomHits(rng, n, step, side), timeGap, coordGap, clusterer);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Hierarchical2DClustererReference, EdgesOfTheCoordinates) {
+  // Far corners of the 16-bit range: differences and squares must not wrap.
+  std::mt19937_64 rng(12);
+  Hierarchical2DClusterer clusterer(10, 65535);
+  std::vector<PixelHit> hits;
+  for (uint16_t i = 0; i < 200; ++i) {
+    const auto x = static_cast<uint16_t>(rng() % 2 ? 0 : 65535);
+    const auto y = static_cast<uint16_t>(rng() % 2 ? 0 : 65535);
+    hits.push_back({uint64_t{i} * 3, x, y, static_cast<uint16_t>(rng() % 1024), i});
+  }
+  expectSame(hits, 10, 65535, clusterer);
+}
+
+TEST(Hierarchical2DClustererReference, GrowingThenShrinkingGroups) {
+  // The bookkeeping sized by one call serves the next, larger or smaller.
+  std::mt19937_64 rng(13);
+  Hierarchical2DClusterer clusterer(800, 4);
+  for (const size_t n : {size_t{5}, size_t{3000}, size_t{7}, size_t{600}, size_t{1}}) {
+    expectSame(randomHits(rng, n, 100, 32), 800, 4, clusterer);
+  }
+}
+
+} // namespace
+} // namespace efu::reduction

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// sortByTime (Timepix3Module.h), the module's radix sort of a datagram's hits, against
+// std::stable_sort by time: random, sorted, reversed, equal and few-valued times, times that
+// differ only in their highest bits, and the sizes from 0 to the largest datagram.
+#include "modules/timepix3/Timepix3Module.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+namespace efu::timepix3 {
+namespace {
+
+using reduction::PixelHit;
+
+/// Hits with the given times, the other fields telling them apart (tag: the position).
+std::vector<PixelHit> hitsAt(const std::vector<uint64_t> &times) {
+  std::vector<PixelHit> hits;
+  for (size_t i = 0; i < times.size(); ++i) {
+    hits.push_back({times[i], static_cast<uint16_t>(i * 7 % 256), static_cast<uint16_t>(i % 251),
+                    static_cast<uint16_t>(i % 1024), static_cast<uint16_t>(i)});
+  }
+  return hits;
+}
+
+void expectStableSort(const std::vector<uint64_t> &times) {
+  const std::vector<PixelHit> hits = hitsAt(times);
+  std::vector<PixelHit> expected = hits;
+  std::stable_sort(expected.begin(), expected.end(),
+                   [](const PixelHit &a, const PixelHit &b) { return a.timeNs < b.timeNs; });
+  std::vector<PixelHit> buffer = hits;
+  std::vector<PixelHit> scratch(hits.size());
+  const PixelHit *sorted = sortByTime(buffer.data(), scratch.data(), hits.size());
+  ASSERT_TRUE(sorted == buffer.data() || sorted == scratch.data());
+  for (size_t i = 0; i < hits.size(); ++i) {
+    ASSERT_EQ(sorted[i].timeNs, expected[i].timeNs) << "at " << i << " of " << hits.size();
+    ASSERT_EQ(sorted[i].tag, expected[i].tag) << "at " << i << " of " << hits.size();
+    ASSERT_EQ(sorted[i].x, expected[i].x);
+    ASSERT_EQ(sorted[i].y, expected[i].y);
+    ASSERT_EQ(sorted[i].weight, expected[i].weight);
+  }
+}
+
+constexpr size_t kLargest = 8191; // hits in the largest datagram
+
+TEST(Timepix3Sort, SmallSizes) {
+  std::mt19937_64 rng(1);
+  for (size_t n = 0; n <= 40; ++n) {
+    std::vector<uint64_t> t(n);
+    for (auto &v : t) {
+      v = 1'700'000'000'000'000'000ULL + rng() % 64;
+    }
+    expectStableSort(t);
+  }
+}
+
+TEST(Timepix3Sort, RandomTimesOfEverySpan) {
+  std::mt19937_64 rng(2);
+  for (int bits = 0; bits <= 64; ++bits) {
+    for (const size_t n : {size_t{3}, size_t{100}, size_t{1104}, kLargest}) {
+      const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+      const uint64_t base = bits == 64 ? 0 : rng() & ~mask;
+      std::vector<uint64_t> t(n);
+      for (auto &v : t) {
+        v = base | (rng() & mask);
+      }
+      expectStableSort(t);
+    }
+  }
+}
+
+TEST(Timepix3Sort, SortedReversedAndEqual) {
+  std::vector<uint64_t> up(kLargest), down(kLargest), same(kLargest, 12345);
+  for (size_t i = 0; i < kLargest; ++i) {
+    up[i] = 1'000'000 + 37 * i;
+    down[i] = 1'000'000 + 37 * (kLargest - i);
+  }
+  expectStableSort(up);
+  expectStableSort(down);
+  expectStableSort(same);
+  expectStableSort({UINT64_MAX, 0, UINT64_MAX, 0, 1, UINT64_MAX - 1});
+}
+
+TEST(Timepix3Sort, FewTimesManyTies) {
+  std::mt19937_64 rng(3);
+  for (const uint64_t distinct : {2U, 3U, 9U, 256U, 257U}) {
+    std::vector<uint64_t> t(kLargest);
+    for (auto &v : t) {
+      v = 5'000'000'000 + (rng() % distinct) * 800; // the gaps of neutrons' 9-hit bunches
+    }
+    expectStableSort(t);
+  }
+}
+
+TEST(Timepix3Sort, TimesDifferingInHighBitsOnly) {
+  // Every low digit equal (the passes that move nothing are skipped), the last one decides.
+  std::mt19937_64 rng(4);
+  for (const int shift : {8, 24, 40, 56}) {
+    std::vector<uint64_t> t(1000);
+    for (auto &v : t) {
+      v = 0xABCD + ((rng() % 5) << shift);
+    }
+    expectStableSort(t);
+  }
+}
+
+TEST(Timepix3Sort, ShuffledDatagramOfNeutrons) {
+  // As a camera sends them out of order: bunches of nine equal times, shuffled.
+  std::mt19937_64 rng(5);
+  std::vector<uint64_t> t;
+  uint64_t now = 1'700'000'000'000'000'000ULL;
+  while (t.size() + 9 <= 1104) {
+    now += rng() % 70'000;
+    t.insert(t.end(), 9, now);
+  }
+  std::shuffle(t.begin(), t.end(), rng);
+  expectStableSort(t);
+}
+
+} // namespace
+} // namespace efu::timepix3
