@@ -5,6 +5,7 @@
 
 #include "common/sdk/Module.h"
 #include "modules/cbm/CbmConfig.h"
+#include "modules/cbm/CbmDivider.h"
 
 #include <array>
 #include <cstdint>
@@ -67,7 +68,7 @@ public:
     if (tofNs < 0) {
       return Added::BeforeOffset;
     }
-    const auto bin = static_cast<size_t>(tofNs / width_);
+    const auto bin = static_cast<size_t>(byWidth_(static_cast<uint32_t>(tofNs))); // tof / width
     if (bin >= bins_) {
       return Added::OverMax;
     }
@@ -160,7 +161,8 @@ private:
   static constexpr std::span<const std::string_view> kFrameTimeAxis{kFrameTime};
   static constexpr std::span<const std::string_view> kReferenceTimeAxis{kReferenceTime};
 
-  int32_t width_;
+  int32_t width_; ///< >= 1 (the configuration's check)
+  Divider byWidth_{static_cast<uint32_t>(width_)};
   size_t bins_;
   size_t frames_;
   bool average_;

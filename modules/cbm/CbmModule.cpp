@@ -77,9 +77,9 @@ std::unique_ptr<TofHistogram> makeHistogram(sdk::ModuleContext &ctx, const Monit
   try {
     return std::make_unique<TofHistogram>(m);
   } catch (const std::bad_alloc &) {
-    refuseBinCount(ctx, index,
-                   fmt::format("no memory for its histogram ({} bytes)",
-                               TofHistogram::memoryBytes(m)));
+    refuseBinCount(
+        ctx, index,
+        fmt::format("no memory for its histogram ({} bytes)", TofHistogram::memoryBytes(m)));
   }
 }
 
@@ -119,6 +119,39 @@ CbmModule::CbmModule(sdk::ModuleContext &ctx)
                                      m.binWidth(), m.aggregatedFrames,
                                      m.aggregation == Aggregation::Sum ? "sum" : "average")
                        : std::string());
+  }
+  targets_.resize(config_.monitors.size());
+  for (size_t i = 0; i < config_.monitors.size(); ++i) {
+    const Monitor &m = config_.monitors[i];
+    Target &t = targets_[i];
+    t.type = static_cast<uint8_t>(m.type);
+    t.mine = mine(i);
+    t.ibm = m.type == MonitorType::Ibm ? ~uint32_t{0} : 0;
+    t.pixelError = m.type == MonitorType::Event0D && m.pixelOffset == 0 ? 1 : 0;
+    const bool is2D = m.type == MonitorType::Event2D;
+    t.xLimit = is2D ? m.width : 65536;
+    t.yLimit = is2D ? m.height : 65536;
+    t.xScale = is2D ? 1 : 0;
+    t.yScale = is2D ? m.width : 0;
+    t.base = static_cast<uint32_t>(m.pixelOffset) + (is2D ? 1 : 0);
+    t.out = &outputs_[i];
+  }
+  for (size_t type = 0; type < badType_.size(); ++type) {
+    CbmReadout r{};
+    r.length = kReadoutBytes;
+    r.type = static_cast<uint8_t>(type);
+    badType_[type] = checkReadout(r, config_.beer) == ReadoutError::Type;
+  }
+  for (uint8_t fiber = 0; fiber <= kMaxFiber; ++fiber) {
+    for (uint8_t fen = 0; fen <= kMaxFen; ++fen) {
+      const auto ring = static_cast<uint8_t>(fiber / 2);
+      const GeometryError g = ring > config_.maxRing        ? GeometryError::Ring
+                              : ring != config_.monitorRing ? GeometryError::MonitorRing
+                              : fen > config_.maxFenId      ? GeometryError::Fen
+                                                            : GeometryError::Count_;
+      fiberFen_[size_t{fiber} * (kMaxFen + 1) + fen] =
+          g == GeometryError::Count_ ? 0 : static_cast<uint8_t>(static_cast<uint8_t>(g) + 1);
+    }
   }
   if (config_.beer) {
     ctx.log().info("cbm: {}: BEER: detector type 0x50, EVENT_2D readouts only", ctx.configSource());
@@ -178,49 +211,66 @@ void CbmModule::process(const sdk::Packet &packet) noexcept {
   std::array<int64_t, 3> byType{};
   int64_t pixelErrors = 0;
   int64_t processed = 0;
-  int64_t ibm = 0;
-  int64_t event0d = 0;
-  int64_t event2d = 0;
+  std::array<int64_t, 3> eventsByType{}; // events.event0d, event2d, ibm, by type - 1
   int64_t npos = 0;
+  readout::TofTally tofTally;
+  // Locals: the sinks' virtual calls would make the compiler reload the members per readout.
+  const bool normalizeIbm = config_.normalizeIbm;
+  const Target *targets = targets_.data();
+  const int16_t *slots = config_.slots.data();
   for (size_t i = 0; i < count; ++i) {
     CbmReadout r;
     std::memcpy(&r, h.payload + i * kReadoutBytes, kReadoutBytes);
-    const ReadoutError e = checkReadout(r, config_.beer);
-    if (e != ReadoutError::Ok) {
+    // checkReadout(), its type check by table.
+    if (const auto e = readout::checkCommonFields(r); e != readout::CommonReadoutError::Ok) {
       ++readoutErrors[static_cast<size_t>(e)];
       continue;
     }
-    ++byType[r.type - 1];
-    int16_t slot = -1;
-    const GeometryError g = checkGeometry(config_, r, slot);
-    if (g != GeometryError::Count_) {
-      ++geometryErrors[static_cast<size_t>(g)];
+    if (badType_[r.type]) {
+      ++readoutErrors[static_cast<size_t>(ReadoutError::Type)];
       continue;
     }
-    if (!mine(static_cast<size_t>(slot))) {
+    ++byType[r.type - 1];
+    // checkGeometry() in its order, by tables.
+    if (const uint8_t g = fiberFen_[size_t{r.fiber} * (kMaxFen + 1) + r.fen]; g != 0) {
+      ++geometryErrors[g - 1U];
+      continue;
+    }
+    const int16_t slot = slots[size_t{r.fen} * 256 + r.channel];
+    if (slot < 0) {
+      ++geometryErrors[static_cast<size_t>(GeometryError::Topology)];
+      continue;
+    }
+    const Target &target = targets[static_cast<size_t>(slot)];
+    if (r.type != target.type) {
+      ++geometryErrors[static_cast<size_t>(GeometryError::Type)];
+      continue;
+    }
+    const uint32_t x = r.x();
+    const uint32_t y = r.y();
+    if (x >= target.xLimit) {
+      ++geometryErrors[static_cast<size_t>(GeometryError::XPos)];
+      continue;
+    }
+    if (y >= target.yLimit) {
+      ++geometryErrors[static_cast<size_t>(GeometryError::YPos)];
+      continue;
+    }
+    if (!target.mine) {
       continue;
     }
     readout::Tof t;
-    if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, t)) {
+    if (!tof_.compute(readout::ticksToNs(r.timeHigh, r.timeLow), h, t, tofTally)) {
       continue;
     }
-    const Monitor &m = config_.monitors[static_cast<size_t>(slot)];
-    Output &out = outputs_[static_cast<size_t>(slot)];
-    int32_t value = 0; // the ev44 pixel, or what the histogram adds
-    switch (m.type) {
-    case MonitorType::Ibm:
-      value = static_cast<int32_t>(ibmValue(r, config_.normalizeIbm));
-      break;
-    case MonitorType::Event0D:
-      // The ESS EFU counts a pixel of 0 as a pixel error and still publishes the event.
-      pixelErrors += m.pixelOffset == 0 ? 1 : 0;
-      value = m.pixelOffset;
-      break;
-    case MonitorType::Event2D:
-      value = static_cast<int32_t>(pixel2D(m, r.x(), r.y()));
-      break;
-    }
+    // The ev44 pixel or what the histogram adds, computed for every type and selected: the
+    // types come mixed, and a branch on them would be mispredicted.
+    const uint32_t linear = y * target.yScale + x * target.xScale + target.base;
+    const uint32_t ibmAdc = ibmValueFast(r, normalizeIbm);
+    const auto value = static_cast<int32_t>((ibmAdc & target.ibm) | (linear & ~target.ibm));
+    pixelErrors += target.pixelError;
     ++processed;
+    Output &out = *target.out;
     if (out.histogram) {
       // Only what a bin holds is an event: an entry the histogram drops is counted there alone
       // (issue 37: 10 000 readouts past the last bin were also 10 000 events.ibm).
@@ -237,19 +287,14 @@ void CbmModule::process(const sdk::Packet &packet) noexcept {
     } else {
       out.events->add(t.pulseTimeNs, t.tofNs, value);
     }
-    switch (m.type) {
-    case MonitorType::Ibm:
-      ++ibm;
-      npos += static_cast<uint32_t>(value);
-      break;
-    case MonitorType::Event0D:
-      ++event0d;
-      break;
-    case MonitorType::Event2D:
-      ++event2d;
-      break;
-    }
+    // r.type is the entry's type, 1..3.
+    ++eventsByType[r.type - 1];
+    npos += static_cast<uint32_t>(value) & target.ibm;
   }
+  tof_.add(tofTally);
+  const int64_t event0d = eventsByType[static_cast<size_t>(MonitorType::Event0D) - 1];
+  const int64_t event2d = eventsByType[static_cast<size_t>(MonitorType::Event2D) - 1];
+  const int64_t ibm = eventsByType[static_cast<size_t>(MonitorType::Ibm) - 1];
   counters_.readouts.add(static_cast<int64_t>(count));
   for (size_t i = 1; i < readoutErrors.size(); ++i) {
     if (readoutErrors[i] != 0) {

@@ -72,15 +72,15 @@ private:
   }
   /// What one Topology entry publishes to.
   struct Output {
-    sdk::EventSink *events = nullptr;     ///< Schema ev44
-    sdk::DataArraySink *arrays = nullptr; ///< Schema da00
+    sdk::EventSink *events = nullptr;        ///< Schema ev44
+    sdk::DataArraySink *arrays = nullptr;    ///< Schema da00
     std::unique_ptr<TofHistogram> histogram; ///< Schema da00, of this partition's monitor
-    Counter *produceCalled = nullptr; ///< serialize.<source>.produce_called
-    Counter *producePulse = nullptr;  ///< serialize.<source>.produce_triggered_reftime
-    Counter *beforeOffset = nullptr;  ///< serialize.<source>.tof_before_offset_dropped
-    Counter *overMax = nullptr;       ///< serialize.<source>.tof_over_max_dropped
-    Counter *histograms = nullptr;    ///< serialize.<source>.histograms: taken by the producer
-    Counter *refused = nullptr;       ///< serialize.<source>.histograms_refused
+    Counter *produceCalled = nullptr;        ///< serialize.<source>.produce_called
+    Counter *producePulse = nullptr;         ///< serialize.<source>.produce_triggered_reftime
+    Counter *beforeOffset = nullptr;         ///< serialize.<source>.tof_before_offset_dropped
+    Counter *overMax = nullptr;              ///< serialize.<source>.tof_over_max_dropped
+    Counter *histograms = nullptr; ///< serialize.<source>.histograms: taken by the producer
+    Counter *refused = nullptr;    ///< serialize.<source>.histograms_refused
   };
   void publish(Output &out) noexcept;
 
@@ -93,6 +93,26 @@ private:
   unsigned partition_;
   unsigned partitions_;
   std::vector<Output> outputs_; ///< one per Topology entry
+  /// What the readout loop needs of a Topology entry, in one place and without branches per
+  /// type: the ev44 pixel or histogram value is (IBM) the IBM value, else y·yScale + x·xScale +
+  /// base (EVENT_2D: y·Width + x + 1 + PixelOffset; EVENT_0D: PixelOffset).
+  struct Target {
+    uint8_t type = 0;       ///< MonitorType
+    bool mine = false;      ///< this partition's
+    uint32_t ibm = 0;       ///< type IBM: all ones, else 0 (a mask: selects without a branch)
+    uint8_t pixelError = 0; ///< 1: an EVENT_0D with pixel 0 (counted, still published)
+    uint32_t xLimit = 0;    ///< EVENT_2D: Width; others 65536 (no x is refused)
+    uint32_t yLimit = 0;    ///< EVENT_2D: Height; others 65536
+    uint32_t xScale = 0, yScale = 0, base = 0;
+    Output *out = nullptr;
+  };
+  std::vector<Target> targets_; ///< by Topology entry
+  /// checkReadout()'s type check by type (true: refused), without the branches that mixed types
+  /// would mispredict.
+  std::array<bool, 256> badType_{};
+  /// checkGeometry()'s (ring, FEN) checks by fiber * (kMaxFen + 1) + FEN (parsed readouts: both
+  /// within the ESS limits): 0, or the GeometryError + 1.
+  std::array<uint8_t, size_t{kMaxFiber + 1} * (kMaxFen + 1)> fiberFen_{};
   /// Indices of outputs_ with a histogram: this partition's da00 monitors.
   std::vector<size_t> histogramOutputs_;
 };

@@ -269,6 +269,98 @@ constexpr uint32_t cuboidPixel(const Panel &p, PartType type, const Part &part, 
   return local(p, gx, gy);
 }
 
+/// A turned (x, y) offset of CuboidTable.
+struct CuboidOffset {
+  int8_t x, y;
+};
+/// The map of a cuboid turned `turns` times applied to (x, y), less its corner.
+constexpr CuboidOffset cuboidOffset(uint8_t turns, int x, int y) noexcept {
+  const CuboidMap m = mapOf({0, 0, turns});
+  return {static_cast<int8_t>(m.xx * x + m.xy * y), static_cast<int8_t>(m.yx * x + m.yy * y)};
+}
+inline constexpr std::array<std::array<CuboidOffset, 256>, 4> kCuboidAnode = [] {
+  std::array<std::array<CuboidOffset, 256>, 4> t{};
+  for (uint8_t turns = 0; turns < 4; ++turns) {
+    for (int a = 0; a < 256; ++a) {
+      t[turns][static_cast<size_t>(a)] =
+          cuboidOffset(turns, 2 * (a / 32) + (a / 16) % 2, 15 - a % 16);
+    }
+  }
+  return t;
+}();
+inline constexpr std::array<std::array<CuboidOffset, 8>, 4> kCuboidCathode = [] {
+  std::array<std::array<CuboidOffset, 8>, 4> t{};
+  for (uint8_t turns = 0; turns < 4; ++turns) {
+    for (int c = 0; c < 8; ++c) {
+      t[turns][static_cast<size_t>(c)] = cuboidOffset(turns, 4 * c, 0);
+    }
+  }
+  return t;
+}();
+
+/// cuboidPixel() by tables, for the module's hot path. The cuboid's x and y are sums of an
+/// anode part (cassette half and counter: 2·(anode / 32) + (anode / 16) % 2, and 15 − anode % 16)
+/// and a cathode part (4·(cathode / 32)), and a turn is linear, so each part's turned offset is
+/// a table entry per turn; the cuboid of each (ring, FEN) and unit is looked up once, at the
+/// start, instead of by unit and index per readout. Equal to cuboidPixel() for every readout
+/// (tested over all of them).
+class CuboidTable {
+public:
+  /// The cuboids of the file's entries of `type` (HR or SANS).
+  CuboidTable(const DreamConfig &c, PartType type) noexcept : offset_(panelOf(type).offset) {
+    const bool sans = type == PartType::SANS;
+    for (size_t slot = 0; slot < kSlots; ++slot) {
+      const Part &part = c.parts[slot];
+      if (!part.used || part.type != type) {
+        continue;
+      }
+      for (size_t unit = 0; unit < 2; ++unit) {
+        const uint8_t index = unit == 0 ? part.index : part.index2;
+        if (index >= (sans ? kSansMaps.size() : kHrMaps.size())) {
+          continue; // no cuboid: Reject::Index
+        }
+        const CuboidPlace &place = sans ? kSansCuboids[index] : kHrCuboids[index];
+        const CuboidMap m = mapOf(place);
+        cuboids_[slot * 2 + unit] = {m.x0, m.y0, place.turns, true};
+      }
+    }
+  }
+
+  /// cuboidPixel() + the panel's offset (pixelOfType()) of a readout of the entry at `slot`.
+  [[nodiscard]] uint32_t pixel(const CdtReadout &r, size_t slot, Reject &why) const noexcept {
+    if (r.unit > 1) {
+      why = Reject::Index;
+      return 0;
+    }
+    const Cuboid &q = cuboids_[slot * 2 + r.unit];
+    if (!q.valid) {
+      why = Reject::Index;
+      return 0;
+    }
+    const CuboidOffset a = kCuboidAnode[q.turns][r.anode];
+    const CuboidOffset c = kCuboidCathode[q.turns][r.cathode >> 5];
+    const int32_t x = q.x0 + a.x + c.x;
+    const int32_t y = int32_t{kHr.nx} * (r.cathode & 31) + q.y0 + a.y + c.y;
+    // HR and SANS panels have the same shape.
+    if (static_cast<uint32_t>(x) >= kHr.nx || static_cast<uint32_t>(y) >= kHr.ny) {
+      why = Reject::Outside;
+      return 0;
+    }
+    return offset_ + static_cast<uint32_t>(y) * kHr.nx + static_cast<uint32_t>(x) + 1;
+  }
+
+private:
+  struct Cuboid {
+    int16_t x0 = 0, y0 = 0;
+    uint8_t turns = 0;
+    bool valid = false;
+  };
+  static_assert(kSans.nx == kHr.nx && kSans.ny == kHr.ny);
+
+  uint32_t offset_;
+  std::array<Cuboid, kSlots * 2> cuboids_{}; ///< by slot and unit (0, 1)
+};
+
 /// A mantle (DREAM's, MAGIC's forward detector): strip across, wire / mounting unit / cassette
 /// / counter down.
 constexpr uint32_t mantlePixel(const Panel &p, const Part &part, const CdtReadout &r) noexcept {

@@ -88,9 +88,25 @@ DreamModule::DreamModule(sdk::ModuleContext &ctx)
     : config_(parseDreamConfig(ctx.config(), ctx.configSource())), headerCounters_(ctx),
       parser_(headerCounters_, {detectorType(config_.instrument)}, config_.maxPulseTimeDiffNs),
       tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), counters_(ctx, config_),
-      events_(ctx.events()), partition_(ctx.partition()), partitions_(ctx.partitions()) {
-  for (auto &list : byType_) {
-    list.resize(kMaxReadouts);
+      events_(ctx.events()), hr_(config_, PartType::HR), sans_(config_, PartType::SANS),
+      partition_(ctx.partition()), partitions_(ctx.partitions()) {
+  for (uint8_t fiber = 0; fiber <= kMaxFiber; ++fiber) {
+    for (uint8_t fen = 0; fen <= kMaxReadoutFen; ++fen) {
+      CdtReadout r;
+      r.fiber = fiber;
+      r.fen = fen;
+      Route &route = routes_[size_t{fiber} * (kMaxReadoutFen + 1) + fen];
+      const Reject v = validate(config_, r);
+      if (!mine(r)) {
+        route.what = kOther;
+      } else if (v != Reject::None) {
+        route.what = v == Reject::Fen ? kFenError : kConfigError;
+      } else {
+        route.slot = static_cast<uint8_t>(slotOf(fiber / 2, fen));
+        route.what = static_cast<uint8_t>(config_.parts[route.slot].type);
+        byType_[route.what].resize(kMaxReadouts);
+      }
+    }
   }
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
   std::string parts;
@@ -127,7 +143,11 @@ void DreamModule::process(const sdk::Packet &packet) noexcept {
   std::array<std::array<int64_t, kRejects>, kPartTypes> partTally{};
   readout::TofTally tofTally;
   std::array<uint16_t, kPartTypes> counts{};
-  uint16_t n = 0;
+  // Local copies: the byte stores of the staging may alias the vectors' own pointers.
+  std::array<Staged *, kPartTypes> staging{};
+  for (size_t t = 0; t < kPartTypes; ++t) {
+    staging[t] = byType_[t].data();
+  }
   const uint8_t *p = h.payload;
   size_t left = h.payloadBytes;
   // The ESS parser: a readout with a bad length, fiber or FEN ends the datagram's readouts.
@@ -160,13 +180,10 @@ void DreamModule::process(const sdk::Packet &packet) noexcept {
     std::memcpy(&r, p, kReadoutBytes);
     p += kReadoutBytes;
     left -= kReadoutBytes;
-    if (!mine(r)) {
-      continue;
-    }
-
-    const Reject v = validate(config_, r);
-    if (v != Reject::None) {
-      ++(v == Reject::Fen ? fen : config);
+    const Route route = routes_[size_t{r.fiber} * (kMaxReadoutFen + 1) + r.fen];
+    if (route.what >= kOther) {
+      fen += route.what == kFenError ? 1 : 0;
+      config += route.what == kConfigError ? 1 : 0;
       continue;
     }
     readout::Tof t;
@@ -175,21 +192,24 @@ void DreamModule::process(const sdk::Packet &packet) noexcept {
     }
     // The pixel comes in a second pass, part type by part type: a loop per type keeps the
     // branches of one part's rules predictable where a mixed datagram would mispredict them.
-    const auto type = static_cast<size_t>(config_.parts[slotOf(r.fiber / 2, r.fen)].type);
-    staged_[n] = Staged{r, t.tofNs, t.pulseTimeNs != h.pulseTimeNs};
-    byType_[type][counts[type]++] = n;
-    ++n;
+    staging[route.what][counts[route.what]++] =
+        Staged{r, t.tofNs, route.slot, t.pulseTimeNs != h.pulseTimeNs};
   }
   for (size_t type = 0; type < kPartTypes; ++type) {
     if (counts[type] == 0) {
       continue;
     }
     withPartType(static_cast<PartType>(type), [&]<PartType T>() {
+      const Staged *staged = staging[type];
       for (uint16_t k = 0; k < counts[type]; ++k) {
-        const Staged &s = staged_[byType_[type][k]];
-        const Part &part = config_.parts[slotOf(s.r.fiber / 2, s.r.fen)];
+        const Staged &s = staged[k];
         Reject why = Reject::None;
-        const uint32_t id = pixelOfType<T>(part, s.r, why);
+        uint32_t id = 0;
+        if constexpr (T == PartType::HR || T == PartType::SANS) {
+          id = (T == PartType::HR ? hr_ : sans_).pixel(s.r, s.slot, why);
+        } else {
+          id = pixelOfType<T>(config_.parts[s.slot], s.r, why);
+        }
         if (id == 0) {
           ++pixel;
           ++partTally[type][static_cast<size_t>(why)];

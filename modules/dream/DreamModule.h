@@ -80,12 +80,25 @@ private:
   struct Staged {
     CdtReadout r;
     int32_t tofNs;
+    uint8_t slot;  ///< slotOf(ring, FEN)
     bool previous; ///< measured from the previous pulse
   };
   static constexpr size_t kMaxReadouts = 65536 / kReadoutBytes; ///< per datagram
-  std::vector<Staged> staged_ = std::vector<Staged>(kMaxReadouts);
-  /// Indices into staged_ by part type.
-  std::array<std::vector<uint16_t>, kPartTypes> byType_;
+  /// The readouts of a datagram by part type, in their order (room for kMaxReadouts for the
+  /// types the file has).
+  std::array<std::vector<Staged>, kPartTypes> byType_;
+  /// What a readout of (fiber, FEN) is, fiber 0..23 and FEN 0..12 (the parser's limits): the
+  /// part type, or another partition's, or validate()'s rejection; by fiber * 13 + FEN. One
+  /// look-up instead of mine(), validate() and the part per readout.
+  static constexpr uint8_t kOther = kPartTypes, kFenError = kPartTypes + 1,
+                           kConfigError = kPartTypes + 2;
+  struct Route {
+    uint8_t what; ///< a PartType, kOther, kFenError or kConfigError
+    uint8_t slot; ///< slotOf(ring, FEN) for a part type
+  };
+  std::array<Route, size_t{kMaxFiber + 1} * (kMaxReadoutFen + 1)> routes_{};
+  CuboidTable hr_;
+  CuboidTable sans_;
   unsigned partition_;
   unsigned partitions_;
 };

@@ -24,6 +24,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -1123,6 +1124,60 @@ TEST(Beer, TheSourceWritesBeerReadoutsTheModuleTurnsBackIntoTheTruth) {
   EXPECT_EQ(ctx.value("parser.readout.count"), static_cast<int64_t>(source.readouts()));
   EXPECT_EQ(ctx.value("parser.readout.errors.type"), 0);
   EXPECT_EQ(ctx.value("geometry.validation_errors"), 0);
+}
+
+// The multiply-and-shift division against '/': every divisor 1..255 (the IBM MCASum) with every
+// 24-bit ADC near a multiple and random ones, and random and extreme divisors (the bin width)
+// with numerators at the ends of the int32 range and near multiples.
+TEST(CbmDivider, EqualsIntegerDivision) {
+  std::mt19937_64 rng(11);
+  for (uint32_t d = 1; d < 256; ++d) {
+    const Divider div = kByteDividers[d];
+    for (uint32_t n = 0; n < (1U << 24); n += d * 997U + 1U) {
+      for (const uint32_t k : {n, n + d - 1U, n + d}) {
+        ASSERT_EQ(div(k), k / d) << k << " / " << d;
+      }
+    }
+    for (int i = 0; i < 2000; ++i) {
+      const auto n = static_cast<uint32_t>(rng() % (1U << 24));
+      ASSERT_EQ(div(n), n / d) << n << " / " << d;
+    }
+    ASSERT_EQ(div((1U << 24) - 1U), ((1U << 24) - 1U) / d);
+  }
+  std::vector<uint32_t> divisors = {
+      1, 2, 3, 7, 100, 101, 65535, 65536, 65537, 1000000007U, (1U << 30) + 1U, (1U << 31) - 1U};
+  for (int i = 0; i < 300; ++i) {
+    divisors.push_back(static_cast<uint32_t>(rng() % ((1U << 31) - 1U)) + 1U);
+    divisors.push_back(static_cast<uint32_t>(rng() % 100000U) + 1U);
+  }
+  constexpr uint32_t kMax = (1U << 31) - 1U;
+  for (const uint32_t d : divisors) {
+    const Divider div(d);
+    for (const uint32_t n :
+         {0U, 1U, d - 1U, d, d + 1U, kMax, kMax - 1U, kMax - kMax % d, kMax - kMax % d - 1U}) {
+      ASSERT_EQ(div(n), n / d) << n << " / " << d;
+    }
+    for (int i = 0; i < 2000; ++i) {
+      const auto n = static_cast<uint32_t>(rng() % (uint64_t{kMax} + 1));
+      const uint32_t q = n / d;
+      ASSERT_EQ(div(n), q) << n << " / " << d;
+      if (q > 0) {
+        ASSERT_EQ(div(q * d - 1U), q - 1U) << q * d - 1U << " / " << d;
+        ASSERT_EQ(div(q * d), q) << q * d << " / " << d;
+      }
+    }
+  }
+}
+
+TEST(CbmDivider, IbmValueFastEqualsIbmValue) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200000; ++i) {
+    CbmReadout r{};
+    r.setNadc(static_cast<uint32_t>(rng() % (1U << 24)), static_cast<uint8_t>(rng()));
+    for (const bool normalize : {false, true}) {
+      ASSERT_EQ(ibmValueFast(r, normalize), ibmValue(r, normalize));
+    }
+  }
 }
 
 } // namespace

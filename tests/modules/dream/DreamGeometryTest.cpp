@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <tuple>
+#include <vector>
 
 namespace efu::dream {
 namespace {
@@ -270,6 +271,39 @@ TEST(DreamGeometry, TheHotPathsTablesAgreeWithTheLiteralDefinitionForEveryReadou
               FAIL() << partTypeName(type) << " " << int(index) << "/" << int(index2) << " unit "
                      << unit << " anode " << anode << " cathode " << cathode << ": " << a << " vs "
                      << b;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The module's cuboid tables against pixelOf() for every cuboid index pair (valid, absent,
+// out of range), every unit and every anode and cathode, HR and SANS.
+TEST(DreamGeometry, CuboidTableAgreesWithPixelOfForEveryReadout) {
+  for (const PartType type : {PartType::HR, PartType::SANS}) {
+    DreamConfig c;
+    std::vector<size_t> slots;
+    for (int k = 0; k < 256; k += 2) { // index pairs (k, k + 1) and (k + 1, k) on the slots
+      const size_t slot = static_cast<size_t>(k / 2) % kSlots;
+      c.parts[slot] = part(type, static_cast<uint8_t>(k), static_cast<uint8_t>(255 - k));
+      slots.push_back(slot);
+    }
+    c.parts[kSlots - 1] = part(type == PartType::HR ? PartType::SANS : PartType::HR, 1, 2);
+    const CuboidTable table(c, type);
+    for (const size_t slot : slots) {
+      for (int unit = 0; unit < 256; unit += unit < 4 ? 1 : 37) {
+        for (int anode = 0; anode < 256; ++anode) {
+          for (int cathode = 0; cathode < 256; ++cathode) {
+            const CdtReadout r = readout(static_cast<uint8_t>(unit), static_cast<uint8_t>(cathode),
+                                         static_cast<uint8_t>(anode));
+            Reject fast = Reject::None, reference = Reject::None;
+            const uint32_t a = table.pixel(r, slot, fast);
+            const uint32_t b = pixelOf(c.parts[slot], r, reference);
+            if (a != b || fast != reference) {
+              FAIL() << partTypeName(type) << " slot " << slot << " unit " << unit << " anode "
+                     << anode << " cathode " << cathode << ": " << a << " vs " << b;
             }
           }
         }
