@@ -12,7 +12,9 @@ namespace {
 
 constexpr uint32_t kPcapMagic = 0xa1b2c3d4; // microsecond timestamps, written in host order
 constexpr uint32_t kLinkTypeEthernet = 1;
-constexpr uint32_t kSnapLength = 65535;
+// tcpdump's default: above the largest frame we write (65 507 B of UDP payload + 42 B of
+// headers), which a 65 535 snap length would make libpcap read back as truncated.
+constexpr uint32_t kSnapLength = 262144;
 constexpr size_t kEthernetBytes = 14;
 constexpr size_t kIpv4Bytes = 20;
 constexpr size_t kUdpBytes = 8;

@@ -19,13 +19,17 @@ struct PcapReplayOptions {
   uint64_t loops = 1;           ///< passes over the file (0 = until stopped)
   uint64_t count = 0;           ///< stop after this many datagrams (0 = no limit)
   double durationS = 0.0;       ///< --stopafter: stop after this many seconds (0 = no limit)
+  uint32_t gso = 0;             ///< --gso: datagrams of equal size per UDP GSO message (0, 1 = off)
+  uint32_t batch = 64;          ///< --batch: messages per sendmmsg call (of datagrams already due)
 };
 
 /// What a replay did. Skipped frames passed the filter but carry no whole IPv4/UDP datagram.
 struct PcapReplaySummary {
   uint64_t sent = 0;             ///< datagrams sent
   uint64_t bytes = 0;            ///< their UDP payload bytes
-  uint64_t sendErrors = 0;       ///< sendto() failures (ECONNREFUSED from an ICMP, ENOBUFS, ...)
+  uint64_t sendErrors = 0;       ///< datagrams refused (ECONNREFUSED from an ICMP, ENOBUFS, ...)
+  uint64_t messages = 0;         ///< messages the kernel accepted (a GSO message holds several)
+  uint64_t sendCalls = 0;        ///< sendmmsg / send calls made
   uint64_t skippedNotUdp = 0;    ///< not IPv4/UDP (or an unknown link type)
   uint64_t skippedFragment = 0;  ///< IPv4 fragments (no whole datagram to send)
   uint64_t skippedTruncated = 0; ///< captured with a snap length shorter than the packet

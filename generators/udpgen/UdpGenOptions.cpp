@@ -65,12 +65,13 @@ void addUdpGenOptions(CLI::App &app, UdpGenOptions &options) {
   app.add_option("--cpu", options.cpu, "Pin the sending thread to this core (-1 = not pinned)")
       ->capture_default_str()
       ->check(CLI::Range(-1, 4095));
-  app.add_option("--batch", options.batch, "Messages per sendmmsg call")
+  app.add_option("--batch", options.batch,
+                 "Messages per sendmmsg call (with --pcap: of datagrams already due)")
       ->capture_default_str()
       ->check(CLI::Range(1U, kMaxBatch));
   app.add_option("--gso", options.gso,
                  "UDP GSO: datagrams per message (UDP_SEGMENT; 0 = off; clamped to 64 and to "
-                 "< 64 KiB per message)")
+                 "< 64 KiB per message; with --pcap: runs of equal-size datagrams)")
       ->capture_default_str()
       ->check(CLI::Range(0U, 1024U));
   app.add_option("--sndbuf", options.sndbufBytes,

@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -28,13 +29,17 @@ int replayCapture(const UdpGenOptions &options) {
   using namespace efu::udpgen;
   const PcapReplayOptions replay{options.pcapPath, options.pcapFilter, options.address,
                                  options.port,     options.speed,      options.pps,
-                                 options.loops,    options.count,      options.durationS};
-  spdlog::info("replaying {} (filter '{}') to {}:{}, {}, {} pass(es)", options.pcapPath,
+                                 options.loops,    options.count,      options.durationS,
+                                 options.gso,      options.batch};
+  spdlog::info("replaying {} (filter '{}') to {}:{}, {}, {} pass(es), up to {} message(s) per "
+               "call and {} equal-size datagram(s) per message",
+               options.pcapPath,
                options.pcapFilter, options.address, options.port,
                options.pps > 0       ? fmt::format("{} pps", options.pps)
                : options.speed > 0.0 ? fmt::format("capture timing x{}", options.speed)
                                      : std::string("unpaced"),
-               options.loops == 0 ? std::string("unlimited") : std::to_string(options.loops));
+               options.loops == 0 ? std::string("unlimited") : std::to_string(options.loops),
+               options.batch, std::clamp<uint32_t>(options.gso, 1, kMaxGsoSegments));
   const PcapReplaySummary summary = replayPcap(replay, efu::stopFlag());
   std::fputs(replayText(summary).c_str(), stderr);
   if (options.json) {

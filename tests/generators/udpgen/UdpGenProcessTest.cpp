@@ -318,6 +318,100 @@ TEST(UdpgenReplay, StopafterEndsAnEndlessReplay) {
   std::remove(capture.c_str());
 }
 
+/// A capture whose datagrams test --pcap's grouping: each carries its index in its first 8
+/// bytes and a pattern of the index after it; the sizes come in runs that a GSO message must
+/// hold (7 jumbo datagrams by bytes, 64 small ones by count), end with a shorter datagram,
+/// and break at a larger one.
+struct MixedCapture {
+  std::string path;
+  std::vector<std::vector<uint8_t>> payloads;
+};
+
+MixedCapture writeMixedCapture(const std::string &name, uint16_t port) {
+  std::vector<uint32_t> sizes;
+  const auto run = [&](uint32_t size, int count) { sizes.insert(sizes.end(), count, size); };
+  run(8972, 20); // messages of 7, 7 and 6 jumbo datagrams; the 100 B one ends the third
+  run(100, 4);   // then 3 x 100 B, a 200 B one starts a message that a 64 B one ends
+  run(200, 1);
+  run(64, 70);   // 69 x 64 B more: 64 in one message, 5 in the next
+  run(65507, 1); // the largest, alone
+  run(8, 1);     // no room after it: a message of its own
+  run(1472, 5);  // 5 x 1472 and 1000 B in one message, the next 1472 in a new one
+  run(1000, 1);
+  run(1472, 1);
+  MixedCapture capture;
+  capture.path = "/tmp/udpgen-test-" + std::to_string(getpid()) + "-" + name + ".pcap";
+  PcapWriter writer(capture.path, 40000, port);
+  const int64_t t0 = int64_t{1'700'000'000} * kNsPerSec;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<uint8_t> payload(sizes[i]);
+    for (size_t j = 0; j < payload.size(); ++j) {
+      payload[j] = j < 8 ? static_cast<uint8_t>(i >> (8 * j)) : static_cast<uint8_t>(i * 31 + j);
+    }
+    writer.write(payload, t0 + static_cast<int64_t>(i));
+    capture.payloads.push_back(std::move(payload));
+  }
+  return capture;
+}
+
+/// Messages writeMixedCapture's datagrams make per pass with --gso 64 (see its comments).
+constexpr uint64_t kMixedMessages = 11;
+
+// Unpaced with --gso and --batch: every datagram arrives once, in order, byte for byte, in the
+// grouping the comments of writeMixedCapture give; a pass ends its last call.
+TEST(UdpgenReplay, GsoMessagesAndBatchesDeliverEveryDatagramByteForByte) {
+  LoopbackReceiver receiver;
+  const MixedCapture capture = writeMixedCapture("mixed", receiver.port());
+  const uint64_t n = capture.payloads.size();
+  if (receiver.rcvbufBytes() < bufferNeed(2 * n, 65507)) {
+    GTEST_SKIP() << "receive buffer " << receiver.rcvbufBytes() << " B is too small; run as root";
+  }
+  const Finished run =
+      UdpgenProcess({"--pcap", capture.path, "--speed", "0", "--loop", "2", "--gso", "64",
+                     "--batch", "4", "-p", std::to_string(receiver.port()), "--json"})
+          .finish(kHangBoundMs);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const std::vector<Datagram> got = receiver.collect(2 * n);
+  ASSERT_EQ(got.size(), 2 * n);
+  for (uint64_t i = 0; i < got.size(); ++i) {
+    const std::vector<uint8_t> &want = capture.payloads[i % n];
+    ASSERT_EQ(got[i].sizeBytes, want.size()) << "datagram " << i;
+    ASSERT_EQ(got[i].hash, payloadHash(want.data(), want.size())) << "datagram " << i;
+  }
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json.at("sent").get<uint64_t>(), 2 * n);
+  EXPECT_EQ(json.at("send_errors").get<uint64_t>(), 0U);
+  EXPECT_EQ(json.at("messages").get<uint64_t>(), 2 * kMixedMessages) << run.out;
+  EXPECT_EQ(json.at("send_calls").get<uint64_t>(), 2 * ((kMixedMessages + 3) / 4)) << run.out;
+  std::remove(capture.path.c_str());
+}
+
+// Paced (--pps), the same datagrams arrive in the same order: a batch holds only datagrams
+// already due, and a burst after falling behind stays within a millisecond of the rate.
+TEST(UdpgenReplay, PacedGsoReplayDeliversEveryDatagramInOrder) {
+  LoopbackReceiver receiver;
+  const MixedCapture capture = writeMixedCapture("paced", receiver.port());
+  const uint64_t n = capture.payloads.size();
+  if (receiver.rcvbufBytes() < bufferNeed(n, 65507)) {
+    GTEST_SKIP() << "receive buffer " << receiver.rcvbufBytes() << " B is too small; run as root";
+  }
+  const Finished run = UdpgenProcess({"--pcap", capture.path, "--pps", "20000", "--gso", "64",
+                                      "-p", std::to_string(receiver.port()), "--json"})
+                           .finish(kHangBoundMs);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const std::vector<Datagram> got = receiver.collect(n);
+  ASSERT_EQ(got.size(), n);
+  for (uint64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i].hash, payloadHash(capture.payloads[i].data(), capture.payloads[i].size()))
+        << "datagram " << i;
+  }
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json.at("sent").get<uint64_t>(), n);
+  EXPECT_GE(json.at("messages").get<uint64_t>(), kMixedMessages);
+  EXPECT_LE(json.at("messages").get<uint64_t>(), n);
+  std::remove(capture.path.c_str());
+}
+
 TEST(UdpgenProcess, BadSizeIsRefusedByValue) {
   const Finished run = runUdpgen({"--size", "7", "-n", "1"});
   EXPECT_NE(run.exitCode, 0);
