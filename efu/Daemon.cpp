@@ -141,7 +141,6 @@ void Daemon::createModule(nlohmann::json config, nlohmann::json calibration) {
                plan.from, library_->descriptor().name, library_->descriptor().partitionKey);
   }
   const unsigned partitions = plan.count;
-  options_.procThreads = partitions; // the runtime's threading follows (runToCompletion())
   const std::string configSource = options_.configFile.empty() ? "(defaults)" : options_.configFile;
   for (unsigned p = 0; p < partitions; ++p) {
     sdk::EventSink *events = nullptr;
@@ -198,8 +197,9 @@ void Daemon::createDataPath() {
     partitions.push_back({partitionModules_[p].get(),
                           kafka_ ? &kafka_->partition(p) : nullptr});
   }
-  runtime_ = std::make_unique<Runtime>(runtimeConfig(options_), queues, std::move(partitions),
-                                       stats_, *log_);
+  const auto count = static_cast<unsigned>(partitions.size());
+  runtime_ = std::make_unique<Runtime>(runtimeConfig(options_, count), queues,
+                                       std::move(partitions), stats_, *log_);
   report_ = std::make_unique<IntervalReport>(stats_, context_->lostCounter(),
                                              context_->expectedCounter());
   cpu_ = std::make_unique<CpuUsage>(stats_);

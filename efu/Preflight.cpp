@@ -80,9 +80,7 @@ std::string checkModule(const DaemonOptions &options, spdlog::logger &log, Check
                                     descriptor.version, library->path().string(), source));
     try {
       const PartitionPlan plan = planPartitions(options, descriptor, context.config());
-      DaemonOptions planned = options;
-      planned.procThreads = plan.count;
-      validateRuntimeConfig(runtimeConfig(planned), options.rxQueues, plan.count);
+      validateRuntimeConfig(runtimeConfig(options, plan.count), options.rxQueues, plan.count);
       if (plan.count > 1) {
         checks.ok("processing threads", fmt::format("{} ({}), one partition each, by {}",
                                                     plan.count, plan.from,

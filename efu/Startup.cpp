@@ -27,10 +27,14 @@ std::vector<std::unique_ptr<UdpReceiver>> openReceivers(const DaemonOptions &opt
   return receivers;
 }
 
-RuntimeConfig runtimeConfig(const DaemonOptions &options) {
+RuntimeConfig runtimeConfig(const DaemonOptions &options, unsigned partitions) {
+  DaemonOptions planned = options;
+  if (partitions != 0) {
+    planned.procThreads = partitions;
+  }
   RuntimeConfig config;
   config.threading =
-      runToCompletion(options, availableCpus()) ? Threading::RunToCompletion : Threading::HandOff;
+      runToCompletion(planned, availableCpus()) ? Threading::RunToCompletion : Threading::HandOff;
   config.ringSlots = options.ringSlots;
   config.rxBatch = rxBatch(options);
   config.slotBytes = options.gro ? kGroSlotBytes : kSlotBytes;

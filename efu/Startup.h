@@ -17,8 +17,9 @@ namespace efu {
 /// --gro and --busy-poll as given. Throws NetError naming what could not be set up.
 std::vector<std::unique_ptr<UdpReceiver>> openReceivers(const DaemonOptions &options);
 
-/// The data path's configuration from the options, threading decided for this machine.
-RuntimeConfig runtimeConfig(const DaemonOptions &options);
+/// The data path's configuration from the options, threading decided for this machine and for
+/// `partitions` processing threads (0: as --proc-threads says; planPartitions() gives the count).
+RuntimeConfig runtimeConfig(const DaemonOptions &options, unsigned partitions = 0);
 
 /// How many processing threads (module partitions) efu runs, and what said so.
 struct PartitionPlan {

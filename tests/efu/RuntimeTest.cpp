@@ -179,12 +179,16 @@ protected:
     return *receivers_.back();
   }
 
-  Runtime &start(RuntimeConfig config, ProcessingHooks *hooks = nullptr) {
+  std::vector<UdpReceiver *> queues() {
     std::vector<UdpReceiver *> queues;
     for (auto &r : receivers_) {
       queues.push_back(r.get());
     }
-    runtime_ = std::make_unique<Runtime>(config, queues, module_, stats_, log_, hooks);
+    return queues;
+  }
+
+  Runtime &start(RuntimeConfig config, ProcessingHooks *hooks = nullptr) {
+    runtime_ = std::make_unique<Runtime>(config, queues(), module_, stats_, log_, hooks);
     runtime_->start();
     return *runtime_;
   }
@@ -494,17 +498,13 @@ protected:
     }
   }
   Runtime &startPartitions(RuntimeConfig config, size_t count) {
-    std::vector<UdpReceiver *> queues;
-    for (auto &r : receivers_) {
-      queues.push_back(r.get());
-    }
     std::vector<Partition> partitions;
     for (size_t p = 0; p < count; ++p) {
       modules_.push_back(std::make_unique<RecordingModule>());
       hooks_.push_back(std::make_unique<OrderedHooks>(sequence_));
       partitions.push_back({modules_.back().get(), hooks_.back().get()});
     }
-    runtime_ = std::make_unique<Runtime>(config, queues, std::move(partitions), stats_, log_);
+    runtime_ = std::make_unique<Runtime>(config, queues(), std::move(partitions), stats_, log_);
     runtime_->start();
     return *runtime_;
   }
