@@ -701,6 +701,111 @@ TEST_F(CbmModuleTest, EveryRefusalIsCountedOnce) {
   EXPECT_EQ(ctx_->value("parser.essheader.errors.timehigh"), 1);
 }
 
+// The module's tables (type, (fiber, FEN), Topology targets) against the functions they stand
+// for: random readouts over every field's range, judged one by one by checkReadout(),
+// checkGeometry(), pixel2D() and ibmValue(), give the same events per source and the same
+// counters. Two files: the ESS test file, and one with MaxRing below the largest ring, a ring
+// other than 11, IBM on ev44 and no normalising.
+nlohmann::json tablesConfig(int which) {
+  if (which == 0) {
+    return fileConfig(kConfigs + "cbmtest.json");
+  }
+  return validated(nlohmann::json::parse(R"({
+    "Detector": "CBM", "MaxFENId": 3, "MonitorRing": 4, "MaxRing": 6,
+    "NormalizeIBMReadouts": false,
+    "Topology": [
+      {"FEN": 0, "Channel": 0, "Type": "EVENT_2D", "Source": "a", "Schema": "ev44",
+       "PixelOffset": 5, "Width": 16, "Height": 8},
+      {"FEN": 1, "Channel": 3, "Type": "IBM", "Source": "b", "Schema": "ev44",
+       "MaxTofBin": 10000, "BinCount": 100},
+      {"FEN": 3, "Channel": 0, "Type": "EVENT_0D", "Source": "c", "Schema": "ev44",
+       "PixelOffset": 0},
+      {"FEN": 2, "Channel": 2, "Type": "IBM", "Source": "d", "Schema": "da00",
+       "MaxTofBin": 10000, "BinCount": 100}]})"));
+}
+
+TEST(CbmModule, RandomReadoutsAgreeWithTheReadoutAndGeometryFunctions) {
+  for (int which = 0; which < 2; ++which) {
+    SCOPED_TRACE(which == 0 ? "cbmtest.json" : "MaxRing 6, MonitorRing 4");
+    const nlohmann::json json = tablesConfig(which);
+    const CbmConfig config = parseCbmConfig(json, "t.json");
+    FakeModuleContext ctx(json, "t.json");
+    CbmModule module(ctx);
+    const readout::EssTime pulse{1000, 0};
+    const int64_t pulseNs = readout::ticksToNs(1000, 0);
+    std::mt19937 rng(20261205 + which);
+    const auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+    std::map<std::string, std::vector<RecordedEvent>> want;
+    std::map<std::string, int64_t> counts;
+    for (uint32_t seq = 0; seq < 40; ++seq) {
+      Datagram d(pulse, {999, 80'000'000}, seq);
+      for (int i = 0; i < 300; ++i) {
+        // Mostly near the configured values, so that every check both passes and fails.
+        const auto fiber = static_cast<uint8_t>(pick(2) ? 2 * config.monitorRing + pick(2)
+                                                        : pick(kMaxFiber + 1));
+        const auto fen = static_cast<uint8_t>(pick(2) ? pick(config.maxFenId + 2)
+                                                      : pick(kMaxFen + 1));
+        const auto channel = static_cast<uint8_t>(pick(4));
+        const auto type = static_cast<uint8_t>(pick(8) == 0 ? pick(256) : 1 + pick(3));
+        const uint32_t ticks = pick(100); // well within every histogram's range
+        CbmReadout r = readoutOf(fen, channel, type, {pulse.high, ticks}, fiber);
+        if (type == static_cast<uint8_t>(MonitorType::Ibm)) {
+          r.setNadc(pick(1U << 24), static_cast<uint8_t>(pick(4) == 0 ? 0 : pick(256)));
+        } else {
+          r.setPosition(static_cast<uint16_t>(pick(pick(4) != 0 ? 20 : 600)),
+                        static_cast<uint16_t>(pick(pick(4) != 0 ? 10 : 600)));
+        }
+        d.add(r);
+        if (checkReadout(r) != ReadoutError::Ok) {
+          ++counts["parser.readout.errors.type"]; // the only parser refusal drawn here
+          continue;
+        }
+        int16_t slot = -1;
+        const GeometryError e = checkGeometry(config, r, slot);
+        if (e != GeometryError::Count_) {
+          ++counts[geometryErrorCounter(e)];
+          ++counts["geometry.validation_errors"];
+          continue;
+        }
+        const Monitor &m = config.monitors[static_cast<size_t>(slot)];
+        const auto tof = static_cast<int32_t>(readout::ticksToNs(pulse.high, ticks) - pulseNs);
+        if (m.type == MonitorType::Ibm) {
+          ++counts["events.ibm"];
+          counts["events.ibm_npos_sum"] += ibmValue(r, config.normalizeIbm);
+          if (m.schema == Schema::Da00) {
+            continue; // into the pulse's histogram
+          }
+        }
+        int32_t pixel = m.pixelOffset;
+        if (m.type == MonitorType::Event2D) {
+          pixel = static_cast<int32_t>(pixel2D(m, r.x(), r.y()));
+        } else if (m.type == MonitorType::Ibm) {
+          pixel = static_cast<int32_t>(ibmValue(r, config.normalizeIbm));
+        } else if (pixel == 0) {
+          ++counts["geometry.pixel_errors"];
+        }
+        want[m.source].push_back(RecordedEvent{pulseNs, tof, pixel});
+      }
+      module.process(d.packet());
+    }
+    for (const char *name :
+         {"parser.readout.errors.type", "geometry.ring_errors",
+          "geometry.monitor_ring_mismatch_errors", "geometry.fen_errors",
+          "geometry.topology_errors", "geometry.type_mismatch_errors", "geometry.xpos_errors",
+          "geometry.ypos_errors", "geometry.validation_errors", "geometry.pixel_errors",
+          "events.ibm", "events.ibm_npos_sum"}) {
+      EXPECT_EQ(ctx.value(name), counts[name]) << name;
+    }
+    EXPECT_GT(counts["geometry.validation_errors"], 1000) << "the draw exercises the checks";
+    for (const Monitor &m : config.monitors) {
+      EXPECT_EQ(ctx.sources[m.source].events, want[m.source]) << m.source;
+      if (m.schema == Schema::Ev44) {
+        EXPECT_GT(want[m.source].size(), 5U) << m.source << ": events drawn";
+      }
+    }
+  }
+}
+
 TEST(CbmModule, RingAboveMaxRingAndIbmAsEvents) {
   nlohmann::json c = {{"Detector", "CBM"},
                       {"MaxFENId", 0},
