@@ -5,17 +5,18 @@
 // two readings longer than --threshold-us is time the thread did not run (an interrupt, another
 // task, the hypervisor's steal). A receiver on that core cannot read its socket meanwhile, so the
 // longest stalls say how many datagrams the socket buffer must hold to lose none at a given rate
-// (scripts/bench-lossless prints this next to its rates; docs/performance.md). No efu code.
+// (scripts/bench-lossless prints this next to its rates; docs/performance.md). Of efu's code only
+// the pinning (common/system/Affinity).
 //
 // stdout, one JSON line: {"cpu","seconds","threshold_us","stalls","stalled_us","max_us",
 // "histogram":[[lower_us, count], ...]} (power-of-two bins from the threshold).
+#include "common/system/Affinity.h"
+
 #include <CLI/CLI.hpp>
 
-#include <pthread.h>
 #include <sched.h>
 
 #include <array>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -39,14 +40,9 @@ int main(int argc, char **argv) {
       ->check(CLI::Range(1, 1000000));
   CLI11_PARSE(app, argc, argv);
 
-  if (cpu >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); rc != 0) {
-      std::fprintf(stderr, "efu-bench-stalls: pinning to CPU %d: %s\n", cpu, std::strerror(rc));
-      return 1;
-    }
+  if (const std::string problem = efu::pinCurrentThread(cpu); !problem.empty()) {
+    std::fprintf(stderr, "efu-bench-stalls: %s\n", problem.c_str());
+    return 1;
   }
 
   using Clock = std::chrono::steady_clock;
