@@ -158,8 +158,8 @@ public:
           summary.sent += messages_[m].segments;
           summary.bytes += messages_[m].bytes;
           ++summary.messages;
+          gsoConfirmed_ = gsoConfirmed_ || messages_[m].segments > 1;
         }
-        gsoConfirmed_ = gsoConfirmed_ || gso_ > 1;
         done += static_cast<uint32_t>(rc);
         continue;
       }
@@ -189,12 +189,6 @@ private:
     uint32_t segments;
     bool closed; ///< a shorter segment ended the run
   };
-
-  /// Errors with which a kernel or route refuses UDP GSO, not the datagram.
-  static bool isGsoRefusal(int err) noexcept {
-    return err == EIO || err == EINVAL || err == EOPNOTSUPP || err == ENOPROTOOPT ||
-           err == EMSGSIZE;
-  }
 
   uint8_t *slot(uint32_t m) noexcept { return buffer_.data() + static_cast<size_t>(m) * kMaxSizeBytes; }
 

@@ -34,11 +34,6 @@ inline void storeLe64(uint8_t *dst, uint64_t value) noexcept {
   }
 }
 
-/// Errors with which a kernel (or a route) refuses UDP GSO on a send, rather than the datagram.
-bool isGsoRefusal(int err) noexcept {
-  return err == EIO || err == EINVAL || err == EOPNOTSUPP || err == ENOPROTOOPT || err == EMSGSIZE;
-}
-
 double seconds(const timeval &tv) noexcept {
   return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
 }

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,6 +19,10 @@ namespace efu::udpgen {
 /// Largest number of segments the kernel accepts in one UDP GSO message (UDP_MAX_SEGMENTS on
 /// older kernels; newer ones allow more, we stay portable).
 inline constexpr uint32_t kMaxGsoSegments = 64;
+/// Errors with which a kernel (or a route) refuses UDP GSO on a send, rather than the datagram.
+inline bool isGsoRefusal(int err) noexcept {
+  return err == EIO || err == EINVAL || err == EOPNOTSUPP || err == ENOPROTOOPT || err == EMSGSIZE;
+}
 /// When paced, one send call carries at most this much traffic, so bursts stay short.
 inline constexpr int64_t kMaxBurstNs = 1'000'000;
 /// With --spacing the last stretch before a group's due time is spun on the clock, not slept:
