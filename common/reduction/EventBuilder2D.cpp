@@ -23,6 +23,12 @@ template <typename H> void addHit(PlaneCluster &p, const H &h) noexcept {
   p.coordMass += static_cast<double>(h.weight) * static_cast<double>(h.coord);
 }
 
+/// A sum of 16-bit weights or of weight * coord as a double: below 2^53, so the signed conversion
+/// (one instruction; the unsigned one tests the sign bit first) gives the same value.
+inline double toDouble(uint64_t sum) noexcept {
+  return static_cast<double>(static_cast<int64_t>(sum));
+}
+
 /// The ESS EFU's uTPC index of a cluster built hit by hit (Cluster::insert): the first and the
 /// last position holding its latest time, and the choice coordUtpc(false) makes between them.
 struct UtpcTrack {
@@ -140,7 +146,7 @@ bool EventBuilder2D::addGroups(int plane) {
     const uint64_t t = h[i].timeNs;
     if (t - end > gap) {
       if (t > end) { // a step of more than the gap: the next group
-        out.push_back(Cluster{start, end, static_cast<double>(weights), static_cast<double>(mass),
+        out.push_back(Cluster{start, toDouble(weights), end, toDouble(mass),
                               static_cast<uint32_t>(i - begin), static_cast<uint32_t>(begin), lo,
                               hi, utpc});
         begin = i;
@@ -160,7 +166,7 @@ bool EventBuilder2D::addGroups(int plane) {
     weights += h[i].weight;
     mass += uint64_t{h[i].weight} * h[i].coord;
   }
-  out.push_back(Cluster{start, end, static_cast<double>(weights), static_cast<double>(mass),
+  out.push_back(Cluster{start, toDouble(weights), end, toDouble(mass),
                         static_cast<uint32_t>(n - begin), static_cast<uint32_t>(begin), lo, hi,
                         utpc});
   return true;
@@ -185,7 +191,7 @@ void EventBuilder2D::addClusters(int plane, size_t begin, size_t end) {
       t1 = std::max(t1, h[j].timeNs);
       weights += h[j].weight;
     }
-    cl.push_back(Cluster{t0, t1, static_cast<double>(weights), static_cast<double>(weights * coord),
+    cl.push_back(Cluster{t0, static_cast<double>(weights), t1, static_cast<double>(weights * coord),
                          static_cast<uint32_t>(j - i), static_cast<uint32_t>(i), coord, coord,
                          coord});
     i = j;

@@ -143,9 +143,13 @@ private:
   };
   /// What matching takes from a plane: a cluster (the hits of one coordinate within one time
   /// group), or a whole time group when matching cannot tell the two apart (see clusterPlane).
+  // timeStart and timeEnd apart: side by side, GCC keeps addGroups' running start and end as
+  // one vector register, which puts two register moves on its per-hit dependency chain.
   struct Cluster {
-    uint64_t timeStart, timeEnd;
-    double weightSum, coordMass;
+    uint64_t timeStart;
+    double weightSum;
+    uint64_t timeEnd;
+    double coordMass;
     uint32_t hits;
     uint32_t firstHit; ///< its hits are hits_[plane][firstHit, firstHit + hits)
     uint16_t coordStart, coordEnd;
