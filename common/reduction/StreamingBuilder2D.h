@@ -108,8 +108,9 @@ private:
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
   void closeHits(Hit *h, size_t n, int plane);
+  void closeMany(Hit *h, size_t n, std::vector<PlaneClusterOf> &closed, uint8_t plane);
   void takeClosed();
-  void mergeFresh();
+  void mergeFresh(size_t ia, size_t ib, bool inOrder);
   /// Room for queue_[0, n).
   void reserveQueue(size_t n);
   void match(std::vector<Event2D> &out, bool full);
