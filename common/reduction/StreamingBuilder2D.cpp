@@ -205,10 +205,8 @@ void StreamingBuilder2D::takeClosed() {
   }
 }
 
-void StreamingBuilder2D::reserveQueue(size_t n) {
-  if (n > queue_.size()) {
-    queue_.resize(std::max(n, 2 * queue_.size()));
-  }
+void StreamingBuilder2D::growQueue(size_t n) {
+  queue_.resize(std::max(n, 2 * queue_.size()));
 }
 
 namespace {
@@ -319,14 +317,18 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   queue_[end_] = sentinel;
   const PlaneClusterOf *const a = closed_[0].data();
   const PlaneClusterOf *const b = closed_[1].data();
-  // The open event's span and hits kept apart from ev (its earliest start and latest end over
-  // both planes, as Event2D::timeStart and eventEnd give them), and the members read in the loop
-  // as locals: out's stores cannot then make the compiler reload them.
-  Event2D ev;
+  // The open event is formed in place, out.back() while evHits != 0; its span and hits are kept
+  // apart (its earliest start and latest end over both planes, as Event2D::timeStart and
+  // eventEnd give them), and the members read in the loop as locals: out's stores cannot then
+  // make the compiler reload them.
+  Event2D *ev = nullptr;
   uint64_t evStart = UINT64_MAX, evEnd = 0;
   uint32_t evHits = 0;
+  // Ready: both planes' latest cluster starts more than the latency after the cluster's end,
+  // that is the end is below readyBelow (none is when the latest is within the latency).
   const uint64_t latest = std::min(latest_[0], latest_[1]);
-  const uint64_t latency = params_.latencyNs, newest = newest_, staleNs = params_.staleNs;
+  const uint64_t readyBelow = latest > params_.latencyNs ? latest - params_.latencyNs : 0;
+  const uint64_t newest = newest_, staleNs = params_.staleNs;
   const uint64_t matchGap = params_.matchTimeGapNs;
   const uint32_t maxEventHits = params_.maxEventHits;
   // evHits >= cap: the event is at maxEventHits (never when it is 0, no bound).
@@ -351,8 +353,7 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     } else {
       break;
     }
-    // Ready: both planes' latest cluster starts more than the latency after its end.
-    if (!full && !(latest > q->c.timeEnd && latest - q->c.timeEnd > latency)) {
+    if (q->c.timeEnd >= readyBelow && !full) {
       if (staleNs != 0 && newest > q->c.timeEnd && newest - q->c.timeEnd > staleNs) {
         bounds_.stale += q->requeued != 0 ? 0 : 1;
       } else if (iq - head + ia + ib - 1 < force) { // the clusters taken before it
@@ -372,14 +373,15 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       // A requeued part never closes the event it belongs to.
       if (apart || (evHits >= cap && maxEventHits != 0 && q->requeued == 0)) {
         bounds_.eventHits += apart ? 0 : 1;
-        out.push_back(ev);
-        ev = Event2D{};
         evStart = UINT64_MAX;
         evEnd = 0;
         evHits = 0;
       }
     }
-    mergeInto(q->plane == 0 ? ev.a : ev.b, q->c);
+    if (evHits == 0) {
+      ev = &out.emplace_back();
+    }
+    mergeInto(q->plane == 0 ? ev->a : ev->b, q->c);
     evStart = std::min(evStart, q->c.timeStart);
     evEnd = std::max(evEnd, q->c.timeEnd);
     evHits += q->c.hits;
@@ -390,23 +392,21 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   mergeFresh(ia, ib, true);
   closed_[0].clear();
   closed_[1].clear();
-  if (full && evHits != 0) {
-    out.push_back(ev);
-    ev = Event2D{};
-  }
   if (head_ == end_) {
     head_ = end_ = 0;
   }
-  if (ev.empty()) {
-    return;
+  if (full || evHits == 0) {
+    return; // a full flush forms the open event too
   }
+  const Event2D open = out.back();
+  out.pop_back();
   // Requeued at the list's front: they start no later than any cluster left (they gathered the
   // clusters before them), so in the sorted list they come first, B before A unless A starts
   // earlier. Where the queue's front has no room (the clusters taken were this flush's), the
   // queue moves up.
-  const bool aFirst = !ev.a.empty() && (ev.b.empty() || ev.a.timeStart < ev.b.timeStart);
-  const PlaneClusterOf pa{ev.a, 0, 1};
-  const PlaneClusterOf pb{ev.b, 1, 1};
+  const bool aFirst = !open.a.empty() && (open.b.empty() || open.a.timeStart < open.b.timeStart);
+  const PlaneClusterOf pa{open.a, 0, 1};
+  const PlaneClusterOf pb{open.b, 1, 1};
   for (const PlaneClusterOf *c : aFirst ? std::array{&pb, &pa} : std::array{&pa, &pb}) {
     if (c->c.empty()) {
       continue;

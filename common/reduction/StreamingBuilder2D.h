@@ -82,6 +82,10 @@ public:
   /// Hits inserted but not yet flushed, hits in open time clusters, clusters waiting in the
   /// matcher (a requeued event counts one per non-empty plane).
   [[nodiscard]] size_t pendingHits() const noexcept;
+  /// Hits inserted since the last flush: a flush without them forms nothing (unless full).
+  [[nodiscard]] bool received() const noexcept {
+    return !incoming_[0].empty() || !incoming_[1].empty();
+  }
   [[nodiscard]] size_t waitingClusters() const noexcept { return end_ - head_; }
   /// Nothing waits anywhere: a full flush would emit nothing.
   [[nodiscard]] bool idle() const noexcept { return pendingHits() == 0 && waitingClusters() == 0; }
@@ -112,7 +116,12 @@ private:
   void takeClosed();
   void mergeFresh(size_t ia, size_t ib, bool inOrder);
   /// Room for queue_[0, n).
-  void reserveQueue(size_t n);
+  void reserveQueue(size_t n) {
+    if (n > queue_.size()) [[unlikely]] {
+      growQueue(n);
+    }
+  }
+  void growQueue(size_t n);
   void match(std::vector<Event2D> &out, bool full);
   void formAllAndForget(std::vector<Event2D> &out);
 

@@ -46,7 +46,6 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
   for (size_t b = 0; b < routes_.builderKeys().size(); ++b) {
     builders_.emplace_back(kBuilderParams); // each its own reserved storage
   }
-  touched_.assign(builders_.size(), 0);
   silent_.assign(builders_.size(), 0);
   events_.reserve(256);
   // Partitions: builder b is partition b % N's, which spreads the configured builders evenly.
@@ -141,7 +140,6 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   const int64_t earliestNs = h.pulseTimeNs - kMaxTofNs;
   const int64_t latestNs = h.pulseTimeNs + kMaxTofNs;
   int64_t mapping = 0, belowMin = 0, coordinate = 0, far = 0;
-  bool any = false;
   const bool whole = vmm3::forEachReadout(
       h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
         // Another partition's readout: skipped before anything is counted (checkReadout left
@@ -172,10 +170,8 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
           ++far;
           return;
         }
-        const size_t b = to.builder;
-        builders_[b].insert(reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
-        touched_[b] = 1;
-        any = true;
+        builders_[to.builder].insert(
+            reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
       });
   if (!whole) {
     return;
@@ -186,9 +182,7 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   counters_.belowMin.add(belowMin);
   counters_.coordinate.add(coordinate);
   counters_.timeFar.add(far);
-  if (any) {
-    formEvents(Form::Ready);
-  }
+  formEvents(Form::Ready);
 }
 
 void TrexModule::tick(int64_t nowNs) noexcept {
@@ -277,10 +271,9 @@ void TrexModule::formEvents(Form how) noexcept {
   int64_t noCoincidence = 0, wireOnly = 0, gridOnly = 0, gridSpan = 0, matched = 0, pixel = 0,
           published = 0, formed = 0;
   for (size_t b = 0; b < builders_.size(); ++b) {
-    if (!full && touched_[b] == 0) {
+    if (!full && !builders_[b].received()) {
       continue;
     }
-    touched_[b] = 0;
     events_.clear();
     if (how == Form::Restart) {
       builders_[b].restart(events_);
