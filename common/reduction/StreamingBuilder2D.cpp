@@ -104,7 +104,7 @@ void StreamingBuilder2D::closeTimeCluster(int plane) {
 // One cluster per distinct coordinate (the coordinate gap is 0), in increasing coordinate. The
 // aggregates do not depend on the order of the hits (the sums are of integers, exact as doubles).
 // Time clusters of one or two hits (most of them) without the sort and the loop.
-void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
+inline void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
   std::vector<PlaneClusterOf> &closed = closed_[plane];
   const auto p = static_cast<uint8_t>(plane);
   if (n == 1) {

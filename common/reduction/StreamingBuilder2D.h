@@ -112,7 +112,9 @@ private:
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
   void closeHits(Hit *h, size_t n, int plane);
-  void closeMany(Hit *h, size_t n, std::vector<PlaneClusterOf> &closed, uint8_t plane);
+  /// closeHits of three hits or more: kept out of line, so that closeHits is inlined.
+  [[gnu::noinline]] void closeMany(Hit *h, size_t n, std::vector<PlaneClusterOf> &closed,
+                                   uint8_t plane);
   void takeClosed();
   void mergeFresh(size_t ia, size_t ib, bool inOrder);
   /// Room for queue_[0, n).
