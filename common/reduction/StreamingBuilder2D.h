@@ -132,9 +132,11 @@ private:
   std::vector<Hit> open_[2];              ///< the open time cluster, in insertion order
   std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush, until matched
   /// The matcher's unmatched clusters, queue_[head_, end_), in the ESS list's sorted order:
-  /// matching takes from head_, fresh clusters (mostly the latest) are merged in from the back,
-  /// and the consumed front is dropped once it is half of what is held. queue_'s size is only
-  /// storage (grown, never shrunk): resizing it per flush would construct every new element.
+  /// matching takes from head_ (and from this flush's clusters, merged in as it walks), the
+  /// fresh clusters it leaves are merged in from the back, and the consumed front is dropped
+  /// once it is half of what is held. queue_'s size is only storage (grown, never shrunk):
+  /// resizing it per flush would construct every new element; queue_[end_] marks the end
+  /// during match().
   std::vector<PlaneClusterOf> queue_;
   size_t head_ = 0;
   size_t end_ = 0;
