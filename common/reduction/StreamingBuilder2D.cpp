@@ -276,6 +276,22 @@ void StreamingBuilder2D::mergeFresh(size_t ia, size_t ib, bool inOrder) {
   fresh_.clear();
 }
 
+// A cluster not ready is taken all the same when it is stale, or among the earliest `force`
+// (maxWaiting); `before` clusters were taken before it in this pass. Counted unless it is part of
+// a requeued event (counted when it was taken first).
+bool StreamingBuilder2D::takenEarly(const PlaneClusterOf &q, size_t before, size_t force) {
+  const uint64_t newest = newest_, staleNs = params_.staleNs;
+  if (staleNs != 0 && newest > q.c.timeEnd && newest - q.c.timeEnd > staleNs) {
+    bounds_.stale += q.requeued != 0 ? 0 : 1;
+    return true;
+  }
+  if (before < force) {
+    bounds_.full += q.requeued != 0 ? 0 : 1;
+    return true;
+  }
+  return false;
+}
+
 // The ESS list of unmatched clusters (the requeued event, the clusters left from before, this
 // flush's) in start order, stable; each ready one joins the open event unless it is more than
 // the matching gap away, which closes the event. The first cluster not ready stops matching;
@@ -328,14 +344,12 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   // that is the end is below readyBelow (none is when the latest is within the latency).
   const uint64_t latest = std::min(latest_[0], latest_[1]);
   const uint64_t readyBelow = latest > params_.latencyNs ? latest - params_.latencyNs : 0;
-  const uint64_t newest = newest_, staleNs = params_.staleNs;
   const uint64_t matchGap = params_.matchTimeGapNs;
-  const uint32_t maxEventHits = params_.maxEventHits;
   // evHits >= cap: the event is at maxEventHits (never when it is 0, no bound).
-  const uint32_t cap = maxEventHits != 0 ? maxEventHits : UINT32_MAX;
+  const uint32_t cap = params_.maxEventHits != 0 ? params_.maxEventHits : UINT32_MAX;
   const PlaneClusterOf *const queue = queue_.data();
-  const size_t head = head_, size = end_;
-  size_t iq = head, ia = 0, ib = 0;
+  const size_t size = end_;
+  size_t iq = head_, ia = 0, ib = 0;
   for (;;) {
     // The next in the list: the queue's first on equal starts, then A's, then B's.
     const uint64_t sq = queue[iq].c.timeStart, sa = a[ia].c.timeStart, sb = b[ib].c.timeStart;
@@ -353,12 +367,8 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     } else {
       break;
     }
-    if (q->c.timeEnd >= readyBelow && !full) {
-      if (staleNs != 0 && newest > q->c.timeEnd && newest - q->c.timeEnd > staleNs) {
-        bounds_.stale += q->requeued != 0 ? 0 : 1;
-      } else if (iq - head + ia + ib - 1 < force) { // the clusters taken before it
-        bounds_.full += q->requeued != 0 ? 0 : 1;
-      } else {
+    if (q->c.timeEnd >= readyBelow && !full) [[unlikely]] {
+      if (!takenEarly(*q, iq - head_ + ia + ib - 1, force)) { // the clusters taken before it
         iq -= from == 0 ? 1 : 0; // it stays in its list
         ia -= from == 1 ? 1 : 0;
         ib -= from == 2 ? 1 : 0;
@@ -371,7 +381,7 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       const uint64_t earlyEnd = std::min(q->c.timeEnd, evEnd);
       const bool apart = lateStart > earlyEnd && lateStart - earlyEnd > matchGap;
       // A requeued part never closes the event it belongs to.
-      if (apart || (evHits >= cap && maxEventHits != 0 && q->requeued == 0)) {
+      if (apart || (evHits >= cap && params_.maxEventHits != 0 && q->requeued == 0)) {
         bounds_.eventHits += apart ? 0 : 1;
         evStart = UINT64_MAX;
         evEnd = 0;

@@ -125,6 +125,7 @@ private:
   }
   void growQueue(size_t n);
   void match(std::vector<Event2D> &out, bool full);
+  [[gnu::noinline]] bool takenEarly(const PlaneClusterOf &q, size_t before, size_t force);
   void formAllAndForget(std::vector<Event2D> &out);
 
   StreamingParams params_;
