@@ -103,13 +103,34 @@ void StreamingBuilder2D::closeTimeCluster(int plane) {
 
 // One cluster per distinct coordinate (the coordinate gap is 0), in increasing coordinate. The
 // aggregates do not depend on the order of the hits (the sums are of integers, exact as doubles).
-void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
+// Time clusters of one or two hits (most of them) without the sort and the loop.
+inline void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
   std::vector<PlaneClusterOf> &closed = closed_[plane];
   const auto p = static_cast<uint8_t>(plane);
   if (n == 1) {
     closed.push_back(single(*h, p));
     return;
   }
+  if (n == 2) {
+    const Hit &x = h[0], &y = h[1];
+    if (x.coord != y.coord) {
+      const bool xFirst = x.coord < y.coord;
+      closed.push_back(single(xFirst ? x : y, p));
+      closed.push_back(single(xFirst ? y : x, p));
+      return;
+    }
+    const auto wx = static_cast<double>(x.weight), wy = static_cast<double>(y.weight);
+    const auto coord = static_cast<double>(x.coord);
+    closed.push_back({{std::min(x.timeNs, y.timeNs), std::max(x.timeNs, y.timeNs), x.coord,
+                       x.coord, 2, wx + wy, wx * coord + wy * coord},
+                      p});
+    return;
+  }
+  closeMany(h, n, closed, p);
+}
+
+void StreamingBuilder2D::closeMany(Hit *h, size_t n, std::vector<PlaneClusterOf> &closed,
+                                   uint8_t plane) {
   adaptiveSort(h, n, [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
   for (size_t i = 0; i < n;) {
     const uint16_t coord = h[i].coord;
@@ -124,7 +145,7 @@ void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
       weights += w;
       mass += w * static_cast<double>(coord);
     }
-    closed.push_back({{t0, t1, coord, coord, hits, weights, mass}, p});
+    closed.push_back({{t0, t1, coord, coord, hits, weights, mass}, plane});
   }
 }
 
@@ -184,10 +205,8 @@ void StreamingBuilder2D::takeClosed() {
   }
 }
 
-void StreamingBuilder2D::reserveQueue(size_t n) {
-  if (n > queue_.size()) {
-    queue_.resize(std::max(n, 2 * queue_.size()));
-  }
+void StreamingBuilder2D::growQueue(size_t n) {
+  queue_.resize(std::max(n, 2 * queue_.size()));
 }
 
 namespace {
@@ -201,16 +220,17 @@ bool startsInOrder(const std::vector<PlaneClusterOf> &v) noexcept {
 }
 } // namespace
 
-// This flush's clusters into queue_[head_, end_), which stays sorted by start, stable in the ESS
-// list's order: the queued clusters, then plane A's closed clusters, then plane B's. Merged from
-// the back: only the queued clusters that start later than the earliest fresh one move.
-// Commonly each plane's clusters come in start order (time clusters of one hit, or of one
-// coordinate), and the three lists are merged as they are; else this flush's clusters are
-// ordered by their keys (start, position in A's then B's list) first.
-void StreamingBuilder2D::mergeFresh() {
-  const std::vector<PlaneClusterOf> &a = closed_[0];
-  const std::vector<PlaneClusterOf> &b = closed_[1];
-  const size_t na = a.size(), nb = b.size();
+// The clusters of this flush from closed_[0][ia, ...) and closed_[1][ib, ...) into
+// queue_[head_, end_), which stays sorted by start, stable in the ESS list's order: the queued
+// clusters, then plane A's closed clusters, then plane B's. Merged from the back: only the queued
+// clusters that start later than the earliest fresh one move. Commonly each plane's clusters
+// come in start order (time clusters of one hit, or of one coordinate; `inOrder`), and the three
+// lists are merged as they are; else this flush's clusters are ordered by their keys (start,
+// position in A's then B's list) first.
+void StreamingBuilder2D::mergeFresh(size_t ia, size_t ib, bool inOrder) {
+  const PlaneClusterOf *const a = closed_[0].data() + ia;
+  const PlaneClusterOf *const b = closed_[1].data() + ib;
+  const size_t na = closed_[0].size() - ia, nb = closed_[1].size() - ib;
   if (na + nb == 0) {
     return;
   }
@@ -218,7 +238,7 @@ void StreamingBuilder2D::mergeFresh() {
   end_ = q + na + nb;
   reserveQueue(end_);
   PlaneClusterOf *const out = queue_.data();
-  if (startsInOrder(a) && startsInOrder(b)) {
+  if (inOrder) {
     // From the back, the latest start; on equal starts the later in list order (B, A, queue).
     for (size_t w = q + na + nb, i = q, ka = na, kb = nb; ka + kb > 0;) {
       --w;
@@ -233,10 +253,11 @@ void StreamingBuilder2D::mergeFresh() {
     }
     return;
   }
-  for (const std::vector<PlaneClusterOf> *cl : {&a, &b}) {
-    for (const PlaneClusterOf &c : *cl) {
-      fresh_.push_back(FreshKey{c.c.timeStart, fresh_.size()});
-    }
+  for (size_t k = 0; k < na; ++k) {
+    fresh_.push_back(FreshKey{a[k].c.timeStart, fresh_.size()});
+  }
+  for (size_t k = 0; k < nb; ++k) {
+    fresh_.push_back(FreshKey{b[k].c.timeStart, fresh_.size()});
   }
   // In list order: each plane's clusters come nearly in start order, so this is mostly
   // insertion of one plane's into the other's.
@@ -255,6 +276,22 @@ void StreamingBuilder2D::mergeFresh() {
   fresh_.clear();
 }
 
+// A cluster not ready is taken all the same when it is stale, or among the earliest `force`
+// (maxWaiting); `before` clusters were taken before it in this pass. Counted unless it is part of
+// a requeued event (counted when it was taken first).
+bool StreamingBuilder2D::takenEarly(const PlaneClusterOf &q, size_t before, size_t force) {
+  const uint64_t newest = newest_, staleNs = params_.staleNs;
+  if (staleNs != 0 && newest > q.c.timeEnd && newest - q.c.timeEnd > staleNs) {
+    bounds_.stale += q.requeued != 0 ? 0 : 1;
+    return true;
+  }
+  if (before < force) {
+    bounds_.full += q.requeued != 0 ? 0 : 1;
+    return true;
+  }
+  return false;
+}
+
 // The ESS list of unmatched clusters (the requeued event, the clusters left from before, this
 // flush's) in start order, stable; each ready one joins the open event unless it is more than
 // the matching gap away, which closes the event. The first cluster not ready stops matching;
@@ -262,7 +299,10 @@ void StreamingBuilder2D::mergeFresh() {
 // to be matched again with later data. With efu's bounds a cluster that is not ready is still
 // taken when it is stale, or among the earliest beyond maxWaiting.
 //
-// queue_[head_, end_) holds that list and stays sorted between flushes (mergeFresh).
+// queue_[head_, end_) holds the list's clusters from before and stays sorted between flushes.
+// When each plane's clusters of this flush come in start order, the list is walked as the merge
+// of the queue and the two planes' lists, and only the clusters left unmatched are merged into
+// the queue (most of this flush's are matched at once); else they are all merged in first.
 void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   if (head_ > 0 && 2 * head_ >= end_) {
     std::copy(queue_.begin() + static_cast<std::ptrdiff_t>(head_),
@@ -270,86 +310,119 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     end_ -= head_;
     head_ = 0;
   }
-  mergeFresh();
-  closed_[0].clear();
-  closed_[1].clear();
+  const bool inOrder = startsInOrder(closed_[0]) && startsInOrder(closed_[1]);
+  if (!inOrder) {
+    mergeFresh(0, 0, false);
+    closed_[0].clear();
+    closed_[1].clear();
+  }
+  const size_t na = closed_[0].size(), nb = closed_[1].size();
   // With maxWaiting, the earliest clusters beyond it are taken, and room for the open event's
   // (at most two) requeued clusters.
-  const size_t waiting = end_ - head_ + 2;
-  const size_t forceUntil = params_.maxWaiting != 0 && waiting > params_.maxWaiting
-                                ? head_ + (waiting - params_.maxWaiting)
-                                : head_;
-  // The open event's span and hits kept apart from ev (its earliest start and latest end over
-  // both planes, as Event2D::timeStart and eventEnd give them), and the members read in the loop
-  // as locals: out's stores cannot then make the compiler reload them.
-  Event2D ev;
+  const size_t waiting = end_ - head_ + na + nb + 2;
+  const size_t force =
+      params_.maxWaiting != 0 && waiting > params_.maxWaiting ? waiting - params_.maxWaiting : 0;
+  // Each list ends in a cluster starting at UINT64_MAX, so that the next of each list can be
+  // compared without asking whether the list is at its end (asked only of the one chosen: a
+  // real cluster may start at UINT64_MAX too).
+  PlaneClusterOf sentinel;
+  sentinel.c.timeStart = UINT64_MAX;
+  closed_[0].push_back(sentinel);
+  closed_[1].push_back(sentinel);
+  reserveQueue(end_ + 1);
+  queue_[end_] = sentinel;
+  const PlaneClusterOf *const a = closed_[0].data();
+  const PlaneClusterOf *const b = closed_[1].data();
+  // The open event is formed in place, out.back() while evHits != 0; its span and hits are kept
+  // apart (its earliest start and latest end over both planes, as Event2D::timeStart and
+  // eventEnd give them), and the members read in the loop as locals: out's stores cannot then
+  // make the compiler reload them.
+  Event2D *ev = nullptr;
   uint64_t evStart = UINT64_MAX, evEnd = 0;
   uint32_t evHits = 0;
+  // Ready: both planes' latest cluster starts more than the latency after the cluster's end,
+  // that is the end is below readyBelow (none is when the latest is within the latency).
   const uint64_t latest = std::min(latest_[0], latest_[1]);
-  const uint64_t latency = params_.latencyNs, newest = newest_, staleNs = params_.staleNs;
+  const uint64_t readyBelow = latest > params_.latencyNs ? latest - params_.latencyNs : 0;
   const uint64_t matchGap = params_.matchTimeGapNs;
-  const uint32_t maxEventHits = params_.maxEventHits;
+  // evHits >= cap: the event is at maxEventHits (never when it is 0, no bound).
+  const uint32_t cap = params_.maxEventHits != 0 ? params_.maxEventHits : UINT32_MAX;
   const PlaneClusterOf *const queue = queue_.data();
   const size_t size = end_;
-  size_t at = head_;
-  for (; at < size; ++at) {
-    const PlaneClusterOf &q = queue[at];
-    // Ready: both planes' latest cluster starts more than the latency after its end.
-    if (!full && !(latest > q.c.timeEnd && latest - q.c.timeEnd > latency)) {
-      if (staleNs != 0 && newest > q.c.timeEnd && newest - q.c.timeEnd > staleNs) {
-        bounds_.stale += q.requeued != 0 ? 0 : 1;
-      } else if (at < forceUntil) {
-        bounds_.full += q.requeued != 0 ? 0 : 1;
-      } else {
+  size_t iq = head_, ia = 0, ib = 0;
+  for (;;) {
+    // The next in the list: the queue's first on equal starts, then A's, then B's.
+    const uint64_t sq = queue[iq].c.timeStart, sa = a[ia].c.timeStart, sb = b[ib].c.timeStart;
+    const PlaneClusterOf *q;
+    int from;
+    if (sq <= sa && sq <= sb && iq != size) {
+      q = queue + iq++;
+      from = 0;
+    } else if (sa <= sb && ia != na) {
+      q = a + ia++;
+      from = 1;
+    } else if (ib != nb) {
+      q = b + ib++;
+      from = 2;
+    } else {
+      break;
+    }
+    if (q->c.timeEnd >= readyBelow && !full) [[unlikely]] {
+      if (!takenEarly(*q, iq - head_ + ia + ib - 1, force)) { // the clusters taken before it
+        iq -= from == 0 ? 1 : 0; // it stays in its list
+        ia -= from == 1 ? 1 : 0;
+        ib -= from == 2 ? 1 : 0;
         break;
       }
     }
-    if (!ev.empty()) {
+    if (evHits != 0) {
       // timeGap(): 0 when the spans overlap, else from the earlier end to the later start.
-      const uint64_t lateStart = std::max(q.c.timeStart, evStart);
-      const uint64_t earlyEnd = std::min(q.c.timeEnd, evEnd);
+      const uint64_t lateStart = std::max(q->c.timeStart, evStart);
+      const uint64_t earlyEnd = std::min(q->c.timeEnd, evEnd);
       const bool apart = lateStart > earlyEnd && lateStart - earlyEnd > matchGap;
       // A requeued part never closes the event it belongs to.
-      const bool large =
-          !apart && maxEventHits != 0 && q.requeued == 0 && evHits >= maxEventHits;
-      if (apart || large) {
-        bounds_.eventHits += large ? 1 : 0;
-        out.push_back(ev);
-        ev = Event2D{};
+      if (apart || (evHits >= cap && params_.maxEventHits != 0 && q->requeued == 0)) {
+        bounds_.eventHits += apart ? 0 : 1;
         evStart = UINT64_MAX;
         evEnd = 0;
         evHits = 0;
       }
     }
-    mergeInto(q.plane == 0 ? ev.a : ev.b, q.c);
-    evStart = std::min(evStart, q.c.timeStart);
-    evEnd = std::max(evEnd, q.c.timeEnd);
-    evHits += q.c.hits;
+    if (evHits == 0) {
+      ev = &out.emplace_back();
+    }
+    mergeInto(q->plane == 0 ? ev->a : ev->b, q->c);
+    evStart = std::min(evStart, q->c.timeStart);
+    evEnd = std::max(evEnd, q->c.timeEnd);
+    evHits += q->c.hits;
   }
-  head_ = at;
-  if (full && !ev.empty()) {
-    out.push_back(ev);
-    ev = Event2D{};
-  }
+  closed_[0].pop_back();
+  closed_[1].pop_back();
+  head_ = iq;
+  mergeFresh(ia, ib, true);
+  closed_[0].clear();
+  closed_[1].clear();
   if (head_ == end_) {
     head_ = end_ = 0;
   }
-  if (ev.empty()) {
-    return;
+  if (full || evHits == 0) {
+    return; // a full flush forms the open event too
   }
+  const Event2D open = out.back();
+  out.pop_back();
   // Requeued at the list's front: they start no later than any cluster left (they gathered the
   // clusters before them), so in the sorted list they come first, B before A unless A starts
-  // earlier. Each came from at least one cluster taken in this pass, so head_ has room for them
-  // (or the queue was emptied and they are its only clusters).
-  const bool aFirst = !ev.a.empty() && (ev.b.empty() || ev.a.timeStart < ev.b.timeStart);
-  const PlaneClusterOf a{ev.a, 0, 1};
-  const PlaneClusterOf b{ev.b, 1, 1};
-  for (const PlaneClusterOf *c : aFirst ? std::array{&b, &a} : std::array{&a, &b}) {
+  // earlier. Where the queue's front has no room (the clusters taken were this flush's), the
+  // queue moves up.
+  const bool aFirst = !open.a.empty() && (open.b.empty() || open.a.timeStart < open.b.timeStart);
+  const PlaneClusterOf pa{open.a, 0, 1};
+  const PlaneClusterOf pb{open.b, 1, 1};
+  for (const PlaneClusterOf *c : aFirst ? std::array{&pb, &pa} : std::array{&pa, &pb}) {
     if (c->c.empty()) {
       continue;
     }
     if (head_ == 0) {
-      reserveQueue(end_ + 1); // the queue holds at most the other plane's one
+      reserveQueue(end_ + 1);
       std::copy_backward(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(end_),
                          queue_.begin() + static_cast<std::ptrdiff_t>(end_ + 1));
       ++end_;

@@ -82,6 +82,10 @@ public:
   /// Hits inserted but not yet flushed, hits in open time clusters, clusters waiting in the
   /// matcher (a requeued event counts one per non-empty plane).
   [[nodiscard]] size_t pendingHits() const noexcept;
+  /// Hits inserted since the last flush: a flush without them forms nothing (unless full).
+  [[nodiscard]] bool received() const noexcept {
+    return !incoming_[0].empty() || !incoming_[1].empty();
+  }
   [[nodiscard]] size_t waitingClusters() const noexcept { return end_ - head_; }
   /// Nothing waits anywhere: a full flush would emit nothing.
   [[nodiscard]] bool idle() const noexcept { return pendingHits() == 0 && waitingClusters() == 0; }
@@ -108,11 +112,20 @@ private:
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
   void closeHits(Hit *h, size_t n, int plane);
+  /// closeHits of three hits or more: kept out of line, so that closeHits is inlined.
+  [[gnu::noinline]] void closeMany(Hit *h, size_t n, std::vector<PlaneClusterOf> &closed,
+                                   uint8_t plane);
   void takeClosed();
-  void mergeFresh();
+  void mergeFresh(size_t ia, size_t ib, bool inOrder);
   /// Room for queue_[0, n).
-  void reserveQueue(size_t n);
+  void reserveQueue(size_t n) {
+    if (n > queue_.size()) [[unlikely]] {
+      growQueue(n);
+    }
+  }
+  void growQueue(size_t n);
   void match(std::vector<Event2D> &out, bool full);
+  [[gnu::noinline]] bool takenEarly(const PlaneClusterOf &q, size_t before, size_t force);
   void formAllAndForget(std::vector<Event2D> &out);
 
   StreamingParams params_;
@@ -120,9 +133,11 @@ private:
   std::vector<Hit> open_[2];              ///< the open time cluster, in insertion order
   std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush, until matched
   /// The matcher's unmatched clusters, queue_[head_, end_), in the ESS list's sorted order:
-  /// matching takes from head_, fresh clusters (mostly the latest) are merged in from the back,
-  /// and the consumed front is dropped once it is half of what is held. queue_'s size is only
-  /// storage (grown, never shrunk): resizing it per flush would construct every new element.
+  /// matching takes from head_ (and from this flush's clusters, merged in as it walks), the
+  /// fresh clusters it leaves are merged in from the back, and the consumed front is dropped
+  /// once it is half of what is held. queue_'s size is only storage (grown, never shrunk):
+  /// resizing it per flush would construct every new element; queue_[end_] marks the end
+  /// during match().
   std::vector<PlaneClusterOf> queue_;
   size_t head_ = 0;
   size_t end_ = 0;

@@ -42,21 +42,10 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
       tofCounters_(ctx), tof_(tofCounters_, kMaxTofNs), parserCounters_(ctx), counters_(ctx),
       routes_(config_), log_(ctx.log()) {
   ctx.setLossCounters(headerCounters_.seqLost, headerCounters_.seqExpected);
-  builderOf_.fill(-1);
-  for (const TrexHybrid &h : config_.hybrids) {
-    builderOf_[builderKey(h.ring, h.fen)] = 0;
+  builders_.reserve(routes_.builderKeys().size());
+  for (size_t b = 0; b < routes_.builderKeys().size(); ++b) {
+    builders_.emplace_back(kBuilderParams); // each its own reserved storage
   }
-  for (size_t key = 0; key < kBuilderKeys; ++key) {
-    if (builderOf_[key] == 0) {
-      builderOf_[key] = static_cast<int16_t>(builders_.size());
-      builders_.emplace_back(kBuilderParams);
-      keyOf_.push_back(static_cast<uint16_t>(key));
-    }
-  }
-  for (const TrexHybrid &h : config_.hybrids) {
-    builderOfEntry_.push_back(static_cast<uint16_t>(builderOf_[builderKey(h.ring, h.fen)]));
-  }
-  touched_.assign(builders_.size(), 0);
   silent_.assign(builders_.size(), 0);
   events_.reserve(256);
   // Partitions: builder b is partition b % N's, which spreads the configured builders evenly.
@@ -67,10 +56,10 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
   for (size_t ring = 0; ring <= readout::kMaxFiber / 2; ++ring) {
     for (size_t fen = 0; fen < kOwnerFens; ++fen) {
       const size_t raw = ring * kOwnerFens + fen;
-      const int16_t b =
+      const int b =
           ring <= kMaxRing && fen <= kMaxFen
-              ? builderOf_[builderKey(static_cast<uint8_t>(ring), static_cast<uint8_t>(fen))]
-              : int16_t{-1};
+              ? routes_.builderOf(builderKey(static_cast<uint8_t>(ring), static_cast<uint8_t>(fen)))
+              : -1;
       mine_[raw] = (b >= 0 ? static_cast<size_t>(b) : raw) % n == self ? 1 : 0;
     }
   }
@@ -151,7 +140,6 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   const int64_t earliestNs = h.pulseTimeNs - kMaxTofNs;
   const int64_t latestNs = h.pulseTimeNs + kMaxTofNs;
   int64_t mapping = 0, belowMin = 0, coordinate = 0, far = 0;
-  bool any = false;
   const bool whole = vmm3::forEachReadout(
       h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
         // Another partition's readout: skipped before anything is counted (checkReadout left
@@ -182,10 +170,8 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
           ++far;
           return;
         }
-        const size_t b = builderOfEntry_[to.entry];
-        builders_[b].insert(reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
-        touched_[b] = 1;
-        any = true;
+        builders_[to.builder].insert(
+            reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
       });
   if (!whole) {
     return;
@@ -196,9 +182,7 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   counters_.belowMin.add(belowMin);
   counters_.coordinate.add(coordinate);
   counters_.timeFar.add(far);
-  if (any) {
-    formEvents(Form::Ready);
-  }
+  formEvents(Form::Ready);
 }
 
 void TrexModule::tick(int64_t nowNs) noexcept {
@@ -250,7 +234,7 @@ void TrexModule::watchPlanes(int64_t nowNs) noexcept {
         continue;
       }
       silent_[b] = static_cast<uint8_t>(silent_[b] ^ bit);
-      const unsigned key = keyOf_[b];
+      const unsigned key = routes_.builderKeys()[b];
       std::string &list = silent ? went : back;
       list += fmt::format("{}ring {} FEN {} {}", list.empty() ? "" : ", ", key / kMaxFen,
                           key % kMaxFen, kPlaneName[plane]);
@@ -287,10 +271,9 @@ void TrexModule::formEvents(Form how) noexcept {
   int64_t noCoincidence = 0, wireOnly = 0, gridOnly = 0, gridSpan = 0, matched = 0, pixel = 0,
           published = 0, formed = 0;
   for (size_t b = 0; b < builders_.size(); ++b) {
-    if (!full && touched_[b] == 0) {
+    if (!full && !builders_[b].received()) {
       continue;
     }
-    touched_[b] = 0;
     events_.clear();
     if (how == Form::Restart) {
       builders_[b].restart(events_);

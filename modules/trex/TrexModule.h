@@ -108,11 +108,8 @@ private:
   readout::TofCalculator tof_;
   vmm3::ParserCounters parserCounters_;
   TrexCounters counters_;
-  std::array<int16_t, kBuilderKeys> builderOf_{};       ///< builder key -> builders_ index, or -1
-  TrexRoutes routes_;                                   ///< a readout's entry, plane, coordinate
-  std::vector<uint16_t> builderOfEntry_;                ///< Config entry -> builders_ index
-  std::vector<reduction::StreamingBuilder2D> builders_; ///< in key order, as the ESS loops them
-  std::vector<uint16_t> keyOf_;                         ///< builders_ index -> builder key
+  TrexRoutes routes_; ///< a readout's entry, builder, plane, coordinate; the builders' keys
+  std::vector<reduction::StreamingBuilder2D> builders_; ///< routes_.builderKeys() order
   /// [fiber / 2][FEN] of a valid readout -> 1 when this partition does its work: its builder's
   /// partition, or for a (ring, FEN) without a builder one fixed partition, which counts it.
   std::array<uint8_t, kOwnerKeys> mine_{};
@@ -121,7 +118,6 @@ private:
   reduction::StreamingBoundStats counted_{}; ///< the builders' bound stats already counted
   spdlog::logger &log_;
   LogRateLimit silentLog_{10'000'000'000, 0, false, 0, {}};
-  std::vector<uint8_t> touched_;                        ///< builders given hits this datagram
   std::vector<reduction::Event2D> events_;              ///< reused per builder
   readout::EssHeader last_{};                           ///< pulses of the last datagram
   bool seen_ = false;

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// Where a trex readout goes, as tables made once from the configuration: its Config entry, the
-// vessel's MinADC, its plane and its channel's coordinate, so that a readout costs a few loads
-// instead of the Config lookups and the channel maps' arithmetic (TrexGeometry.h) per readout.
+// Where a trex readout goes, as tables made once from the configuration: its Config entry, its
+// event builder, the vessel's MinADC, its plane and its channel's coordinate, so that a readout
+// costs a few loads instead of the Config lookups and the channel maps' arithmetic
+// (TrexGeometry.h) per readout.
 #pragma once
 
 #include "common/readout/Vmm3Readout.h"
 #include "modules/trex/TrexConfig.h"
 #include "modules/trex/TrexGeometry.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -18,6 +20,7 @@ namespace efu::trex {
 struct TrexRoute {
   uint16_t minAdc = 0; ///< the vessel's MinADC
   uint16_t entry = 0;  ///< index in TrexConfig::hybrids
+  uint16_t builder = 0; ///< the entry's event builder (ring, FEN): index in builderKeys()
   uint8_t plane = 0;   ///< 0 wires, 1 grids
 };
 
@@ -30,12 +33,19 @@ public:
         }),
         routes_(c.hybrids.size() * 2),
         coords_(c.hybrids.size() * 2 * vmm3::kChannelsPerVmm, kInvalidCoord) {
+    for (const TrexHybrid &h : c.hybrids) {
+      keys_.push_back(static_cast<uint16_t>(builderKey(h.ring, h.fen)));
+    }
+    std::sort(keys_.begin(), keys_.end());
+    keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
     for (size_t i = 0; i < c.hybrids.size(); ++i) {
       const TrexHybrid &h = c.hybrids[i];
       const bool wire = isWire(c.instrument, h.hybrid);
       for (uint8_t asic = 0; asic < 2; ++asic) {
         const size_t route = i * 2 + asic;
-        routes_[route] = {h.minAdc, static_cast<uint16_t>(i), static_cast<uint8_t>(wire ? 0 : 1)};
+        routes_[route] = {h.minAdc, static_cast<uint16_t>(i),
+                          static_cast<uint16_t>(builderOf(builderKey(h.ring, h.fen))),
+                          static_cast<uint8_t>(wire ? 0 : 1)};
         for (uint8_t ch = 0; ch <= vmm3::kMaxChannel; ++ch) {
           coords_[route * vmm3::kChannelsPerVmm + ch] =
               wire ? wireCoord(c.instrument, h.ring, h.fen, h.hybrid, asic, ch, h.xOffset,
@@ -52,6 +62,14 @@ public:
   [[nodiscard]] const TrexRoute &route(int16_t route) const noexcept {
     return routes_[static_cast<size_t>(route)];
   }
+  /// The event builders' keys (builderKey of their ring and FEN), in key order: one per (ring,
+  /// FEN) of the Config entries, as the ESS EFU loops them.
+  [[nodiscard]] const std::vector<uint16_t> &builderKeys() const noexcept { return keys_; }
+  /// The builder of a key, or -1 when no Config entry has it (not for the hot path).
+  [[nodiscard]] int builderOf(size_t key) const noexcept {
+    const auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
+    return it != keys_.end() && *it == key ? static_cast<int>(it - keys_.begin()) : -1;
+  }
   /// The route's channel's wire or grid coordinate, or kInvalidCoord (channel <= 63).
   [[nodiscard]] uint16_t coord(int16_t route, uint8_t channel) const noexcept {
     return coords_[static_cast<size_t>(route) * vmm3::kChannelsPerVmm + channel];
@@ -61,6 +79,7 @@ private:
   vmm3::RouteTable routeOf_;
   std::vector<TrexRoute> routes_;
   std::vector<uint16_t> coords_; ///< [route * 64 + channel]
+  std::vector<uint16_t> keys_;   ///< builder -> builder key
 };
 
 } // namespace efu::trex

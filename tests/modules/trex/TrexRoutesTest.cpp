@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace efu::trex {
 namespace {
@@ -55,6 +56,35 @@ void expectSameAsGeometry(const std::string &file) {
   // Both fibers of a ring, both VMMs of each Config entry.
   EXPECT_EQ(mapped, static_cast<int64_t>(c.hybrids.size()) * 4);
 }
+
+// The builders are the configured (ring, FEN) keys in key order, each route naming its entry's.
+void expectBuildersInKeyOrder(const std::string &file) {
+  const TrexConfig c = parseTrexConfig(test::shipped(file), file);
+  const TrexRoutes routes(c);
+  std::vector<uint16_t> keys;
+  for (size_t key = 0; key < kBuilderKeys; ++key) {
+    bool configured = false;
+    for (const TrexHybrid &h : c.hybrids) {
+      configured = configured || builderKey(h.ring, h.fen) == key;
+    }
+    if (configured) {
+      keys.push_back(static_cast<uint16_t>(key));
+    }
+    EXPECT_EQ(routes.builderOf(key), configured ? static_cast<int>(keys.size()) - 1 : -1) << key;
+  }
+  EXPECT_EQ(routes.builderKeys(), keys);
+  for (size_t i = 0; i < c.hybrids.size(); ++i) {
+    const size_t key = builderKey(c.hybrids[i].ring, c.hybrids[i].fen);
+    for (int asic = 0; asic < 2; ++asic) {
+      const TrexRoute &to = routes.route(static_cast<int16_t>(i * 2 + static_cast<size_t>(asic)));
+      EXPECT_EQ(to.entry, i);
+      EXPECT_EQ(routes.builderKeys()[to.builder], key);
+    }
+  }
+}
+
+TEST(TrexRoutes, BuildersTrex) { expectBuildersInKeyOrder("trex.json"); }
+TEST(TrexRoutes, BuildersLet) { expectBuildersInKeyOrder("let.json"); }
 
 TEST(TrexRoutes, SameAsGeometryTrex) { expectSameAsGeometry("trex.json"); }
 TEST(TrexRoutes, SameAsGeometryLet) { expectSameAsGeometry("let.json"); }
