@@ -134,6 +134,14 @@ inline void encodeEvr(const EvrDatagram &e, uint8_t *out) noexcept {
 [[nodiscard]] constexpr uint16_t pixelTotOfWord(uint64_t w) noexcept {
   return static_cast<uint16_t>((w >> 20) & 0x3FF);
 }
+/// pixelX, pixelY and tot of a pixel word as four little-endian uint16_t would hold x, y, tot
+/// and 0 (PixelHit's x, y, weight and tag): each field masked out of the word and shifted to its
+/// place in one register, with no field extracted, widened and packed on its own.
+[[nodiscard]] constexpr uint64_t pixelFieldsOfWord(uint64_t w) noexcept {
+  return ((w >> 52) & 0xFE) | ((w >> 46) & 1) |                     // x: dCol + pix / 4
+         ((w >> 29) & (uint64_t{0xFC} << 16)) | ((w >> 28) & (uint64_t{3} << 16)) | // y
+         ((w << 12) & (uint64_t{0x3FF} << 32));                     // tot
+}
 /// The word fields of column x, row y (0..255 each).
 inline void placePixel(PixelWord &p, uint16_t x, uint16_t y) noexcept {
   p.dCol = static_cast<uint16_t>(x & 0xFE);
