@@ -99,19 +99,23 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
   // stops at the first word of another type; with a time line and an image of at least the
   // camera's 256 x 256 pixels, no word can name a pixel outside it, and the run skips the check.
   const uint8_t *const data = packet.data;
+  const uint8_t *const end = data + words * kWordBytes;
   reduction::PixelHit *const hits = hits_.data();
-  size_t n = 0;
+  reduction::PixelHit *next = hits; // one past the last hit decoded
   int64_t tdcs = 0, dropped = 0;
   bool unordered = false; // a time below the previous (equal times stay in arrival order)
   uint64_t previous = 0;
-  const auto run = [&](size_t i, auto checked) {
+  // Decodes the run of pixel words from `from`; returns the first word of another type (or end).
+  const auto run = [&](const uint8_t *from, auto checked) {
     const uint64_t since = global_.pulseNs - global_.tdcPixelClockNs;
     const uint64_t tdcClock = global_.tdcPixelClockNs;
     // Untimed, every pixel fails the bounds and is sorted out by dropPixel().
     const uint32_t width = global_.valid ? width_ : 0;
     const uint32_t height = global_.valid ? height_ : 0;
-    for (; i < words; ++i) {
-      const uint64_t w = loadWord(data + i * kWordBytes);
+    reduction::PixelHit *out = next;
+    const uint8_t *p = from;
+    for (; p != end; p += kWordBytes) {
+      const uint64_t w = loadWord(p);
       if (wordType(w) != kPixelType) {
         break;
       }
@@ -128,24 +132,29 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
       unordered |= t < previous;
       previous = t;
       const uint64_t fields = pixelFieldsOfWord(w); // the tag left 0: not read
-      reduction::PixelHit &h = hits[n++];
-      h.timeNs = t;
-      std::memcpy(reinterpret_cast<unsigned char *>(&h) + offsetof(reduction::PixelHit, x),
+      out->timeNs = t;
+      std::memcpy(reinterpret_cast<unsigned char *>(out) + offsetof(reduction::PixelHit, x),
                   &fields, sizeof fields);
+      ++out;
     }
-    return i;
+    next = out;
+    return p;
   };
   constexpr uint32_t kCameraPixels = 256; // columns and rows a word can name
-  for (size_t i = 0; i < words; ++i) {
-    i = global_.valid && width_ >= kCameraPixels && height_ >= kCameraPixels
-            ? run(i, std::false_type{})
-            : run(i, std::true_type{});
-    if (i < words && wordType(loadWord(data + i * kWordBytes)) == kTdcType) {
+  for (const uint8_t *p = data; p != end; p += kWordBytes) {
+    p = global_.valid && width_ >= kCameraPixels && height_ >= kCameraPixels
+            ? run(p, std::false_type{})
+            : run(p, std::true_type{});
+    if (p == end) {
+      break;
+    }
+    if (const uint64_t w = loadWord(p); wordType(w) == kTdcType) {
       ++tdcs;
       counters_.tdcs.add();
-      onTdc(decodeTdc(loadWord(data + i * kWordBytes)), packet.rxTimeNs);
+      onTdc(decodeTdc(w), packet.rxTimeNs);
     }
   }
+  const auto n = static_cast<size_t>(next - hits);
   const auto pixels = static_cast<int64_t>(n) + dropped;
   counters_.pixels.add(pixels);
   const int64_t undefined = static_cast<int64_t>(words) - pixels - tdcs;
