@@ -87,40 +87,38 @@ private:
     // and each later seed (rest_'s first) compacts rest_ in place: a pass per cluster over the
     // hits still free, no flags to clear or skip. A single neutron's group (the common case)
     // is one pass and no copy.
-    const PixelHit seed = hits[begin];
+    const PixelHit *h = hits.data() + begin;
+    const PixelHit *const end = hits.data() + hits.size();
+    const PixelHit seed = *h;
     PixelCluster c = single(seed);
-    size_t left = 0;
-    uint64_t last = seed.timeNs;
-    size_t j = begin + 1;
-    for (; j < hits.size(); ++j) {
-      const PixelHit &h = hits[j];
-      if (h.timeNs - last > maxTimeGapNs_) {
+    PixelHit *const rest = rest_.data();
+    PixelHit *left = rest; // one past the last hit left
+    for (uint64_t last = seed.timeNs; ++h != end; last = h->timeNs) {
+      if (h->timeNs - last > maxTimeGapNs_) {
         break;
       }
-      last = h.timeNs;
-      if (near(seed, h)) {
-        add(c, h);
+      if (near(seed, *h)) {
+        add(c, *h);
       } else {
-        rest_[left++] = h;
+        *left++ = *h;
       }
     }
     out(static_cast<const PixelCluster &>(c));
-    while (left != 0) {
-      const PixelHit next = rest_[0];
+    while (left != rest) {
+      const PixelHit next = rest[0];
       c = single(next);
-      size_t kept = 0;
-      for (size_t k = 1; k < left; ++k) {
-        const PixelHit &h = rest_[k];
-        if (near(next, h)) {
-          add(c, h);
+      PixelHit *kept = rest;
+      for (const PixelHit *r = rest + 1; r != left; ++r) {
+        if (near(next, *r)) {
+          add(c, *r);
         } else {
-          rest_[kept++] = h;
+          *kept++ = *r;
         }
       }
       left = kept;
       out(static_cast<const PixelCluster &>(c));
     }
-    return j;
+    return static_cast<size_t>(h - hits.data());
   }
   /// Squared distance below maxCoordGap^2.
   [[nodiscard]] bool near(const PixelHit &seed, const PixelHit &h) const noexcept {
