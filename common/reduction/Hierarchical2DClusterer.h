@@ -79,8 +79,7 @@ public:
 
 private:
   /// Clusters the time group that starts at hits[begin]; returns where the next one starts.
-  template <class Out>
-  size_t clusterGroup(std::span<const PixelHit> hits, size_t begin, Out &out) {
+  template <class Out> size_t clusterGroup(std::span<const PixelHit> hits, size_t begin, Out &out) {
     // Every hit before a seed is taken or was a seed, so a seed's cluster is simply the hits
     // left after it that lie near it. The first seed's pass reads the group and finds where it
     // ends (no separate pass for the time gaps); what it leaves is copied, in order, to rest_,

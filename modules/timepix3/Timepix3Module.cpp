@@ -19,7 +19,8 @@ constexpr size_t kMaxWords = 65536 / kWordBytes;
 
 // pixelFieldsOfWord() is stored as PixelHit's x, y, weight and tag (little-endian hosts).
 static_assert(sizeof(reduction::PixelHit) == 16 && offsetof(reduction::PixelHit, x) == 8 &&
-              offsetof(reduction::PixelHit, y) == 10 && offsetof(reduction::PixelHit, weight) == 12 &&
+              offsetof(reduction::PixelHit, y) == 10 &&
+              offsetof(reduction::PixelHit, weight) == 12 &&
               offsetof(reduction::PixelHit, tag) == 14);
 
 int64_t distance(int64_t a, int64_t b) noexcept {

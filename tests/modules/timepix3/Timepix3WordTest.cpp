@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The module's word-level shortcuts (Timepix3Readout.h: pixelXOfWord, pixelYOfWord,
-// pixelTotOfWord, pixelFieldsOfWord, pixelClockOfWord, pixelTimeSince) against the field-by-field functions they
-// stand in for: over every value of the fields they read, or the edges and random values where
-// the domain is too large.
+// pixelTotOfWord, pixelFieldsOfWord, pixelClockOfWord, pixelTimeSince) against the field-by-field
+// functions they stand in for: over every value of the fields they read, or the edges and random
+// values where the domain is too large.
 #include "modules/timepix3/Timepix3Readout.h"
 
 #include <gtest/gtest.h>
@@ -59,8 +59,8 @@ TEST(Timepix3Word, PackedFieldsOfEveryPixelAndWeight) {
         p.fToA = static_cast<uint8_t>(rng() & 0xF);
         p.spidr = static_cast<uint16_t>(rng());
         const uint64_t w = encodePixel(p);
-        ASSERT_EQ(pixelFieldsOfWord(w), uint64_t{pixelX(p)} | uint64_t{pixelY(p)} << 16 |
-                                            uint64_t{p.tot} << 32);
+        ASSERT_EQ(pixelFieldsOfWord(w),
+                  uint64_t{pixelX(p)} | uint64_t{pixelY(p)} << 16 | uint64_t{p.tot} << 32);
       }
     }
   }
