@@ -49,14 +49,14 @@ struct PixelCluster {
 ///    squared distance to the seed (not to the cluster) is below maxCoordGap^2 joins its cluster;
 ///    then the next hit not yet taken is the next seed;
 /// 3. clusters come out group by group, in seed order.
-/// Not thread-safe; one per stream. Allocates only when a group outgrows every earlier one.
+/// Not thread-safe; one per stream. Allocates only when a call brings more hits than any before.
 class Hierarchical2DClusterer {
 public:
   Hierarchical2DClusterer(uint64_t maxTimeGapNs, uint16_t maxCoordGap)
       : maxTimeGapNs_(maxTimeGapNs),
         maxCoordGapSquared_(int64_t{maxCoordGap} * int64_t{maxCoordGap}) {}
 
-  /// Reserves the bookkeeping for groups of up to `hits` hits.
+  /// Reserves the bookkeeping for calls of up to `hits` hits.
   void reserve(size_t hits) {
     if (rest_.size() < hits) {
       rest_.resize(hits);
@@ -66,16 +66,11 @@ public:
   /// Clusters `hits` (ordered by time; ties in the order given) and calls out(const
   /// PixelCluster &) for each cluster. Nothing is kept for the next call.
   template <class Out> void cluster(std::span<const PixelHit> hits, Out &&out) {
-    const size_t n = hits.size();
-    size_t begin = 0;
-    for (size_t i = 1; i < n; ++i) {
-      if (hits[i].timeNs - hits[i - 1].timeNs > maxTimeGapNs_) {
-        clusterGroup(hits.subspan(begin, i - begin), out);
-        begin = i;
-      }
+    if (rest_.size() < hits.size()) {
+      rest_.resize(hits.size()); // never shrunk: sized once for the largest call
     }
-    if (begin < n) {
-      clusterGroup(hits.subspan(begin), out);
+    for (size_t begin = 0; begin < hits.size();) {
+      begin = clusterGroup(hits, begin, out);
     }
   }
 
@@ -83,40 +78,46 @@ public:
   [[nodiscard]] int64_t maxCoordGapSquared() const noexcept { return maxCoordGapSquared_; }
 
 private:
-  template <class Out> void clusterGroup(std::span<const PixelHit> group, Out &out) {
+  /// Clusters the time group that starts at hits[begin]; returns where the next one starts.
+  template <class Out> size_t clusterGroup(std::span<const PixelHit> hits, size_t begin, Out &out) {
     // Every hit before a seed is taken or was a seed, so a seed's cluster is simply the hits
-    // left after it that lie near it. The first seed reads the group; what it leaves is copied,
-    // in order, to rest_, and each later seed (rest_'s first) compacts rest_ in place: a pass
-    // per cluster over the hits still free, no flags to clear or skip. A single neutron's
-    // group (the common case) is one pass and no copy.
-    PixelCluster c = single(group[0]);
-    size_t left = 0;
-    if (rest_.size() < group.size()) {
-      rest_.resize(group.size()); // never shrunk: sized once for the largest group
-    }
-    for (size_t j = 1; j < group.size(); ++j) {
-      if (near(group[0], group[j])) {
-        add(c, group[j]);
+    // left after it that lie near it. The first seed's pass reads the group and finds where it
+    // ends (no separate pass for the time gaps); what it leaves is copied, in order, to rest_,
+    // and each later seed (rest_'s first) compacts rest_ in place: a pass per cluster over the
+    // hits still free, no flags to clear or skip. A single neutron's group (the common case)
+    // is one pass and no copy.
+    const PixelHit *h = hits.data() + begin;
+    const PixelHit *const end = hits.data() + hits.size();
+    const PixelHit seed = *h;
+    PixelCluster c = single(seed);
+    PixelHit *const rest = rest_.data();
+    PixelHit *left = rest; // one past the last hit left
+    for (uint64_t last = seed.timeNs; ++h != end; last = h->timeNs) {
+      if (h->timeNs - last > maxTimeGapNs_) {
+        break;
+      }
+      if (near(seed, *h)) {
+        add(c, *h);
       } else {
-        rest_[left++] = group[j];
+        *left++ = *h;
       }
     }
     out(static_cast<const PixelCluster &>(c));
-    while (left != 0) {
-      const PixelHit seed = rest_[0];
-      c = single(seed);
-      size_t kept = 0;
-      for (size_t j = 1; j < left; ++j) {
-        const PixelHit &h = rest_[j];
-        if (near(seed, h)) {
-          add(c, h);
+    while (left != rest) {
+      const PixelHit next = rest[0];
+      c = single(next);
+      PixelHit *kept = rest;
+      for (const PixelHit *r = rest + 1; r != left; ++r) {
+        if (near(next, *r)) {
+          add(c, *r);
         } else {
-          rest_[kept++] = h;
+          *kept++ = *r;
         }
       }
       left = kept;
       out(static_cast<const PixelCluster &>(c));
     }
+    return static_cast<size_t>(h - hits.data());
   }
   /// Squared distance below maxCoordGap^2.
   [[nodiscard]] bool near(const PixelHit &seed, const PixelHit &h) const noexcept {

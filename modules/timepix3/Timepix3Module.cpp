@@ -7,12 +7,21 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <type_traits>
 
 namespace efu::timepix3 {
 
 namespace {
 /// The most words a UDP datagram can hold.
 constexpr size_t kMaxWords = 65536 / kWordBytes;
+
+// pixelFieldsOfWord() is stored as PixelHit's x, y, weight and tag (little-endian hosts).
+static_assert(sizeof(reduction::PixelHit) == 16 && offsetof(reduction::PixelHit, x) == 8 &&
+              offsetof(reduction::PixelHit, y) == 10 &&
+              offsetof(reduction::PixelHit, weight) == 12 &&
+              offsetof(reduction::PixelHit, tag) == 14);
 
 int64_t distance(int64_t a, int64_t b) noexcept {
   return a > b ? a - b : b - a;
@@ -86,47 +95,67 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
     return;
   }
   // The pixel words, decoded in one pass into hits_ (sized for the largest datagram once): no
-  // call and no capacity check per word, the rare outcomes counted off the loop, and the
-  // timing in locals (a TDC word may change it), as stores to hits could otherwise alias it.
+  // call and no capacity check per word, the rare outcomes counted off the loop. The words
+  // between two TDC words share one timing, kept in locals, so they are decoded as a run that
+  // stops at the first word of another type; with a time line and an image of at least the
+  // camera's 256 x 256 pixels, no word can name a pixel outside it, and the run skips the check.
   const uint8_t *const data = packet.data;
+  const uint8_t *const end = data + words * kWordBytes;
   reduction::PixelHit *const hits = hits_.data();
-  size_t n = 0;
+  reduction::PixelHit *next = hits; // one past the last hit decoded
   int64_t tdcs = 0, dropped = 0;
   bool unordered = false; // a time below the previous (equal times stay in arrival order)
   uint64_t previous = 0;
-  uint64_t since = 0, tdcClock = 0;
-  // Untimed, every pixel fails the bounds and is sorted out off the fast path.
-  uint32_t width = 0, height = 0;
-  const auto timing = [&] {
-    since = global_.pulseNs - global_.tdcPixelClockNs;
-    tdcClock = global_.tdcPixelClockNs;
-    width = global_.valid ? width_ : 0;
-    height = global_.valid ? height_ : 0;
-  };
-  timing();
-  for (size_t i = 0; i < words; ++i) {
-    const uint64_t w = loadWord(data + i * kWordBytes);
-    const uint8_t type = wordType(w);
-    if (type == kPixelType) {
-      const uint16_t x = pixelXOfWord(w);
-      const uint16_t y = pixelYOfWord(w);
-      if (x >= width || y >= height) {
-        dropPixel(x, y);
-        ++dropped;
-        continue;
+  // Decodes the run of pixel words from `from`; returns the first word of another type (or end).
+  const auto run = [&](const uint8_t *from, auto checked) {
+    const uint64_t since = global_.pulseNs - global_.tdcPixelClockNs;
+    const uint64_t tdcClock = global_.tdcPixelClockNs;
+    // Untimed, every pixel fails the bounds and is sorted out by dropPixel().
+    const uint32_t width = global_.valid ? width_ : 0;
+    const uint32_t height = global_.valid ? height_ : 0;
+    reduction::PixelHit *out = next;
+    const uint8_t *p = from;
+    for (; p != end; p += kWordBytes) {
+      const uint64_t w = loadWord(p);
+      if (wordType(w) != kPixelType) {
+        break;
+      }
+      if constexpr (decltype(checked)::value) {
+        const uint16_t x = pixelXOfWord(w);
+        const uint16_t y = pixelYOfWord(w);
+        if (x >= width || y >= height) {
+          dropPixel(x, y);
+          ++dropped;
+          continue;
+        }
       }
       const uint64_t t = pixelTimeSince(since, tdcClock, pixelClockOfWord(w));
       unordered |= t < previous;
       previous = t;
-      hits[n] = {t, x, y, pixelTotOfWord(w), static_cast<uint16_t>(n)};
-      ++n;
-    } else if (type == kTdcType) {
+      const uint64_t fields = pixelFieldsOfWord(w); // the tag left 0: not read
+      out->timeNs = t;
+      std::memcpy(reinterpret_cast<unsigned char *>(out) + offsetof(reduction::PixelHit, x),
+                  &fields, sizeof fields);
+      ++out;
+    }
+    next = out;
+    return p;
+  };
+  constexpr uint32_t kCameraPixels = 256; // columns and rows a word can name
+  for (const uint8_t *p = data; p != end; p += kWordBytes) {
+    p = global_.valid && width_ >= kCameraPixels && height_ >= kCameraPixels
+            ? run(p, std::false_type{})
+            : run(p, std::true_type{});
+    if (p == end) {
+      break;
+    }
+    if (const uint64_t w = loadWord(p); wordType(w) == kTdcType) {
       ++tdcs;
       counters_.tdcs.add();
       onTdc(decodeTdc(w), packet.rxTimeNs);
-      timing();
     }
   }
+  const auto n = static_cast<size_t>(next - hits);
   const auto pixels = static_cast<int64_t>(n) + dropped;
   counters_.pixels.add(pixels);
   const int64_t undefined = static_cast<int64_t>(words) - pixels - tdcs;
@@ -234,16 +263,27 @@ reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *
     earliest = std::min(earliest, hits[i].timeNs);
     latest = std::max(latest, hits[i].timeNs);
   }
-  // The counts of every pass's digits in one read of the times, then a pass per digit.
+  // The counts of every pass's digits in one read of the times, then a pass per digit. A
+  // datagram spans up to 16.7 ms in three digits: these are counted without a loop over the
+  // digits (an unused one counted for nothing).
   const int passes = (std::bit_width(latest - earliest) + 7) / 8;
   std::array<std::array<uint32_t, 256>, 8> start;
-  for (int pass = 0; pass < passes; ++pass) {
+  for (int pass = 0; pass < std::max(passes, 3); ++pass) {
     start[static_cast<size_t>(pass)].fill(0);
   }
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t d = hits[i].timeNs - earliest;
-    for (int pass = 0; pass < passes; ++pass) {
-      ++start[static_cast<size_t>(pass)][(d >> (8 * pass)) & 0xFF];
+  if (passes <= 3) {
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t d = hits[i].timeNs - earliest;
+      ++start[0][d & 0xFF];
+      ++start[1][(d >> 8) & 0xFF];
+      ++start[2][(d >> 16) & 0xFF];
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t d = hits[i].timeNs - earliest;
+      for (int pass = 0; pass < passes; ++pass) {
+        ++start[static_cast<size_t>(pass)][(d >> (8 * pass)) & 0xFF];
+      }
     }
   }
   reduction::PixelHit *in = hits;
@@ -270,48 +310,63 @@ reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *
 
 void Timepix3Module::formEvents(size_t n) noexcept {
   // hits_ is in time order; equal times in their order in the datagram, so seeds are
-  // deterministic.
+  // deterministic. The limits are copied and the outcomes counted in locals, added once a
+  // datagram: the sink's call could otherwise make the compiler reload and store them per event.
   const double scale = config_.scaleUpFactor;
   const uint32_t width = config_.width();
   const uint32_t height = config_.height();
+  const uint32_t minHits = config_.minEventSizeHits;
+  const uint64_t minTot = config_.minimumTotSum;
+  const uint64_t minSpan = config_.minEventTimeSpanNs;
+  const int64_t periodNs = config_.periodNs;
   const uint64_t pulseNs = global_.pulseNs;
+  sdk::EventSink &sink = events_;
+  int64_t tooSmall = 0, spanTooShort = 0, tofs = 0, tofNegative = 0, nextPulse = 0;
+  int64_t pixelErrors = 0, events = 0;
   clusterer_.cluster(
       std::span<const reduction::PixelHit>(hits_.data(), n), [&](const reduction::PixelCluster &c) {
-        if (c.hits < config_.minEventSizeHits || c.weightSum < config_.minimumTotSum) {
-          counters_.tooSmall.add();
+        if (c.hits < minHits || c.weightSum < minTot) {
+          ++tooSmall;
           return;
         }
-        if (c.timeSpanNs() < config_.minEventTimeSpanNs) {
-          counters_.spanTooShort.add();
+        if (c.timeSpanNs() < minSpan) {
+          ++spanTooShort;
           return;
         }
         const auto tof = static_cast<int64_t>(c.timeStartNs - pulseNs);
-        counters_.tofs.add();
+        ++tofs;
         if (tof < 0) {
-          counters_.tofNegative.add();
+          ++tofNegative;
           return;
         }
-        if (tof > config_.periodNs) {
-          counters_.nextPulse.add();
+        if (tof > periodNs) {
+          ++nextPulse;
           return;
         }
         // The centre, scaled up and truncated (ESS: through uint16_t).
         const double sx = c.xCenter() * scale;
         const double sy = c.yCenter() * scale;
         if (!(sx >= 0.0 && sy >= 0.0 && sx < 65536.0 && sy < 65536.0)) {
-          counters_.pixelErrors.add(); // no weight: no centre
+          ++pixelErrors; // no weight: no centre
           return;
         }
         const auto px = static_cast<uint32_t>(sx);
         const auto py = static_cast<uint32_t>(sy);
         if (px >= width || py >= height) {
-          counters_.pixelErrors.add();
+          ++pixelErrors;
           return;
         }
-        events_.add(static_cast<int64_t>(pulseNs), static_cast<int32_t>(tof),
-                    static_cast<int32_t>(py * width + px + 1));
-        counters_.events.add();
+        sink.add(static_cast<int64_t>(pulseNs), static_cast<int32_t>(tof),
+                 static_cast<int32_t>(py * width + px + 1));
+        ++events;
       });
+  counters_.tooSmall.add(tooSmall);
+  counters_.spanTooShort.add(spanTooShort);
+  counters_.tofs.add(tofs);
+  counters_.tofNegative.add(tofNegative);
+  counters_.nextPulse.add(nextPulse);
+  counters_.pixelErrors.add(pixelErrors);
+  counters_.events.add(events);
 }
 
 } // namespace efu::timepix3

@@ -4,6 +4,7 @@
 // module, readoutgen's source and the tests (the source's ground truth uses these functions).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -134,6 +135,33 @@ inline void encodeEvr(const EvrDatagram &e, uint8_t *out) noexcept {
 [[nodiscard]] constexpr uint16_t pixelTotOfWord(uint64_t w) noexcept {
   return static_cast<uint16_t>((w >> 20) & 0x3FF);
 }
+namespace detail {
+/// What the pixel bits 44..51 (pix and the low five bits of sPix) and 52..59 (the top bit of
+/// sPix and dCol) of a pixel word add to x | y << 16: two small tables in place of the four
+/// shifts and masks that move these fields bit group by bit group.
+struct GeometryTables {
+  std::array<uint32_t, 256> low{};
+  std::array<uint32_t, 256> high{};
+};
+constexpr GeometryTables makeGeometryTables() noexcept {
+  GeometryTables t;
+  for (uint32_t b = 0; b < 256; ++b) {
+    // low: bits 0..2 pix, 3..7 sPix bits 2..6; high: bit 0 sPix bit 7, 1..7 dCol (x bits 1..7).
+    t.low[b] = ((b >> 2) & 1) | (((b & 3) | (b & 0xF8) >> 1) << 16);
+    t.high[b] = (b & 0xFE) | ((b & 1) << 7) << 16;
+  }
+  return t;
+}
+inline constexpr GeometryTables kGeometry = makeGeometryTables();
+} // namespace detail
+
+/// pixelX, pixelY and tot of a pixel word as four little-endian uint16_t would hold x, y, tot
+/// and 0 (PixelHit's x, y, weight and tag), in one register: no field extracted, widened and
+/// packed on its own.
+[[nodiscard]] constexpr uint64_t pixelFieldsOfWord(uint64_t w) noexcept {
+  return detail::kGeometry.low[(w >> 44) & 0xFF] | detail::kGeometry.high[(w >> 52) & 0xFF] |
+         ((w << 12) & (uint64_t{0x3FF} << 32)); // tot
+}
 /// The word fields of column x, row y (0..255 each).
 inline void placePixel(PixelWord &p, uint16_t x, uint16_t y) noexcept {
   p.dCol = static_cast<uint16_t>(x & 0xFE);
@@ -181,13 +209,22 @@ constexpr uint64_t kPixelClockNs = 26'843'545'600;
   return pulseTimeNs + (clock - tdcPixelClockNs);
 }
 
+namespace detail {
+/// 25 f / 16 rounded up, for f = 0..15 (a static table: a local one may be rebuilt per call).
+inline constexpr std::array<int64_t, 16> kFineUp = {0,  2,  4,  5,  7,  8,  10, 11,
+                                                    13, 15, 16, 18, 19, 21, 22, 24};
+} // namespace detail
 /// pixelClockNs() of a pixel word, straight from its bits: 409600 spidr + 25 toa is
 /// 25 * (spidr << 14 | toa), and truncating (16 * that - 25 fToA) / 16 toward zero subtracts
-/// 25 fToA / 16 rounded up, or, when spidr = toa = 0 (the only negative readings), rounded down.
+/// 25 fToA / 16 rounded up (a table of the 16), or, when spidr = toa = 0 (the only negative
+/// readings, off the common path), rounded down.
 [[nodiscard]] constexpr int64_t pixelClockOfWord(uint64_t w) noexcept {
-  const auto coarse = static_cast<int64_t>(25 * ((w & 0xFFFF) << 14 | ((w >> 30) & 0x3FFF)));
-  const auto fine = static_cast<int64_t>(25 * ((w >> 16) & 0xF));
-  return coarse - ((fine + (coarse != 0 ? 15 : 0)) >> 4);
+  const uint64_t ticks = (w & 0xFFFF) << 14 | ((w >> 30) & 0x3FFF);
+  const auto fine = static_cast<int64_t>((w >> 16) & 0xF);
+  if (ticks == 0) [[unlikely]] {
+    return -((25 * fine) >> 4);
+  }
+  return 25 * static_cast<int64_t>(ticks) - detail::kFineUp[static_cast<size_t>(fine)];
 }
 /// pixelTimeNs(pulseTimeNs, tdcPixelClockNs, pixelClock) as pulseTimeNs - tdcPixelClockNs
 /// (`since`, computed once per pulse) plus the reading and, when it is below the TDC's (but not

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The module's word-level shortcuts (Timepix3Readout.h: pixelXOfWord, pixelYOfWord,
-// pixelTotOfWord, pixelClockOfWord, pixelTimeSince) against the field-by-field functions they
-// stand in for: over every value of the fields they read, or the edges and random values where
-// the domain is too large.
+// pixelTotOfWord, pixelFieldsOfWord, pixelClockOfWord, pixelTimeSince) against the field-by-field
+// functions they stand in for: over every value of the fields they read, or the edges and random
+// values where the domain is too large.
 #include "modules/timepix3/Timepix3Readout.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +36,45 @@ TEST(Timepix3Word, CoordinatesAndWeightOfEveryPixel) {
     PixelWord p;
     p.tot = static_cast<uint16_t>(tot);
     ASSERT_EQ(pixelTotOfWord(encodePixel(p)), tot);
+  }
+}
+
+/// pixelFieldsOfWord(w) as the fields one by one would give it.
+uint64_t fieldsOneByOne(uint64_t w) {
+  return uint64_t{pixelXOfWord(w)} | uint64_t{pixelYOfWord(w)} << 16 |
+         uint64_t{pixelTotOfWord(w)} << 32;
+}
+
+TEST(Timepix3Word, PackedFieldsOfEveryPixelAndWeight) {
+  std::mt19937_64 rng(23);
+  for (uint32_t dCol = 0; dCol < 256; dCol += 2) {
+    for (uint32_t sPix = 0; sPix < 256; sPix += 4) {
+      for (uint32_t pix = 0; pix < 8; ++pix) {
+        PixelWord p;
+        p.dCol = static_cast<uint16_t>(dCol);
+        p.sPix = static_cast<uint16_t>(sPix);
+        p.pix = static_cast<uint8_t>(pix);
+        p.toa = static_cast<uint16_t>(rng() & 0x3FFF);
+        p.tot = static_cast<uint16_t>(rng() & 0x3FF);
+        p.fToA = static_cast<uint8_t>(rng() & 0xF);
+        p.spidr = static_cast<uint16_t>(rng());
+        const uint64_t w = encodePixel(p);
+        ASSERT_EQ(pixelFieldsOfWord(w),
+                  uint64_t{pixelX(p)} | uint64_t{pixelY(p)} << 16 | uint64_t{p.tot} << 32);
+      }
+    }
+  }
+  for (uint32_t tot = 0; tot < 1024; ++tot) {
+    PixelWord p;
+    p.tot = static_cast<uint16_t>(tot);
+    placePixel(p, static_cast<uint16_t>(rng() & 0xFF), static_cast<uint16_t>(rng() & 0xFF));
+    const uint64_t w = encodePixel(p);
+    ASSERT_EQ(pixelFieldsOfWord(w), fieldsOneByOne(w));
+  }
+  // Any bits at all (other types, the unused bit 52): only the fields' bits are read.
+  for (int i = 0; i < 1'000'000; ++i) {
+    const uint64_t w = rng();
+    ASSERT_EQ(pixelFieldsOfWord(w), fieldsOneByOne(w)) << std::hex << w;
   }
 }
 
