@@ -10,9 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
+#include <net/if.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -204,6 +207,90 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{"gso_clamped_8972", 8972, 300, {"--gso", "64"}, 7},
                       Variant{"paced_gso_64", 64, 1000, {"--gso", "8", "--pps", "200000"}, 8}),
     [](const ::testing::TestParamInfo<Variant> &param) { return param.param.name; });
+
+/// While it lives, this thread is in a network namespace of its own whose loopback is up with a
+/// 1500-byte MTU; sockets made and processes started meanwhile are in it too. There a UDP GSO
+/// message of 8972-byte segments is larger than the route's MTU and the kernel refuses it, while
+/// a lone 8972-byte datagram is fragmented and reassembled: the way to make loopback refuse GSO
+/// without touching the host's. Needs CAP_SYS_ADMIN (why() says what failed).
+class SmallMtuLoopback {
+public:
+  SmallMtuLoopback() {
+    original_ = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (original_ < 0 || unshare(CLONE_NEWNET) != 0) {
+      why_ = std::string("unshare(CLONE_NEWNET): ") + std::strerror(errno);
+      return;
+    }
+    entered_ = true;
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ifreq request{};
+    std::strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+    request.ifr_mtu = 1500;
+    if (fd < 0 || ioctl(fd, SIOCSIFMTU, &request) != 0 || ioctl(fd, SIOCGIFFLAGS, &request) != 0) {
+      why_ = std::string("loopback MTU: ") + std::strerror(errno);
+    } else {
+      request.ifr_flags = static_cast<short>(request.ifr_flags | IFF_UP);
+      if (ioctl(fd, SIOCSIFFLAGS, &request) != 0) {
+        why_ = std::string("loopback up: ") + std::strerror(errno);
+      }
+    }
+    if (fd >= 0) {
+      close(fd);
+    }
+  }
+  ~SmallMtuLoopback() {
+    if (entered_ && setns(original_, CLONE_NEWNET) != 0) {
+      std::abort(); // the rest of the test binary must not run in the namespace
+    }
+    if (original_ >= 0) {
+      close(original_);
+    }
+  }
+  SmallMtuLoopback(const SmallMtuLoopback &) = delete;
+  SmallMtuLoopback &operator=(const SmallMtuLoopback &) = delete;
+
+  /// Empty when the namespace is ready.
+  [[nodiscard]] const std::string &why() const { return why_; }
+
+private:
+  int original_ = -1;
+  bool entered_ = false;
+  std::string why_;
+};
+
+size_t occurrences(const std::string &text, const std::string &what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+// A route that refuses GSO: the generator warns once, goes on with one datagram per message,
+// and loses nothing (the refused call is sent again datagram by datagram).
+TEST(UdpgenProcess, GsoRefusedByTheRouteFallsBackToOneDatagramPerMessage) {
+  const SmallMtuLoopback space;
+  if (!space.why().empty()) {
+    GTEST_SKIP() << "no network namespace of our own: " << space.why();
+  }
+  LoopbackReceiver receiver;
+  if (receiver.rcvbufBytes() < bufferNeed(300, 8972)) {
+    GTEST_SKIP() << "receive buffer " << receiver.rcvbufBytes() << " B is too small; run as root";
+  }
+  const Finished run = runUdpgen({"-p", std::to_string(receiver.port()), "-s", "8972", "-n",
+                                  "300", "--gso", "7", "--json", "-q"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(occurrences(run.err, "the kernel refused a UDP GSO send"), 1U) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json.at("gso_segments").get<uint32_t>(), 1U) << run.out;
+  EXPECT_EQ(json.at("sent").get<uint64_t>(), 300U) << run.out;
+  const std::vector<Datagram> got = receiver.collect(300);
+  ASSERT_EQ(got.size(), 300U);
+  for (uint64_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].sizeBytes, 8972U) << "datagram " << i;
+    ASSERT_EQ(got[i].sequence, i) << "datagram " << i;
+  }
+}
 
 TEST(UdpgenProcess, GsoClampIsAnnounced) {
   LoopbackReceiver receiver;
@@ -409,6 +496,39 @@ TEST(UdpgenReplay, PacedGsoReplayDeliversEveryDatagramInOrder) {
   EXPECT_EQ(json.at("sent").get<uint64_t>(), n);
   EXPECT_GE(json.at("messages").get<uint64_t>(), kMixedMessages);
   EXPECT_LE(json.at("messages").get<uint64_t>(), n);
+  std::remove(capture.path.c_str());
+}
+
+// A route that refuses GSO: the replay warns once and sends the held batch and the rest of the
+// capture one datagram per message, every datagram once, in order, byte for byte.
+TEST(UdpgenReplay, GsoRefusedByTheRouteFallsBackToOneDatagramPerMessage) {
+  const SmallMtuLoopback space;
+  if (!space.why().empty()) {
+    GTEST_SKIP() << "no network namespace of our own: " << space.why();
+  }
+  LoopbackReceiver receiver;
+  const MixedCapture capture = writeMixedCapture("refused", receiver.port());
+  const uint64_t n = capture.payloads.size();
+  if (receiver.rcvbufBytes() < bufferNeed(2 * n, 65507)) {
+    GTEST_SKIP() << "receive buffer " << receiver.rcvbufBytes() << " B is too small; run as root";
+  }
+  const Finished run =
+      UdpgenProcess({"--pcap", capture.path, "--speed", "0", "--loop", "2", "--gso", "64",
+                     "--batch", "4", "-p", std::to_string(receiver.port()), "--json"})
+          .finish(kHangBoundMs);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(occurrences(run.err, "the kernel refused a UDP GSO send"), 1U) << run.err;
+  const std::vector<Datagram> got = receiver.collect(2 * n);
+  ASSERT_EQ(got.size(), 2 * n);
+  for (uint64_t i = 0; i < got.size(); ++i) {
+    const std::vector<uint8_t> &want = capture.payloads[i % n];
+    ASSERT_EQ(got[i].sizeBytes, want.size()) << "datagram " << i;
+    ASSERT_EQ(got[i].hash, payloadHash(want.data(), want.size())) << "datagram " << i;
+  }
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json.at("sent").get<uint64_t>(), 2 * n);
+  EXPECT_EQ(json.at("send_errors").get<uint64_t>(), 0U);
+  EXPECT_EQ(json.at("messages").get<uint64_t>(), 2 * n) << run.out;
   std::remove(capture.path.c_str());
 }
 
