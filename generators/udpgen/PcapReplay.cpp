@@ -3,7 +3,6 @@
 #include "generators/udpgen/PcapReplay.h"
 #include "common/net/UdpSocket.h"
 #include "generators/udpgen/UdpGenOptions.h"
-#include "generators/udpgen/UdpSender.h"
 
 #include "common/time/Time.h"
 
@@ -175,7 +174,7 @@ public:
         break;
       }
       // sendmmsg stops at the first message it cannot send: its datagrams count as failed.
-      summary.sendErrors += messages_[done].segments;
+      summary.refused.count(err, messages_[done].segments);
       ++done;
     }
     used_ = 0;
@@ -232,7 +231,7 @@ private:
           summary.bytes += bytes;
           ++summary.messages;
         } else {
-          ++summary.sendErrors;
+          summary.refused.count(errno, 1);
         }
         at += bytes;
       }
@@ -280,7 +279,7 @@ PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic
   const auto over = [&] {
     return stop.load() || monotonicNs() >= endNs ||
            (options.count > 0 &&
-            summary.sent + summary.sendErrors + batch.datagrams() >= options.count);
+            summary.sent + summary.refused.total() + batch.datagrams() >= options.count);
   };
   uint64_t paced = 0;
   std::vector<char> readBuffer;
@@ -374,16 +373,17 @@ PcapReplaySummary replayPcap(const PcapReplayOptions &options, const std::atomic
 std::string replayText(const PcapReplaySummary &s) {
   return fmt::format("udpgen replay: {} datagrams ({} B) sent in {:.3f} s over {} pass(es) "
                      "(capture span {:.3f} s) in {} messages, {} send calls; skipped: {} not "
-                     "IPv4/UDP, {} fragments, {} truncated; {} send errors\n",
+                     "IPv4/UDP, {} fragments, {} truncated; send errors {}\n",
                      s.sent, s.bytes, s.elapsedS, s.loops, s.captureSpanS, s.messages,
                      s.sendCalls, s.skippedNotUdp, s.skippedFragment, s.skippedTruncated,
-                     s.sendErrors);
+                     s.refused.text());
 }
 
 std::string replayJson(const PcapReplaySummary &s) {
   return nlohmann::json{{"sent", s.sent},
                         {"bytes", s.bytes},
-                        {"send_errors", s.sendErrors},
+                        {"send_errors", s.refused.total()},
+                        {"errors", s.refused.json()},
                         {"messages", s.messages},
                         {"send_calls", s.sendCalls},
                         {"skipped_not_udp", s.skippedNotUdp},

@@ -2,6 +2,8 @@
 // udpgen --pcap: replays the UDP payloads of a capture file, byte for byte, to one destination.
 #pragma once
 
+#include "generators/udpgen/UdpSender.h"
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -27,7 +29,7 @@ struct PcapReplayOptions {
 struct PcapReplaySummary {
   uint64_t sent = 0;             ///< datagrams sent
   uint64_t bytes = 0;            ///< their UDP payload bytes
-  uint64_t sendErrors = 0;       ///< datagrams refused (ECONNREFUSED from an ICMP, ENOBUFS, ...)
+  SendErrors refused;            ///< datagrams the kernel refused, by errno
   uint64_t messages = 0;         ///< messages the kernel accepted (a GSO message holds several)
   uint64_t sendCalls = 0;        ///< sendmmsg / send calls made
   uint64_t skippedNotUdp = 0;    ///< not IPv4/UDP (or an unknown link type)

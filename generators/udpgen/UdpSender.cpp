@@ -143,19 +143,29 @@ void UdpSender::disableGso(int err) {
   }
 }
 
-void UdpSender::countError(int err, uint32_t datagrams) noexcept {
+void SendErrors::count(int err, uint64_t datagrams) noexcept {
   switch (err) {
   case ENOBUFS:
-    counters_.errEnobufs += datagrams;
+    enobufs += datagrams;
     break;
   case ECONNREFUSED:
-    counters_.errConnRefused += datagrams;
+    connRefused += datagrams;
     break;
   default:
-    counters_.errOther += datagrams;
-    counters_.lastOtherErrno = err;
+    other += datagrams;
+    lastOtherErrno = err;
     break;
   }
+}
+
+std::string SendErrors::text() const {
+  return fmt::format("{} (ENOBUFS {}, ECONNREFUSED {}, other {}{}{})", total(), enobufs,
+                     connRefused, other, lastOtherErrno != 0 ? ", last: " : "",
+                     lastOtherErrno != 0 ? std::strerror(lastOtherErrno) : "");
+}
+
+nlohmann::json SendErrors::json() const {
+  return {{"total", total()}, {"enobufs", enobufs}, {"econnrefused", connRefused}, {"other", other}};
 }
 
 int UdpSender::sendCall(uint64_t seq, uint32_t datagrams, const std::atomic<bool> &stop) noexcept {
@@ -197,7 +207,7 @@ int UdpSender::sendCall(uint64_t seq, uint32_t datagrams, const std::atomic<bool
     }
     // sendmmsg reports the error of the first message it could not send: that message's
     // datagrams are counted as failed and their sequence numbers are not reused.
-    countError(err, static_cast<uint32_t>(iov_[done].iov_len / size));
+    counters_.refused.count(err, iov_[done].iov_len / size);
     ++done;
   }
   return 0;
@@ -296,11 +306,7 @@ std::string summaryJson(const SendSummary &summary) {
       {"seconds", summary.elapsedS},
       {"mbps", summary.userMbps()},
       {"kpps", summary.kpps()},
-      {"errors",
-       {{"total", c.errors()},
-        {"enobufs", c.errEnobufs},
-        {"econnrefused", c.errConnRefused},
-        {"other", c.errOther}}},
+      {"errors", c.refused.json()},
       {"next_sequence", c.nextSequence()},
       {"send_calls", c.sendCalls},
       {"size_bytes", summary.sizeBytes},
@@ -330,18 +336,14 @@ std::string summaryText(const SendSummary &summary) {
       "udpgen summary\n"
       "  sent          %llu datagrams of %u B, %llu B user data, in %.3f s\n"
       "  rate          %.3f Mb/s user data, %.3f kpps (%s)\n"
-      "  send errors   %llu (ENOBUFS %llu, ECONNREFUSED %llu, other %llu%s%s)\n"
+      "  send errors   %s\n"
       "  sequence      next number %llu (failed datagrams keep their numbers: receivers see "
       "them as lost)\n"
       "  send calls    %llu (up to %u messages x %u datagrams each)\n"
       "  cpu           user %.3f s, sys %.3f s (%.1f %% of one core)\n",
       static_cast<unsigned long long>(c.sent), summary.sizeBytes,
       static_cast<unsigned long long>(c.bytes), summary.elapsedS, summary.userMbps(),
-      summary.kpps(), offered, static_cast<unsigned long long>(c.errors()),
-      static_cast<unsigned long long>(c.errEnobufs),
-      static_cast<unsigned long long>(c.errConnRefused),
-      static_cast<unsigned long long>(c.errOther), c.lastOtherErrno != 0 ? ", last: " : "",
-      c.lastOtherErrno != 0 ? std::strerror(c.lastOtherErrno) : "",
+      summary.kpps(), offered, c.refused.text().c_str(),
       static_cast<unsigned long long>(c.nextSequence()),
       static_cast<unsigned long long>(c.sendCalls), summary.batch, summary.gsoSegments,
       summary.cpuUserS, summary.cpuSysS, cpuPct);

@@ -7,6 +7,8 @@
 
 #include <sys/socket.h>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -30,17 +32,29 @@ inline constexpr int64_t kMaxBurstNs = 1'000'000;
 /// short spacing back to back after each wake-up. Costs one core while pacing, as in udpmon.
 inline constexpr int64_t kSpinNs = 200'000;
 
+/// Datagrams the kernel refused, by errno (the generator's and the replay's summaries alike).
+struct SendErrors {
+  uint64_t enobufs = 0;     ///< ENOBUFS (queue full).
+  uint64_t connRefused = 0; ///< ECONNREFUSED (an ICMP said nobody listens).
+  uint64_t other = 0;       ///< any other errno
+  int lastOtherErrno = 0;   ///< errno of the last "other" failure, 0 if none.
+
+  void count(int err, uint64_t datagrams) noexcept;
+  [[nodiscard]] uint64_t total() const noexcept { return enobufs + connRefused + other; }
+  /// "N (ENOBUFS a, ECONNREFUSED b, other c[, last: text])" for the summaries.
+  [[nodiscard]] std::string text() const;
+  /// {"total", "enobufs", "econnrefused", "other"}
+  [[nodiscard]] nlohmann::json json() const;
+};
+
 /// Counters of one run. Every sequence number handed out is either sent or failed.
 struct SendCounters {
-  uint64_t sent = 0;           ///< Datagrams the kernel accepted.
-  uint64_t bytes = 0;          ///< User-data bytes of those datagrams.
-  uint64_t errEnobufs = 0;     ///< Datagrams refused with ENOBUFS (queue full).
-  uint64_t errConnRefused = 0; ///< Datagrams refused with ECONNREFUSED (nobody listening).
-  uint64_t errOther = 0;       ///< Datagrams refused with any other errno.
-  int lastOtherErrno = 0;      ///< errno of the last "other" failure, 0 if none.
-  uint64_t sendCalls = 0;      ///< sendmmsg calls made (successful or not).
+  uint64_t sent = 0;      ///< Datagrams the kernel accepted.
+  uint64_t bytes = 0;     ///< User-data bytes of those datagrams.
+  SendErrors refused;     ///< Datagrams the kernel refused.
+  uint64_t sendCalls = 0; ///< sendmmsg calls made (successful or not).
 
-  [[nodiscard]] uint64_t errors() const noexcept { return errEnobufs + errConnRefused + errOther; }
+  [[nodiscard]] uint64_t errors() const noexcept { return refused.total(); }
   /// The next sequence number: sent + failed.
   [[nodiscard]] uint64_t nextSequence() const noexcept { return sent + errors(); }
 };
@@ -103,7 +117,6 @@ private:
   /// Sends datagrams [seq, seq + datagrams). Returns 0, or the errno with which the kernel
   /// refused GSO before anything of this call was accounted (the caller retries without GSO).
   int sendCall(uint64_t seq, uint32_t datagrams, const std::atomic<bool> &stop) noexcept;
-  void countError(int err, uint32_t datagrams) noexcept;
 
   UdpGenOptions options_;
   net::UdpSocket socket_;

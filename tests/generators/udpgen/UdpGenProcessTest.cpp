@@ -499,6 +499,38 @@ TEST(UdpgenReplay, PacedGsoReplayDeliversEveryDatagramInOrder) {
   std::remove(capture.path.c_str());
 }
 
+// Nobody listening: the replay goes on, and its summary splits the refused datagrams by errno
+// as the generator's does; every datagram is either sent or refused.
+TEST(UdpgenReplay, RefusedDatagramsAreCountedByErrno) {
+  uint16_t port = 0;
+  {
+    LoopbackReceiver closed;
+    port = closed.port();
+  }
+  // Small datagrams: the kernel answered none of a few hundred 8972-byte ones with an ICMP
+  // error here, while 64-byte ones get theirs (within ICMP's rate limit).
+  const std::string path = "/tmp/udpgen-test-" + std::to_string(getpid()) + "-closed.pcap";
+  const uint64_t n = 500;
+  {
+    PcapWriter writer(path, 40000, port);
+    for (uint64_t i = 0; i < n; ++i) {
+      writer.write(std::vector<uint8_t>(64, static_cast<uint8_t>(i)),
+                   int64_t{1'700'000'000} * kNsPerSec + static_cast<int64_t>(i));
+    }
+  }
+  const Finished run =
+      UdpgenProcess({"--pcap", path, "--speed", "0", "-p", std::to_string(port), "--json"})
+          .finish(kHangBoundMs);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  const nlohmann::json &errors = json.at("errors");
+  EXPECT_GE(errors.at("econnrefused").get<uint64_t>(), 1U) << run.out;
+  EXPECT_EQ(errors.at("other").get<uint64_t>(), 0U) << run.out;
+  EXPECT_EQ(errors.at("total").get<uint64_t>(), json.at("send_errors").get<uint64_t>());
+  EXPECT_EQ(json.at("sent").get<uint64_t>() + errors.at("total").get<uint64_t>(), n) << run.out;
+  std::remove(path.c_str());
+}
+
 // A route that refuses GSO: the replay warns once and sends the held batch and the rest of the
 // capture one datagram per message, every datagram once, in order, byte for byte.
 TEST(UdpgenReplay, GsoRefusedByTheRouteFallsBackToOneDatagramPerMessage) {

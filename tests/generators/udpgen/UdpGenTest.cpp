@@ -248,8 +248,8 @@ TEST(UdpSender, RefusedDatagramsAreCountedAndKeepTheirNumbers) {
   UdpSender sender(options);
   const std::atomic<bool> stop{false};
   const SendSummary summary = sender.run(stop, {});
-  EXPECT_GE(summary.counters.errConnRefused, 1U);
-  EXPECT_EQ(summary.counters.errOther, 0U);
+  EXPECT_GE(summary.counters.refused.connRefused, 1U);
+  EXPECT_EQ(summary.counters.refused.other, 0U);
   EXPECT_EQ(summary.counters.sent + summary.counters.errors(), 200U);
   EXPECT_EQ(summary.counters.nextSequence(), 200U);
 }
@@ -269,7 +269,7 @@ TEST(UdpSender, SummaryJsonHasEveryField) {
   SendSummary summary;
   summary.counters.sent = 10;
   summary.counters.bytes = 640;
-  summary.counters.errConnRefused = 2;
+  summary.counters.refused.connRefused = 2;
   summary.elapsedS = 2.0;
   summary.sizeBytes = 64;
   const auto json = nlohmann::json::parse(summaryJson(summary));
