@@ -57,24 +57,24 @@ void StreamingBuilder2D::clusterPlane(int plane) {
   Hit *h = in.data();
   const size_t n = in.size();
   size_t i = 0;
+  // Each hit, open or new, makes at most one cluster; every cluster of a run starts after those
+  // of the runs before it.
+  const auto p = static_cast<uint8_t>(plane);
+  PlaneClusterOf *const begin = reserveClosed(plane, open.size() + n);
+  PlaneClusterOf *w = begin;
   // The hits that join the cluster left open by the last flush. A hit before its last one
   // closes it too: this flush's clusters may then start before the open one's.
   while (!open.empty() && i < n) {
-    if (h[i].timeNs - open.back().timeNs > gap) {
+    const bool apart = h[i].timeNs - open.back().timeNs > gap;
+    if (apart || open.size() == maxHits) {
       unordered_ = unordered_ || h[i].timeNs < open.back().timeNs;
-      closeTimeCluster(plane);
-    } else if (open.size() == maxHits) {
-      ++bounds_.openHits;
-      closeTimeCluster(plane);
+      bounds_.openHits += apart ? 0 : 1;
+      w = closeHits(open.data(), open.size(), w, p);
+      open.clear();
     } else {
       open.push_back(h[i++]);
     }
   }
-  // Every cluster of a run starts after those of the runs before it: each hit makes at most
-  // one cluster.
-  const auto p = static_cast<uint8_t>(plane);
-  PlaneClusterOf *const begin = reserveClosed(plane, n - i);
-  PlaneClusterOf *w = begin;
   int64_t openHits = 0;
   // Then run by run: a run ends at a step of more than the gap, or at maxOpenHits hits when the
   // next hit would join it (the bound counted as when the hit arrives at a full open cluster).
