@@ -335,12 +335,11 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   queue_[end_] = sentinel;
   const PlaneClusterOf *const a = closed_[0].data();
   const PlaneClusterOf *const b = closed_[1].data();
-  // The open event is formed in place, out.back() while evHits != 0; its span and hits are kept
-  // apart (its earliest start and latest end over both planes, as Event2D::timeStart and
-  // eventEnd give them), and the members read in the loop as locals: out's stores cannot then
-  // make the compiler reload them.
+  // The open event is formed in place, out.back() while evHits != 0; its end and hits are kept
+  // apart (its latest end over both planes, as eventEnd gives it), and the members read in the
+  // loop as locals: out's stores cannot then make the compiler reload them.
   Event2D *ev = nullptr;
-  uint64_t evStart = UINT64_MAX, evEnd = 0;
+  uint64_t evEnd = 0;
   uint32_t evHits = 0;
   // Ready: both planes' latest cluster starts more than the latency after the cluster's end,
   // that is the end is below readyBelow (none is when the latest is within the latency; every
@@ -363,14 +362,14 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       }
     }
     if (evHits != 0) {
-      // timeGap(): 0 when the spans overlap, else from the earlier end to the later start.
-      const uint64_t lateStart = std::max(q->c.timeStart, evStart);
-      const uint64_t earlyEnd = std::min(q->c.timeEnd, evEnd);
-      const bool apart = lateStart > earlyEnd && lateStart - earlyEnd > matchGap;
+      // timeGap(): 0 when the spans overlap, else from the earlier end to the later start. The
+      // walk takes the clusters in start order, so q starts no earlier than the open event and
+      // (ending no earlier than it starts) the gap is from the event's end to q's start.
+      const uint64_t start = q->c.timeStart;
+      const bool apart = start > evEnd && start - evEnd > matchGap;
       // A requeued part never closes the event it belongs to.
       if (apart || (evHits >= cap && params_.maxEventHits != 0 && q->requeued == 0)) {
         bounds_.eventHits += apart ? 0 : 1;
-        evStart = UINT64_MAX;
         evEnd = 0;
         evHits = 0;
       }
@@ -379,7 +378,6 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       ev = &out.emplace_back();
     }
     mergeInto(ev->*part, q->c);
-    evStart = std::min(evStart, q->c.timeStart);
     evEnd = std::max(evEnd, q->c.timeEnd);
     evHits += q->c.hits;
     return true;
