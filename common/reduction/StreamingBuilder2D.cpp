@@ -375,9 +375,13 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       }
     }
     if (evHits == 0) {
+      // Merged into an empty part, a cluster gives itself: its sums are not -0 (of weights and
+      // coordinates), and no cluster here has a uTPC coordinate (0, as an empty part).
       ev = &out.emplace_back();
+      ev->*part = q->c;
+    } else {
+      mergeInto(ev->*part, q->c);
     }
-    mergeInto(ev->*part, q->c);
     evEnd = std::max(evEnd, q->c.timeEnd);
     evHits += q->c.hits;
     return true;
