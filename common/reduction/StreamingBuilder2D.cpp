@@ -5,7 +5,6 @@
 #include "common/reduction/AdaptiveSort.h"
 
 #include <algorithm>
-#include <array>
 
 namespace efu::reduction {
 namespace {
@@ -427,17 +426,16 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   if (full || evHits == 0) {
     return; // a full flush forms the open event too
   }
-  const Event2D open = out.back();
-  out.pop_back();
   // Requeued at the list's front: they start no later than any cluster left (they gathered the
   // clusters before them), so in the sorted list they come first, B before A unless A starts
   // earlier. Where the queue's front has no room (the clusters taken were this flush's), the
-  // queue moves up.
+  // queue moves up. Read where the event was formed, then dropped from out.
+  const Event2D &open = out.back();
   const bool aFirst = !open.a.empty() && (open.b.empty() || open.a.timeStart < open.b.timeStart);
-  const PlaneClusterOf pa{open.a, 0, 1};
-  const PlaneClusterOf pb{open.b, 1, 1};
-  for (const PlaneClusterOf *c : aFirst ? std::array{&pb, &pa} : std::array{&pa, &pb}) {
-    if (c->c.empty()) {
+  for (int k = 0; k < 2; ++k) {
+    const auto plane = static_cast<uint8_t>(aFirst ? 1 - k : k); // the later one first
+    const PlaneCluster &c = plane == 0 ? open.a : open.b;
+    if (c.empty()) {
       continue;
     }
     if (head_ == 0) {
@@ -445,11 +443,12 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       std::copy_backward(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(end_),
                          queue_.begin() + static_cast<std::ptrdiff_t>(end_ + 1));
       ++end_;
-      queue_[0] = *c;
+      queue_[0] = {c, plane, 1};
     } else {
-      queue_[--head_] = *c;
+      queue_[--head_] = {c, plane, 1};
     }
   }
+  out.pop_back();
 }
 
 } // namespace efu::reduction
