@@ -86,7 +86,9 @@ void StreamingBuilder2D::clusterPlane(int plane) {
       open.assign(h + i, h + n);
       break;
     }
-    openHits += h[j].timeNs - h[j - 1].timeNs <= gap ? 1 : 0;
+    if (j - i == maxHits) [[unlikely]] { // else the run ended at the gap
+      openHits += h[j].timeNs - h[j - 1].timeNs <= gap ? 1 : 0;
+    }
     if (j == i + 1) { // most time clusters of a quiet detector
       *w++ = single(h[i], p);
     } else {
