@@ -9,8 +9,9 @@
 namespace efu::reduction {
 namespace {
 
-void mergeInto(PlaneCluster &into, const PlaneCluster &c) noexcept {
-  into.timeStart = std::min(into.timeStart, c.timeStart);
+/// c into a part that is not empty and starts no later than c (clusters taken in start order):
+/// the part's start stays.
+void mergeLater(PlaneCluster &into, const PlaneCluster &c) noexcept {
   into.timeEnd = std::max(into.timeEnd, c.timeEnd);
   into.coordStart = std::min(into.coordStart, c.coordStart);
   into.coordEnd = std::max(into.coordEnd, c.coordEnd);
@@ -376,12 +377,15 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       }
     }
     if (evHits == 0) {
-      // Merged into an empty part, a cluster gives itself: its sums are not -0 (of weights and
-      // coordinates), and no cluster here has a uTPC coordinate (0, as an empty part).
       ev = &out.emplace_back();
-      ev->*part = q->c;
+    }
+    // Merged into an empty part, a cluster gives itself: its sums are not -0 (of weights and
+    // coordinates), and no cluster here has a uTPC coordinate (0, as an empty part).
+    PlaneCluster &into = ev->*part;
+    if (into.empty()) {
+      into = q->c;
     } else {
-      mergeInto(ev->*part, q->c);
+      mergeLater(into, q->c);
     }
     evEnd = std::max(evEnd, q->c.timeEnd);
     evHits += q->c.hits;
