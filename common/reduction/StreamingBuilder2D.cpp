@@ -5,13 +5,13 @@
 #include "common/reduction/AdaptiveSort.h"
 
 #include <algorithm>
-#include <array>
 
 namespace efu::reduction {
 namespace {
 
-void mergeInto(PlaneCluster &into, const PlaneCluster &c) noexcept {
-  into.timeStart = std::min(into.timeStart, c.timeStart);
+/// c into a part that is not empty and starts no later than c (clusters taken in start order):
+/// the part's start stays.
+void mergeLater(PlaneCluster &into, const PlaneCluster &c) noexcept {
   into.timeEnd = std::max(into.timeEnd, c.timeEnd);
   into.coordStart = std::min(into.coordStart, c.coordStart);
   into.coordEnd = std::max(into.coordEnd, c.coordEnd);
@@ -32,7 +32,7 @@ StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
   for (int plane = 0; plane < 2; ++plane) {
     incoming_[plane].reserve(256);
     open_[plane].reserve(64);
-    closed_[plane].reserve(256);
+    closed_[plane].resize(256);
   }
   queue_.resize(256);
   fresh_.reserve(256);
@@ -57,17 +57,25 @@ void StreamingBuilder2D::clusterPlane(int plane) {
   Hit *h = in.data();
   const size_t n = in.size();
   size_t i = 0;
-  // The hits that join the cluster left open by the last flush.
+  // Each hit, open or new, makes at most one cluster; every cluster of a run starts after those
+  // of the runs before it.
+  const auto p = static_cast<uint8_t>(plane);
+  PlaneClusterOf *const begin = reserveClosed(plane, open.size() + n);
+  PlaneClusterOf *w = begin;
+  // The hits that join the cluster left open by the last flush. A hit before its last one
+  // closes it too: this flush's clusters may then start before the open one's.
   while (!open.empty() && i < n) {
-    if (h[i].timeNs - open.back().timeNs > gap) {
-      closeTimeCluster(plane);
-    } else if (open.size() == maxHits) {
-      ++bounds_.openHits;
-      closeTimeCluster(plane);
+    const bool apart = h[i].timeNs - open.back().timeNs > gap;
+    if (apart || open.size() == maxHits) {
+      unordered_ = unordered_ || h[i].timeNs < open.back().timeNs;
+      bounds_.openHits += apart ? 0 : 1;
+      w = closeHits(open.data(), open.size(), w, p);
+      open.clear();
     } else {
       open.push_back(h[i++]);
     }
   }
+  int64_t openHits = 0;
   // Then run by run: a run ends at a step of more than the gap, or at maxOpenHits hits when the
   // next hit would join it (the bound counted as when the hit arrives at a full open cluster).
   while (i < n) {
@@ -79,14 +87,18 @@ void StreamingBuilder2D::clusterPlane(int plane) {
       open.assign(h + i, h + n);
       break;
     }
-    bounds_.openHits += h[j].timeNs - h[j - 1].timeNs <= gap ? 1 : 0;
+    if (j - i == maxHits) [[unlikely]] { // else the run ended at the gap
+      openHits += h[j].timeNs - h[j - 1].timeNs <= gap ? 1 : 0;
+    }
     if (j == i + 1) { // most time clusters of a quiet detector
-      closed_[plane].push_back(single(h[i], static_cast<uint8_t>(plane)));
+      *w++ = single(h[i], p);
     } else {
-      closeHits(h + i, j - i, plane);
+      w = closeHits(h + i, j - i, w, p);
     }
     i = j;
   }
+  closedEnd_[plane] += static_cast<size_t>(w - begin);
+  bounds_.openHits += openHits;
   newestOf_[plane] = std::max(newestOf_[plane], in.back().timeNs);
   newest_ = std::max(newest_, newestOf_[plane]);
   in.clear();
@@ -97,41 +109,44 @@ void StreamingBuilder2D::closeTimeCluster(int plane) {
   if (open.empty()) {
     return;
   }
-  closeHits(open.data(), open.size(), plane);
+  PlaneClusterOf *const begin = reserveClosed(plane, open.size());
+  closedEnd_[plane] += static_cast<size_t>(
+      closeHits(open.data(), open.size(), begin, static_cast<uint8_t>(plane)) - begin);
   open.clear();
 }
 
 // One cluster per distinct coordinate (the coordinate gap is 0), in increasing coordinate. The
 // aggregates do not depend on the order of the hits (the sums are of integers, exact as doubles).
-// Time clusters of one or two hits (most of them) without the sort and the loop.
-inline void StreamingBuilder2D::closeHits(Hit *h, size_t n, int plane) {
-  std::vector<PlaneClusterOf> &closed = closed_[plane];
-  const auto p = static_cast<uint8_t>(plane);
+// Time clusters of one or two hits (most of them) without the sort and the loop. The clusters
+// leave start order when a later hit has the lower coordinate (unordered_).
+inline PlaneClusterOf *StreamingBuilder2D::closeHits(Hit *h, size_t n, PlaneClusterOf *w,
+                                                     uint8_t plane) {
   if (n == 1) {
-    closed.push_back(single(*h, p));
-    return;
+    *w = single(*h, plane);
+    return w + 1;
   }
   if (n == 2) {
     const Hit &x = h[0], &y = h[1];
     if (x.coord != y.coord) {
       const bool xFirst = x.coord < y.coord;
-      closed.push_back(single(xFirst ? x : y, p));
-      closed.push_back(single(xFirst ? y : x, p));
-      return;
+      unordered_ = unordered_ || (!xFirst && y.timeNs > x.timeNs);
+      w[0] = single(xFirst ? x : y, plane);
+      w[1] = single(xFirst ? y : x, plane);
+      return w + 2;
     }
     const auto wx = static_cast<double>(x.weight), wy = static_cast<double>(y.weight);
     const auto coord = static_cast<double>(x.coord);
-    closed.push_back({{std::min(x.timeNs, y.timeNs), std::max(x.timeNs, y.timeNs), x.coord,
-                       x.coord, 2, wx + wy, wx * coord + wy * coord},
-                      p});
-    return;
+    *w = {{std::min(x.timeNs, y.timeNs), std::max(x.timeNs, y.timeNs), x.coord, x.coord, 2, wx + wy,
+           wx * coord + wy * coord},
+          plane};
+    return w + 1;
   }
-  closeMany(h, n, closed, p);
+  return closeMany(h, n, w, plane);
 }
 
-void StreamingBuilder2D::closeMany(Hit *h, size_t n, std::vector<PlaneClusterOf> &closed,
-                                   uint8_t plane) {
+PlaneClusterOf *StreamingBuilder2D::closeMany(Hit *h, size_t n, PlaneClusterOf *w, uint8_t plane) {
   adaptiveSort(h, n, [](const Hit &x, const Hit &y) noexcept { return x.coord < y.coord; });
+  const PlaneClusterOf *const first = w;
   for (size_t i = 0; i < n;) {
     const uint16_t coord = h[i].coord;
     uint64_t t0 = h[i].timeNs, t1 = h[i].timeNs;
@@ -139,14 +154,16 @@ void StreamingBuilder2D::closeMany(Hit *h, size_t n, std::vector<PlaneClusterOf>
     double mass = weights * static_cast<double>(coord);
     uint32_t hits = 1;
     for (++i; i < n && h[i].coord == coord; ++i, ++hits) {
-      const auto w = static_cast<double>(h[i].weight);
+      const auto weight = static_cast<double>(h[i].weight);
       t0 = std::min(t0, h[i].timeNs);
       t1 = std::max(t1, h[i].timeNs);
-      weights += w;
-      mass += w * static_cast<double>(coord);
+      weights += weight;
+      mass += weight * static_cast<double>(coord);
     }
-    closed.push_back({{t0, t1, coord, coord, hits, weights, mass}, plane});
+    unordered_ = unordered_ || (w != first && t0 < w[-1].c.timeStart);
+    *w++ = {{t0, t1, coord, coord, hits, weights, mass}, plane};
   }
+  return w;
 }
 
 void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
@@ -198,9 +215,8 @@ void StreamingBuilder2D::formAllAndForget(std::vector<Event2D> &out) {
 // This flush's closed clusters move the planes' latest times.
 void StreamingBuilder2D::takeClosed() {
   for (int plane = 0; plane < 2; ++plane) {
-    const std::vector<PlaneClusterOf> &cl = closed_[plane];
-    if (!cl.empty()) {
-      latest_[plane] = std::max(latest_[plane], cl.back().c.timeStart);
+    if (closedEnd_[plane] != 0) {
+      latest_[plane] = std::max(latest_[plane], closed_[plane][closedEnd_[plane] - 1].c.timeStart);
     }
   }
 }
@@ -208,17 +224,6 @@ void StreamingBuilder2D::takeClosed() {
 void StreamingBuilder2D::growQueue(size_t n) {
   queue_.resize(std::max(n, 2 * queue_.size()));
 }
-
-namespace {
-bool startsInOrder(const std::vector<PlaneClusterOf> &v) noexcept {
-  for (size_t i = 1; i < v.size(); ++i) {
-    if (v[i].c.timeStart < v[i - 1].c.timeStart) {
-      return false;
-    }
-  }
-  return true;
-}
-} // namespace
 
 // The clusters of this flush from closed_[0][ia, ...) and closed_[1][ib, ...) into
 // queue_[head_, end_), which stays sorted by start, stable in the ESS list's order: the queued
@@ -230,7 +235,7 @@ bool startsInOrder(const std::vector<PlaneClusterOf> &v) noexcept {
 void StreamingBuilder2D::mergeFresh(size_t ia, size_t ib, bool inOrder) {
   const PlaneClusterOf *const a = closed_[0].data() + ia;
   const PlaneClusterOf *const b = closed_[1].data() + ib;
-  const size_t na = closed_[0].size() - ia, nb = closed_[1].size() - ib;
+  const size_t na = closedEnd_[0] - ia, nb = closedEnd_[1] - ib;
   if (na + nb == 0) {
     return;
   }
@@ -310,13 +315,12 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     end_ -= head_;
     head_ = 0;
   }
-  const bool inOrder = startsInOrder(closed_[0]) && startsInOrder(closed_[1]);
-  if (!inOrder) {
+  if (unordered_) {
     mergeFresh(0, 0, false);
-    closed_[0].clear();
-    closed_[1].clear();
+    closedEnd_[0] = closedEnd_[1] = 0;
+    unordered_ = false;
   }
-  const size_t na = closed_[0].size(), nb = closed_[1].size();
+  const size_t na = closedEnd_[0], nb = closedEnd_[1];
   // With maxWaiting, the earliest clusters beyond it are taken, and room for the open event's
   // (at most two) requeued clusters.
   const size_t waiting = end_ - head_ + na + nb + 2;
@@ -327,63 +331,47 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   // real cluster may start at UINT64_MAX too).
   PlaneClusterOf sentinel;
   sentinel.c.timeStart = UINT64_MAX;
-  closed_[0].push_back(sentinel);
-  closed_[1].push_back(sentinel);
+  closed_[0][na] = sentinel; // reserveClosed left room
+  closed_[1][nb] = sentinel;
   reserveQueue(end_ + 1);
   queue_[end_] = sentinel;
   const PlaneClusterOf *const a = closed_[0].data();
   const PlaneClusterOf *const b = closed_[1].data();
-  // The open event is formed in place, out.back() while evHits != 0; its span and hits are kept
-  // apart (its earliest start and latest end over both planes, as Event2D::timeStart and
-  // eventEnd give them), and the members read in the loop as locals: out's stores cannot then
-  // make the compiler reload them.
+  // The open event is formed in place, out.back() while evHits != 0; its end and hits are kept
+  // apart (its latest end over both planes, as eventEnd gives it), and the members read in the
+  // loop as locals: out's stores cannot then make the compiler reload them.
   Event2D *ev = nullptr;
-  uint64_t evStart = UINT64_MAX, evEnd = 0;
+  uint64_t evEnd = 0;
   uint32_t evHits = 0;
   // Ready: both planes' latest cluster starts more than the latency after the cluster's end,
-  // that is the end is below readyBelow (none is when the latest is within the latency).
+  // that is the end is below readyBelow (none is when the latest is within the latency; every
+  // one in a full flush, where only an end at UINT64_MAX is asked again).
   const uint64_t latest = std::min(latest_[0], latest_[1]);
-  const uint64_t readyBelow = latest > params_.latencyNs ? latest - params_.latencyNs : 0;
+  uint64_t readyBelow = latest > params_.latencyNs ? latest - params_.latencyNs : 0;
+  readyBelow = full ? UINT64_MAX : readyBelow;
   const uint64_t matchGap = params_.matchTimeGapNs;
   // evHits >= cap: the event is at maxEventHits (never when it is 0, no bound).
   const uint32_t cap = params_.maxEventHits != 0 ? params_.maxEventHits : UINT32_MAX;
   const PlaneClusterOf *const queue = queue_.data();
   const size_t size = end_;
-  size_t iq = head_, ia = 0, ib = 0;
-  for (;;) {
-    // The next in the list: the queue's first on equal starts, then A's, then B's.
-    const uint64_t sq = queue[iq].c.timeStart, sa = a[ia].c.timeStart, sb = b[ib].c.timeStart;
-    const PlaneClusterOf *q;
-    int from;
-    if (sq <= sa && sq <= sb && iq != size) {
-      q = queue + iq++;
-      from = 0;
-    } else if (sa <= sb && ia != na) {
-      q = a + ia++;
-      from = 1;
-    } else if (ib != nb) {
-      q = b + ib++;
-      from = 2;
-    } else {
-      break;
-    }
-    if (q->c.timeEnd >= readyBelow && !full) [[unlikely]] {
-      if (!takenEarly(*q, iq - head_ + ia + ib - 1, force)) { // the clusters taken before it
-        iq -= from == 0 ? 1 : 0; // it stays in its list
-        ia -= from == 1 ? 1 : 0;
-        ib -= from == 2 ? 1 : 0;
-        break;
+  // Joins q to the open event's part (closing that event first when q is apart from it),
+  // unless q is not ready nor taken early: then false, and matching stops before q. `before`
+  // clusters were taken before it in this pass.
+  const auto take = [&](const PlaneClusterOf *q, size_t before, PlaneCluster Event2D::*part) {
+    if (q->c.timeEnd >= readyBelow) [[unlikely]] {
+      if (!full && !takenEarly(*q, before, force)) {
+        return false;
       }
     }
     if (evHits != 0) {
-      // timeGap(): 0 when the spans overlap, else from the earlier end to the later start.
-      const uint64_t lateStart = std::max(q->c.timeStart, evStart);
-      const uint64_t earlyEnd = std::min(q->c.timeEnd, evEnd);
-      const bool apart = lateStart > earlyEnd && lateStart - earlyEnd > matchGap;
+      // timeGap(): 0 when the spans overlap, else from the earlier end to the later start. The
+      // walk takes the clusters in start order, so q starts no earlier than the open event and
+      // (ending no earlier than it starts) the gap is from the event's end to q's start.
+      const uint64_t start = q->c.timeStart;
+      const bool apart = start > evEnd && start - evEnd > matchGap;
       // A requeued part never closes the event it belongs to.
       if (apart || (evHits >= cap && params_.maxEventHits != 0 && q->requeued == 0)) {
         bounds_.eventHits += apart ? 0 : 1;
-        evStart = UINT64_MAX;
         evEnd = 0;
         evHits = 0;
       }
@@ -391,34 +379,69 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     if (evHits == 0) {
       ev = &out.emplace_back();
     }
-    mergeInto(q->plane == 0 ? ev->a : ev->b, q->c);
-    evStart = std::min(evStart, q->c.timeStart);
+    // Merged into an empty part, a cluster gives itself: its sums are not -0 (of weights and
+    // coordinates), and no cluster here has a uTPC coordinate (0, as an empty part).
+    PlaneCluster &into = ev->*part;
+    if (into.empty()) {
+      into = q->c;
+    } else {
+      mergeLater(into, q->c);
+    }
     evEnd = std::max(evEnd, q->c.timeEnd);
     evHits += q->c.hits;
+    return true;
+  };
+  size_t iq = head_, ia = 0, ib = 0;
+  bool stopped = false;
+  // The next in the list: the queue's first on equal starts, then A's, then B's. While the
+  // queue holds clusters, of the three lists; B's is taken only when it has one (else its
+  // next starts at UINT64_MAX, and the queue's or A's is taken).
+  while (iq != size && !stopped) {
+    const uint64_t sq = queue[iq].c.timeStart, sa = a[ia].c.timeStart, sb = b[ib].c.timeStart;
+    if (sq <= sa && sq <= sb) {
+      stopped =
+          !take(queue + iq, iq - head_ + ia + ib, queue[iq].plane == 0 ? &Event2D::a : &Event2D::b);
+      iq += stopped ? 0 : 1;
+    } else if (sa <= sb && ia != na) {
+      stopped = !take(a + ia, iq - head_ + ia + ib, &Event2D::a);
+      ia += stopped ? 0 : 1;
+    } else {
+      stopped = !take(b + ib, iq - head_ + ia + ib, &Event2D::b);
+      ib += stopped ? 0 : 1;
+    }
   }
-  closed_[0].pop_back();
-  closed_[1].pop_back();
+  // Then (most of this flush's clusters) of the two planes' lists.
+  while (!stopped) {
+    const uint64_t sa = a[ia].c.timeStart, sb = b[ib].c.timeStart;
+    if (sa <= sb && ia != na) {
+      stopped = !take(a + ia, iq - head_ + ia + ib, &Event2D::a);
+      ia += stopped ? 0 : 1;
+    } else if (ib != nb) {
+      stopped = !take(b + ib, iq - head_ + ia + ib, &Event2D::b);
+      ib += stopped ? 0 : 1;
+    } else {
+      break;
+    }
+  }
   head_ = iq;
   mergeFresh(ia, ib, true);
-  closed_[0].clear();
-  closed_[1].clear();
+  closedEnd_[0] = closedEnd_[1] = 0;
   if (head_ == end_) {
     head_ = end_ = 0;
   }
   if (full || evHits == 0) {
     return; // a full flush forms the open event too
   }
-  const Event2D open = out.back();
-  out.pop_back();
   // Requeued at the list's front: they start no later than any cluster left (they gathered the
   // clusters before them), so in the sorted list they come first, B before A unless A starts
   // earlier. Where the queue's front has no room (the clusters taken were this flush's), the
-  // queue moves up.
+  // queue moves up. Read where the event was formed, then dropped from out.
+  const Event2D &open = out.back();
   const bool aFirst = !open.a.empty() && (open.b.empty() || open.a.timeStart < open.b.timeStart);
-  const PlaneClusterOf pa{open.a, 0, 1};
-  const PlaneClusterOf pb{open.b, 1, 1};
-  for (const PlaneClusterOf *c : aFirst ? std::array{&pb, &pa} : std::array{&pa, &pb}) {
-    if (c->c.empty()) {
+  for (int k = 0; k < 2; ++k) {
+    const auto plane = static_cast<uint8_t>(aFirst ? 1 - k : k); // the later one first
+    const PlaneCluster &c = plane == 0 ? open.a : open.b;
+    if (c.empty()) {
       continue;
     }
     if (head_ == 0) {
@@ -426,11 +449,12 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       std::copy_backward(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(end_),
                          queue_.begin() + static_cast<std::ptrdiff_t>(end_ + 1));
       ++end_;
-      queue_[0] = *c;
+      queue_[0] = {c, plane, 1};
     } else {
-      queue_[--head_] = *c;
+      queue_[--head_] = {c, plane, 1};
     }
   }
+  out.pop_back();
 }
 
 } // namespace efu::reduction

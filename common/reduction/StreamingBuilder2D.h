@@ -111,10 +111,18 @@ private:
   };
   void clusterPlane(int plane);
   void closeTimeCluster(int plane);
-  void closeHits(Hit *h, size_t n, int plane);
+  /// Writes the clusters of the time cluster h[0, n) (sorted by time) at w, returns the end.
+  PlaneClusterOf *closeHits(Hit *h, size_t n, PlaneClusterOf *w, uint8_t plane);
   /// closeHits of three hits or more: kept out of line, so that closeHits is inlined.
-  [[gnu::noinline]] void closeMany(Hit *h, size_t n, std::vector<PlaneClusterOf> &closed,
-                                   uint8_t plane);
+  [[gnu::noinline]] PlaneClusterOf *closeMany(Hit *h, size_t n, PlaneClusterOf *w, uint8_t plane);
+  /// Room for n more clusters of the plane (and the end marker match() puts after them).
+  PlaneClusterOf *reserveClosed(int plane, size_t n) {
+    std::vector<PlaneClusterOf> &v = closed_[plane];
+    if (closedEnd_[plane] + n + 1 > v.size()) [[unlikely]] {
+      v.resize(std::max(closedEnd_[plane] + n + 1, 2 * v.size()));
+    }
+    return v.data() + closedEnd_[plane];
+  }
   void takeClosed();
   void mergeFresh(size_t ia, size_t ib, bool inOrder);
   /// Room for queue_[0, n).
@@ -129,9 +137,16 @@ private:
   void formAllAndForget(std::vector<Event2D> &out);
 
   StreamingParams params_;
-  std::vector<Hit> incoming_[2];          ///< this datagram's hits
-  std::vector<Hit> open_[2];              ///< the open time cluster, in insertion order
-  std::vector<PlaneClusterOf> closed_[2]; ///< clusters closed during this flush, until matched
+  std::vector<Hit> incoming_[2]; ///< this datagram's hits
+  std::vector<Hit> open_[2];     ///< the open time cluster, in insertion order
+  /// Clusters closed during this flush, until matched: closed_[plane][0, closedEnd_[plane]).
+  /// As queue_, the vectors are only storage (grown, never shrunk), written through a pointer.
+  std::vector<PlaneClusterOf> closed_[2];
+  size_t closedEnd_[2] = {0, 0};
+  /// A plane's clusters of this flush may not come in start order (they do unless a time
+  /// cluster's coordinates order its hits differently from their times, or the time stepped
+  /// back behind the open time cluster): set where that can happen, so match() need not look.
+  bool unordered_ = false;
   /// The matcher's unmatched clusters, queue_[head_, end_), in the ESS list's sorted order:
   /// matching takes from head_ (and from this flush's clusters, merged in as it walks), the
   /// fresh clusters it leaves are merged in from the back, and the consumed front is dropped

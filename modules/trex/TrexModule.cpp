@@ -53,6 +53,7 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
   // of its raw (ring, FEN) does it, so it is counted once.
   const unsigned n = ctx.partitions();
   const unsigned self = ctx.partition();
+  partitioned_ = n > 1;
   for (size_t ring = 0; ring <= readout::kMaxFiber / 2; ++ring) {
     for (size_t fen = 0; fen < kOwnerFens; ++fen) {
       const size_t raw = ring * kOwnerFens + fen;
@@ -144,7 +145,7 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
       h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
         // Another partition's readout: skipped before anything is counted (checkReadout left
         // fiber and FEN <= 23).
-        if (mine_[size_t{r.fiber} / 2 * kOwnerFens + r.fen] == 0) {
+        if (partitioned_ && mine_[size_t{r.fiber} / 2 * kOwnerFens + r.fen] == 0) {
           return;
         }
         // Rings above 10 and FENs above 13 index past the ESS EFU's tables: refused here as

@@ -113,6 +113,7 @@ private:
   /// [fiber / 2][FEN] of a valid readout -> 1 when this partition does its work: its builder's
   /// partition, or for a (ring, FEN) without a builder one fixed partition, which counts it.
   std::array<uint8_t, kOwnerKeys> mine_{};
+  bool partitioned_ = false; ///< more than one partition: mine_ is asked (else every entry is 1)
   std::string who_; ///< "trex", or "trex (partition p of N)" in log lines said per partition
   std::vector<uint8_t> silent_;       ///< per builder: bit p = plane p was silent at last tick
   reduction::StreamingBoundStats counted_{}; ///< the builders' bound stats already counted

@@ -170,5 +170,25 @@ TEST(StreamingBuilder2DReference, SameAsBeforeRandomParams) {
   }
 }
 
+// Streams whose clusters of a flush leave start order often (the builder finds that while it
+// clusters, instead of checking the lists): many hits before the last, so that time clusters
+// hold several coordinates in an order other than their times', and a datagram's first hits
+// fall behind the time cluster the last one left open.
+TEST(StreamingBuilder2DReference, SameAsBeforeClustersOutOfOrder) {
+  const Shape shapes[] = {
+      {400, 50, 700, -1, 0},   // dense, back within the gap and past it
+      {900, 30, 3'000, -1, 0}, // sparse, back behind the open cluster
+      {150, 20, 400, -1, 0},   // long time clusters, mostly in order
+  };
+  uint64_t seed = 5000;
+  for (const StreamingParams &p : {kLoose, kTight, kUnbounded}) {
+    for (const Shape &s : shapes) {
+      for (int run = 0; run < 4; ++run) {
+        compare(seed++, p, s, 300);
+      }
+    }
+  }
+}
+
 } // namespace
 } // namespace efu::reduction
