@@ -128,9 +128,10 @@ private:
   static PixelCluster single(const PixelHit &h) noexcept {
     return {h.timeNs, h.timeNs, 1, h.weight, uint64_t{h.weight} * h.x, uint64_t{h.weight} * h.y};
   }
+  /// Adds a hit after the cluster's in time: its seed, the first, stays the earliest, and each
+  /// hit added is the latest so far.
   static void add(PixelCluster &c, const PixelHit &h) noexcept {
-    c.timeStartNs = h.timeNs < c.timeStartNs ? h.timeNs : c.timeStartNs;
-    c.timeEndNs = h.timeNs > c.timeEndNs ? h.timeNs : c.timeEndNs;
+    c.timeEndNs = h.timeNs;
     ++c.hits;
     c.weightSum += h.weight;
     c.xMass += uint64_t{h.weight} * h.x;
