@@ -81,56 +81,100 @@ private:
   /// Clusters the time group that starts at hits[begin]; returns where the next one starts.
   template <class Out> size_t clusterGroup(std::span<const PixelHit> hits, size_t begin, Out &out) {
     // Every hit before a seed is taken or was a seed, so a seed's cluster is simply the hits
-    // left after it that lie near it. The first seed's pass reads the group and finds where it
-    // ends (no separate pass for the time gaps); what it leaves is copied, in order, to rest_,
-    // and each later seed (rest_'s first) compacts rest_ in place: a pass per cluster over the
-    // hits still free, no flags to clear or skip. A single neutron's group (the common case)
-    // is one pass and no copy.
+    // left after it that lie near it, and the next seed is the first hit it does not take. So
+    // a pass serves two seeds: the first's until a hit is not near it, which is the second
+    // seed; from there each hit goes to the first seed if near it, else to the second if near
+    // it, else is left. The first pass reads the group and finds where it ends (no separate
+    // pass for the time gaps); what it leaves is copied, in order, to rest_, and each further
+    // pass compacts rest_ in place: no flags to clear or skip. A single neutron's group (the
+    // common case) is one pass, the first seed's alone, with no copy.
     const PixelHit *h = hits.data() + begin;
     const PixelHit *const end = hits.data() + hits.size();
+    const int64_t gap2 = maxCoordGapSquared_; // in a register, not reloaded after out()
     const PixelHit seed = *h;
     PixelCluster c = single(seed);
+    uint64_t last = seed.timeNs; // here also the cluster's latest: it takes every hit
+    for (++h; h != end && h->timeNs - last <= maxTimeGapNs_; last = h->timeNs, ++h) {
+      if (!near(seed, *h, gap2)) {
+        break;
+      }
+      addWeights(c, *h);
+    }
+    c.timeEndNs = last;
+    if (h == end || h->timeNs - last > maxTimeGapNs_) {
+      out(static_cast<const PixelCluster &>(c));
+      return static_cast<size_t>(h - hits.data());
+    }
     PixelHit *const rest = rest_.data();
     PixelHit *left = rest; // one past the last hit left
-    for (uint64_t last = seed.timeNs; ++h != end; last = h->timeNs) {
+    const PixelHit second = *h;
+    PixelCluster c2 = single(second);
+    for (last = second.timeNs; ++h != end; last = h->timeNs) {
       if (h->timeNs - last > maxTimeGapNs_) {
         break;
       }
-      if (near(seed, *h)) {
+      if (near(seed, *h, gap2)) {
         add(c, *h);
+      } else if (near(second, *h, gap2)) {
+        add(c2, *h);
       } else {
         *left++ = *h;
       }
     }
     out(static_cast<const PixelCluster &>(c));
+    out(static_cast<const PixelCluster &>(c2));
     while (left != rest) {
-      const PixelHit next = rest[0];
-      c = single(next);
-      PixelHit *kept = rest;
-      for (const PixelHit *r = rest + 1; r != left; ++r) {
-        if (near(next, *r)) {
-          add(c, *r);
-        } else {
-          *kept++ = *r;
-        }
-      }
-      left = kept;
-      out(static_cast<const PixelCluster &>(c));
+      left = passOverRest(rest, left, out);
     }
     return static_cast<size_t>(h - hits.data());
   }
-  /// Squared distance below maxCoordGap^2.
-  [[nodiscard]] bool near(const PixelHit &seed, const PixelHit &h) const noexcept {
+  /// A pass of the two seeds rest[0] and the first hit it leaves over [rest, left): their
+  /// clusters out, the hits neither takes compacted, in order, at rest; returns one past them.
+  template <class Out> PixelHit *passOverRest(PixelHit *rest, const PixelHit *left, Out &out) {
+    const int64_t gap2 = maxCoordGapSquared_;
+    const PixelHit first = rest[0];
+    PixelCluster c = single(first);
+    const PixelHit *r = rest + 1;
+    for (; r != left && near(first, *r, gap2); ++r) {
+      add(c, *r);
+    }
+    if (r == left) {
+      out(static_cast<const PixelCluster &>(c));
+      return rest;
+    }
+    const PixelHit second = *r;
+    PixelCluster c2 = single(second);
+    PixelHit *kept = rest;
+    for (++r; r != left; ++r) {
+      if (near(first, *r, gap2)) {
+        add(c, *r);
+      } else if (near(second, *r, gap2)) {
+        add(c2, *r);
+      } else {
+        *kept++ = *r;
+      }
+    }
+    out(static_cast<const PixelCluster &>(c));
+    out(static_cast<const PixelCluster &>(c2));
+    return kept;
+  }
+  /// Squared distance below gap2 (maxCoordGap^2).
+  [[nodiscard]] static bool near(const PixelHit &seed, const PixelHit &h, int64_t gap2) noexcept {
     const int64_t dx = int64_t{h.x} - int64_t{seed.x};
     const int64_t dy = int64_t{h.y} - int64_t{seed.y};
-    return dx * dx + dy * dy < maxCoordGapSquared_;
+    return dx * dx + dy * dy < gap2;
   }
   static PixelCluster single(const PixelHit &h) noexcept {
     return {h.timeNs, h.timeNs, 1, h.weight, uint64_t{h.weight} * h.x, uint64_t{h.weight} * h.y};
   }
+  /// Adds a hit after the cluster's in time: its seed, the first, stays the earliest, and each
+  /// hit added is the latest so far.
   static void add(PixelCluster &c, const PixelHit &h) noexcept {
-    c.timeStartNs = h.timeNs < c.timeStartNs ? h.timeNs : c.timeStartNs;
-    c.timeEndNs = h.timeNs > c.timeEndNs ? h.timeNs : c.timeEndNs;
+    c.timeEndNs = h.timeNs;
+    addWeights(c, h);
+  }
+  /// add() but for the time, which the caller sets.
+  static void addWeights(PixelCluster &c, const PixelHit &h) noexcept {
     ++c.hits;
     c.weightSum += h.weight;
     c.xMass += uint64_t{h.weight} * h.x;

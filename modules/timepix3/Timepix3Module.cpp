@@ -249,63 +249,82 @@ void Timepix3Module::onTdc(const TdcWord &t, int64_t arrivalNs) noexcept {
   }
 }
 
+namespace {
+/// Sorts a[0, n) by time, stably, by insertion: for hits that are each near their place.
+void insertionSort(reduction::PixelHit *a, size_t n) noexcept {
+  for (size_t i = 1; i < n; ++i) {
+    if (a[i].timeNs >= a[i - 1].timeNs) {
+      continue;
+    }
+    const reduction::PixelHit x = a[i];
+    size_t j = i;
+    do {
+      a[j] = a[j - 1];
+      --j;
+    } while (j > 0 && x.timeNs < a[j - 1].timeNs);
+    a[j] = x;
+  }
+}
+} // namespace
+
 reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *scratch,
                                 size_t n) noexcept {
-  // Least significant digit first, 8 bits a pass, over the bits in which the times differ from
-  // the earliest: each pass keeps the order of equal digits, so the whole is stable. A datagram
-  // spanning a few ms takes three passes of O(n), where a comparison sort of shuffled words
-  // stalls on one mispredicted branch after another.
-  if (n == 0) {
+  // One stable pass by the most significant bits of the time since the earliest spreads the hits
+  // over about n / 2 buckets (a datagram holds ~1100 hits over a few ms), in order of their
+  // buckets; an insertion sort of the whole then only moves hits within their bucket, a few
+  // each. A bucket of more than kFewHits (where the times bunch) is first sorted the same way
+  // over its own span, under a 32nd of this one's (n > 32: at least 32 buckets), so no hit
+  // moves far and the recursion ends within 13 levels (64 bits). Three radix passes of 8 bits
+  // (the code before) moved every hit three times; a comparison sort of shuffled words stalls
+  // on one mispredicted branch after another.
+  constexpr size_t kFewHits = 32;
+  if (n <= kFewHits) {
+    insertionSort(hits, n);
     return hits;
   }
+  // Two hits a step, a pair's lower to the minimum and its higher to the maximum (fewer
+  // instructions a hit); with n odd, hits[0] is left out of the pairs and taken after.
   uint64_t earliest = UINT64_MAX, latest = 0;
+  for (size_t i = n & 1; i < n; i += 2) {
+    const uint64_t a = hits[i].timeNs, b = hits[i + 1].timeNs;
+    const bool less = a < b;
+    earliest = std::min(earliest, less ? a : b);
+    latest = std::max(latest, less ? b : a);
+  }
+  earliest = std::min(earliest, hits[0].timeNs);
+  latest = std::max(latest, hits[0].timeNs);
+  if (earliest == latest) {
+    return hits; // all equal: in order
+  }
+  const int digit = std::min(static_cast<int>(std::bit_width(n)) - 1, 10); // 32 to 1024 buckets
+  const int bits = std::bit_width(latest - earliest);
+  const int shift = bits > digit ? bits - digit : 0;
+  std::array<uint32_t, 1024> at;
+  std::fill_n(at.begin(), size_t{1} << digit, 0);
   for (size_t i = 0; i < n; ++i) {
-    earliest = std::min(earliest, hits[i].timeNs);
-    latest = std::max(latest, hits[i].timeNs);
+    ++at[(hits[i].timeNs - earliest) >> shift];
   }
-  // The counts of every pass's digits in one read of the times, then a pass per digit. A
-  // datagram spans up to 16.7 ms in three digits: these are counted without a loop over the
-  // digits (an unused one counted for nothing).
-  const int passes = (std::bit_width(latest - earliest) + 7) / 8;
-  std::array<std::array<uint32_t, 256>, 8> start;
-  for (int pass = 0; pass < std::max(passes, 3); ++pass) {
-    start[static_cast<size_t>(pass)].fill(0);
+  uint32_t sum = 0;
+  bool bunched = false;
+  for (size_t b = 0; b < size_t{1} << digit; ++b) {
+    const uint32_t count = at[b];
+    bunched |= count > kFewHits;
+    at[b] = sum;
+    sum += count;
   }
-  if (passes <= 3) {
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t d = hits[i].timeNs - earliest;
-      ++start[0][d & 0xFF];
-      ++start[1][(d >> 8) & 0xFF];
-      ++start[2][(d >> 16) & 0xFF];
-    }
-  } else {
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t d = hits[i].timeNs - earliest;
-      for (int pass = 0; pass < passes; ++pass) {
-        ++start[static_cast<size_t>(pass)][(d >> (8 * pass)) & 0xFF];
+  for (size_t i = 0; i < n; ++i) {
+    scratch[at[(hits[i].timeNs - earliest) >> shift]++] = hits[i];
+  }
+  if (bunched) { // at[b] is now where bucket b ends and b + 1 begins
+    for (size_t b = 0, begin = 0; b < size_t{1} << digit; begin = at[b++]) {
+      const size_t count = at[b] - begin;
+      if (count > kFewHits && sortByTime(scratch + begin, hits + begin, count) != scratch + begin) {
+        std::memcpy(scratch + begin, hits + begin, count * sizeof(reduction::PixelHit));
       }
     }
   }
-  reduction::PixelHit *in = hits;
-  reduction::PixelHit *out = scratch;
-  for (int pass = 0; pass < passes; ++pass) {
-    const int shift = 8 * pass;
-    std::array<uint32_t, 256> &at = start[static_cast<size_t>(pass)];
-    if (at[((in[0].timeNs - earliest) >> shift) & 0xFF] == n) {
-      continue; // one digit for all: the pass would move nothing
-    }
-    uint32_t sum = 0;
-    for (uint32_t &s : at) {
-      const uint32_t count = s;
-      s = sum;
-      sum += count;
-    }
-    for (size_t i = 0; i < n; ++i) {
-      out[at[((in[i].timeNs - earliest) >> shift) & 0xFF]++] = in[i];
-    }
-    std::swap(in, out);
-  }
-  return in;
+  insertionSort(scratch, n);
+  return scratch;
 }
 
 void Timepix3Module::formEvents(size_t n) noexcept {
@@ -323,43 +342,43 @@ void Timepix3Module::formEvents(size_t n) noexcept {
   sdk::EventSink &sink = events_;
   int64_t tooSmall = 0, spanTooShort = 0, tofs = 0, tofNegative = 0, nextPulse = 0;
   int64_t pixelErrors = 0, events = 0;
-  clusterer_.cluster(
-      std::span<const reduction::PixelHit>(hits_.data(), n), [&](const reduction::PixelCluster &c) {
-        if (c.hits < minHits || c.weightSum < minTot) {
-          ++tooSmall;
-          return;
-        }
-        if (c.timeSpanNs() < minSpan) {
-          ++spanTooShort;
-          return;
-        }
-        const auto tof = static_cast<int64_t>(c.timeStartNs - pulseNs);
-        ++tofs;
-        if (tof < 0) {
-          ++tofNegative;
-          return;
-        }
-        if (tof > periodNs) {
-          ++nextPulse;
-          return;
-        }
-        // The centre, scaled up and truncated (ESS: through uint16_t).
-        const double sx = c.xCenter() * scale;
-        const double sy = c.yCenter() * scale;
-        if (!(sx >= 0.0 && sy >= 0.0 && sx < 65536.0 && sy < 65536.0)) {
-          ++pixelErrors; // no weight: no centre
-          return;
-        }
-        const auto px = static_cast<uint32_t>(sx);
-        const auto py = static_cast<uint32_t>(sy);
-        if (px >= width || py >= height) {
-          ++pixelErrors;
-          return;
-        }
-        sink.add(static_cast<int64_t>(pulseNs), static_cast<int32_t>(tof),
-                 static_cast<int32_t>(py * width + px + 1));
-        ++events;
-      });
+  clusterer_.cluster(std::span<const reduction::PixelHit>(hits_.data(), n),
+                     [&](const reduction::PixelCluster &c) {
+                       if (c.hits < minHits || c.weightSum < minTot) {
+                         ++tooSmall;
+                         return;
+                       }
+                       if (c.timeSpanNs() < minSpan) {
+                         ++spanTooShort;
+                         return;
+                       }
+                       const auto tof = static_cast<int64_t>(c.timeStartNs - pulseNs);
+                       ++tofs;
+                       if (tof < 0) {
+                         ++tofNegative;
+                         return;
+                       }
+                       if (tof > periodNs) {
+                         ++nextPulse;
+                         return;
+                       }
+                       // The centre, scaled up and truncated (ESS: through uint16_t).
+                       const double sx = c.xCenter() * scale;
+                       const double sy = c.yCenter() * scale;
+                       if (!(sx >= 0.0 && sy >= 0.0 && sx < 65536.0 && sy < 65536.0)) {
+                         ++pixelErrors; // no weight: no centre
+                         return;
+                       }
+                       const auto px = static_cast<uint32_t>(sx);
+                       const auto py = static_cast<uint32_t>(sy);
+                       if (px >= width || py >= height) {
+                         ++pixelErrors;
+                         return;
+                       }
+                       sink.add(static_cast<int64_t>(pulseNs), static_cast<int32_t>(tof),
+                                static_cast<int32_t>(py * width + px + 1));
+                       ++events;
+                     });
   counters_.tooSmall.add(tooSmall);
   counters_.spanTooShort.add(spanTooShort);
   counters_.tofs.add(tofs);

@@ -70,8 +70,7 @@ void expectSame(const std::vector<PixelHit> &hits, uint64_t timeGap, uint16_t co
 
 /// n hits, times rising by 0..maxStep ns, on a side x side patch: small patches and steps make
 /// long groups of overlapping clusters.
-std::vector<PixelHit> randomHits(std::mt19937_64 &rng, size_t n, uint64_t maxStep,
-                                 uint16_t side) {
+std::vector<PixelHit> randomHits(std::mt19937_64 &rng, size_t n, uint64_t maxStep, uint16_t side) {
   std::vector<PixelHit> hits;
   uint64_t t = 1'000'000;
   for (size_t i = 0; i < n; ++i) {
@@ -84,8 +83,8 @@ std::vector<PixelHit> randomHits(std::mt19937_64 &rng, size_t n, uint64_t maxSte
 
 TEST(Hierarchical2DClustererReference, RandomDenseHits) {
   std::mt19937_64 rng(11);
-  for (const uint16_t coordGap : {uint16_t{0}, uint16_t{1}, uint16_t{2}, uint16_t{4},
-                                  uint16_t{9}, uint16_t{300}}) {
+  for (const uint16_t coordGap :
+       {uint16_t{0}, uint16_t{1}, uint16_t{2}, uint16_t{4}, uint16_t{9}, uint16_t{300}}) {
     for (const uint64_t timeGap : {uint64_t{0}, uint64_t{5}, uint64_t{800}}) {
       Hierarchical2DClusterer clusterer(timeGap, coordGap); // reused: nothing carried over
       for (const uint16_t side : {uint16_t{4}, uint16_t{16}, uint16_t{256}}) {
@@ -118,6 +117,28 @@ TEST(Hierarchical2DClustererReference, GrowingThenShrinkingGroups) {
   Hierarchical2DClusterer clusterer(800, 4);
   for (const size_t n : {size_t{5}, size_t{3000}, size_t{7}, size_t{600}, size_t{1}}) {
     expectSame(randomHits(rng, n, 100, 32), 800, 4, clusterer);
+  }
+}
+
+TEST(Hierarchical2DClustererReference, HitNearTwoSeedsOfOnePass) {
+  // A pass serves two seeds (the first and the first hit it leaves): a hit near both goes to the
+  // earlier, one near neither is left for the next pass, also when it lies between them in time.
+  // Seeds A (0, 0) and B (8, 0); C near both; D a third seed; E near D; F near B only.
+  Hierarchical2DClusterer clusterer(1, 5);
+  const std::vector<PixelHit> hits = {{1, 0, 0, 3, 0},  {2, 8, 0, 5, 1},  {3, 4, 0, 7, 2},
+                                      {4, 20, 0, 2, 3}, {5, 16, 0, 4, 4}, {6, 8, 3, 6, 5}};
+  expectSame(hits, 1, 5, clusterer);
+  // The same after a first seed that takes the group's first hits, and with groups of many
+  // seeds (small steps in time, a wide patch): pass after pass of two seeds.
+  std::vector<PixelHit> shifted = hits;
+  shifted.insert(shifted.begin(), {{0, 1, 1, 1, 9}, {0, 0, 1, 2, 8}});
+  expectSame(shifted, 1, 5, clusterer);
+  std::mt19937_64 rng(14);
+  Hierarchical2DClusterer longGroups(4, 5);
+  for (const uint16_t side : {uint16_t{12}, uint16_t{40}, uint16_t{100}}) {
+    for (int k = 0; k < 20; ++k) {
+      expectSame(randomHits(rng, 300, 2, side), 4, 5, longGroups);
+    }
   }
 }
 

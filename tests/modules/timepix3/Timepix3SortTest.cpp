@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// sortByTime (Timepix3Module.h), the module's radix sort of a datagram's hits, against
+// sortByTime (Timepix3Module.h), the module's sort of a datagram's hits, against
 // std::stable_sort by time: random, sorted, reversed, equal and few-valued times, times that
 // differ only in their highest bits, and the sizes from 0 to the largest datagram.
 #include "modules/timepix3/Timepix3Module.h"
@@ -117,6 +117,66 @@ TEST(Timepix3Sort, ShuffledDatagramOfNeutrons) {
   }
   std::shuffle(t.begin(), t.end(), rng);
   expectStableSort(t);
+}
+
+TEST(Timepix3Sort, NestedBunchesOfTimes) {
+  // Times that bunch at every scale (most hits in one bucket, most of those in one of its
+  // buckets, ...): the sort recurses into bucket after bucket, down to the lowest bits.
+  std::mt19937_64 rng(6);
+  for (const size_t n : {size_t{33}, size_t{100}, size_t{1104}, kLargest}) {
+    std::vector<uint64_t> t(n);
+    for (auto &v : t) {
+      const auto scale = static_cast<int>(rng() % 64);
+      v = 77 + ((rng() % 3) << scale);
+    }
+    expectStableSort(t);
+    std::vector<uint64_t> top(n);
+    for (auto &v : top) {
+      v = UINT64_MAX - (rng() >> (rng() % 64));
+    }
+    expectStableSort(top);
+  }
+}
+
+TEST(Timepix3Sort, BucketsAroundTheInsertionLimit) {
+  // Runs of 31 to 34 equal or near times, far apart: buckets just under and over the limit
+  // that sorts a bucket by itself before the insertion of the whole.
+  std::mt19937_64 rng(7);
+  for (size_t run = 31; run <= 34; ++run) {
+    std::vector<uint64_t> t;
+    for (uint64_t k = 0; t.size() + run <= 2000; ++k) {
+      for (size_t i = 0; i < run; ++i) {
+        t.push_back(1'000'000'000 + k * 1'000'000 + rng() % 3);
+      }
+    }
+    std::shuffle(t.begin(), t.end(), rng);
+    expectStableSort(t);
+  }
+}
+
+TEST(Timepix3Sort, NeutronsWithSpreadTimesShuffled) {
+  // Nine hits a neutron over up to 200 ns (a real camera's spread), neutrons 0 to 20 us apart,
+  // each datagram shuffled whole or only locally.
+  std::mt19937_64 rng(8);
+  for (const bool local : {false, true}) {
+    std::vector<uint64_t> t;
+    uint64_t now = 1'700'000'000'000'000'000ULL;
+    while (t.size() + 9 <= 1104) {
+      now += rng() % 20'000;
+      for (int i = 0; i < 9; ++i) {
+        t.push_back(now + rng() % 200);
+      }
+    }
+    if (local) {
+      for (size_t i = 0; i + 16 <= t.size(); i += 16) {
+        std::shuffle(t.begin() + static_cast<std::ptrdiff_t>(i),
+                     t.begin() + static_cast<std::ptrdiff_t>(i + 16), rng);
+      }
+    } else {
+      std::shuffle(t.begin(), t.end(), rng);
+    }
+    expectStableSort(t);
+  }
 }
 
 } // namespace
