@@ -444,6 +444,24 @@ MixedCapture writeMixedCapture(const std::string &name, uint16_t port) {
 /// Messages writeMixedCapture's datagrams make per pass with --gso 64 (see its comments).
 constexpr uint64_t kMixedMessages = 11;
 
+/// Replays `capture` twice, unpaced, with --gso 64 --batch 4 into `receiver`; every datagram
+/// must arrive once, in order, byte for byte. `run` gets udpgen's output (--json).
+void replayTwiceByteForByte(LoopbackReceiver &receiver, const MixedCapture &capture,
+                            Finished &run) {
+  const uint64_t n = capture.payloads.size();
+  run = UdpgenProcess({"--pcap", capture.path, "--speed", "0", "--loop", "2", "--gso", "64",
+                       "--batch", "4", "-p", std::to_string(receiver.port()), "--json"})
+            .finish(kHangBoundMs);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  const std::vector<Datagram> got = receiver.collect(2 * n);
+  ASSERT_EQ(got.size(), 2 * n);
+  for (uint64_t i = 0; i < got.size(); ++i) {
+    const std::vector<uint8_t> &want = capture.payloads[i % n];
+    ASSERT_EQ(got[i].sizeBytes, want.size()) << "datagram " << i;
+    ASSERT_EQ(got[i].hash, payloadHash(want.data(), want.size())) << "datagram " << i;
+  }
+}
+
 // Unpaced with --gso and --batch: every datagram arrives once, in order, byte for byte, in the
 // grouping the comments of writeMixedCapture give; a pass ends its last call.
 TEST(UdpgenReplay, GsoMessagesAndBatchesDeliverEveryDatagramByteForByte) {
@@ -453,18 +471,8 @@ TEST(UdpgenReplay, GsoMessagesAndBatchesDeliverEveryDatagramByteForByte) {
   if (receiver.rcvbufBytes() < bufferNeed(2 * n, 65507)) {
     GTEST_SKIP() << "receive buffer " << receiver.rcvbufBytes() << " B is too small; run as root";
   }
-  const Finished run =
-      UdpgenProcess({"--pcap", capture.path, "--speed", "0", "--loop", "2", "--gso", "64",
-                     "--batch", "4", "-p", std::to_string(receiver.port()), "--json"})
-          .finish(kHangBoundMs);
-  ASSERT_EQ(run.exitCode, 0) << run.err;
-  const std::vector<Datagram> got = receiver.collect(2 * n);
-  ASSERT_EQ(got.size(), 2 * n);
-  for (uint64_t i = 0; i < got.size(); ++i) {
-    const std::vector<uint8_t> &want = capture.payloads[i % n];
-    ASSERT_EQ(got[i].sizeBytes, want.size()) << "datagram " << i;
-    ASSERT_EQ(got[i].hash, payloadHash(want.data(), want.size())) << "datagram " << i;
-  }
+  Finished run;
+  ASSERT_NO_FATAL_FAILURE(replayTwiceByteForByte(receiver, capture, run));
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json.at("sent").get<uint64_t>(), 2 * n);
   EXPECT_EQ(json.at("send_errors").get<uint64_t>(), 0U);
@@ -544,19 +552,9 @@ TEST(UdpgenReplay, GsoRefusedByTheRouteFallsBackToOneDatagramPerMessage) {
   if (receiver.rcvbufBytes() < bufferNeed(2 * n, 65507)) {
     GTEST_SKIP() << "receive buffer " << receiver.rcvbufBytes() << " B is too small; run as root";
   }
-  const Finished run =
-      UdpgenProcess({"--pcap", capture.path, "--speed", "0", "--loop", "2", "--gso", "64",
-                     "--batch", "4", "-p", std::to_string(receiver.port()), "--json"})
-          .finish(kHangBoundMs);
-  ASSERT_EQ(run.exitCode, 0) << run.err;
+  Finished run;
+  ASSERT_NO_FATAL_FAILURE(replayTwiceByteForByte(receiver, capture, run));
   EXPECT_EQ(occurrences(run.err, "the kernel refused a UDP GSO send"), 1U) << run.err;
-  const std::vector<Datagram> got = receiver.collect(2 * n);
-  ASSERT_EQ(got.size(), 2 * n);
-  for (uint64_t i = 0; i < got.size(); ++i) {
-    const std::vector<uint8_t> &want = capture.payloads[i % n];
-    ASSERT_EQ(got[i].sizeBytes, want.size()) << "datagram " << i;
-    ASSERT_EQ(got[i].hash, payloadHash(want.data(), want.size())) << "datagram " << i;
-  }
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json.at("sent").get<uint64_t>(), 2 * n);
   EXPECT_EQ(json.at("send_errors").get<uint64_t>(), 0U);
