@@ -342,43 +342,43 @@ void Timepix3Module::formEvents(size_t n) noexcept {
   sdk::EventSink &sink = events_;
   int64_t tooSmall = 0, spanTooShort = 0, tofs = 0, tofNegative = 0, nextPulse = 0;
   int64_t pixelErrors = 0, events = 0;
-  clusterer_.cluster(std::span<const reduction::PixelHit>(hits_.data(), n),
-                     [&](const reduction::PixelCluster &c) {
-                       if (c.hits < minHits || c.weightSum < minTot) {
-                         ++tooSmall;
-                         return;
-                       }
-                       if (c.timeSpanNs() < minSpan) {
-                         ++spanTooShort;
-                         return;
-                       }
-                       const auto tof = static_cast<int64_t>(c.timeStartNs - pulseNs);
-                       ++tofs;
-                       if (tof < 0) {
-                         ++tofNegative;
-                         return;
-                       }
-                       if (tof > periodNs) {
-                         ++nextPulse;
-                         return;
-                       }
-                       // The centre, scaled up and truncated (ESS: through uint16_t).
-                       const double sx = c.xCenter() * scale;
-                       const double sy = c.yCenter() * scale;
-                       if (!(sx >= 0.0 && sy >= 0.0 && sx < 65536.0 && sy < 65536.0)) {
-                         ++pixelErrors; // no weight: no centre
-                         return;
-                       }
-                       const auto px = static_cast<uint32_t>(sx);
-                       const auto py = static_cast<uint32_t>(sy);
-                       if (px >= width || py >= height) {
-                         ++pixelErrors;
-                         return;
-                       }
-                       sink.add(static_cast<int64_t>(pulseNs), static_cast<int32_t>(tof),
-                                static_cast<int32_t>(py * width + px + 1));
-                       ++events;
-                     });
+  clusterer_.cluster(
+      std::span<const reduction::PixelHit>(hits_.data(), n), [&](const reduction::PixelCluster &c) {
+        if (c.hits < minHits || c.weightSum < minTot) {
+          ++tooSmall;
+          return;
+        }
+        if (c.timeSpanNs() < minSpan) {
+          ++spanTooShort;
+          return;
+        }
+        const auto tof = static_cast<int64_t>(c.timeStartNs - pulseNs);
+        ++tofs;
+        if (tof < 0) {
+          ++tofNegative;
+          return;
+        }
+        if (tof > periodNs) {
+          ++nextPulse;
+          return;
+        }
+        // The centre, scaled up and truncated (ESS: through uint16_t).
+        const double sx = c.xCenter() * scale;
+        const double sy = c.yCenter() * scale;
+        if (!(sx >= 0.0 && sy >= 0.0 && sx < 65536.0 && sy < 65536.0)) {
+          ++pixelErrors; // no weight: no centre
+          return;
+        }
+        const auto px = static_cast<uint32_t>(sx);
+        const auto py = static_cast<uint32_t>(sy);
+        if (px >= width || py >= height) {
+          ++pixelErrors;
+          return;
+        }
+        sink.add(static_cast<int64_t>(pulseNs), static_cast<int32_t>(tof),
+                 static_cast<int32_t>(py * width + px + 1));
+        ++events;
+      });
   counters_.tooSmall.add(tooSmall);
   counters_.spanTooShort.add(spanTooShort);
   counters_.tofs.add(tofs);
