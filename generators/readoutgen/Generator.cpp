@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -223,19 +224,21 @@ std::string summaryText(const GeneratorSummary &s) {
   return fmt::format("readoutgen summary: {} events in {} datagrams ({} readouts, {} B) over {} "
                      "pulses in {:.3f} s\n"
                      "readoutgen summary: {:.3f} M events/s, {:.1f} Mb/s; {} malformed "
-                     "datagrams injected, {} with the previous pulse after the pulse, {} send "
-                     "errors, {} neutron times skipped\n",
+                     "datagrams injected, {} with the previous pulse after the pulse, send "
+                     "errors {}, {} neutron times skipped\n",
                      s.events, s.datagrams, s.readouts, s.bytes, s.pulses, s.elapsedS,
                      s.eventsPerS() / 1e6, s.bitsPerS() / 1e6, s.injected, s.altered,
-                     s.sendErrors, s.slotsSkipped);
+                     s.sendErrors.text(), s.slotsSkipped);
 }
 
 std::string summaryJson(const GeneratorSummary &s) {
   return fmt::format("{{\"events\":{},\"readouts\":{},\"datagrams\":{},\"bytes\":{},\"pulses\":{},"
-                     "\"injected\":{},\"altered\":{},\"send_errors\":{},\"slots_skipped\":{},"
-                     "\"elapsed_s\":{:.6f},\"events_per_s\":{:.1f},\"bits_per_s\":{:.1f}}}",
+                     "\"injected\":{},\"altered\":{},\"send_errors\":{},\"errors\":{},"
+                     "\"slots_skipped\":{},\"elapsed_s\":{:.6f},\"events_per_s\":{:.1f},"
+                     "\"bits_per_s\":{:.1f}}}",
                      s.events, s.readouts, s.datagrams, s.bytes, s.pulses, s.injected, s.altered,
-                     s.sendErrors, s.slotsSkipped, s.elapsedS, s.eventsPerS(), s.bitsPerS());
+                     s.sendErrors.total(), s.sendErrors.json().dump(), s.slotsSkipped, s.elapsedS,
+                     s.eventsPerS(), s.bitsPerS());
 }
 
 // ---- generator -------------------------------------------------------------------------------
@@ -381,7 +384,7 @@ void Generator::flush(GeneratorSummary &s, const std::atomic<bool> &stop) {
       ++s.datagrams;
       s.bytes += pulseLen_;
     } else {
-      ++s.sendErrors;
+      s.sendErrors.count(sink_.lastErrno(), 1);
     }
     pulseLen_ = 0;
   }
@@ -400,7 +403,7 @@ void Generator::flush(GeneratorSummary &s, const std::atomic<bool> &stop) {
     }
     injectAfter(s);
   } else {
-    ++s.sendErrors;
+    s.sendErrors.count(sink_.lastErrno(), 1);
   }
   pending_.clear();
   pendingEvents_ = 0;
@@ -424,7 +427,7 @@ void Generator::injectAfter(GeneratorSummary &s) {
       --left;
       ++s.injected;
     } else {
-      ++s.sendErrors;
+      s.sendErrors.count(sink_.lastErrno(), 1);
     }
     return;
   }
@@ -516,7 +519,7 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
   for (auto &[kind, left] : inject_) {
     (void)kind;
     while (left > 0 && s.datagrams > 0 && !stop.load(std::memory_order_relaxed)) {
-      const uint64_t before = s.injected + s.sendErrors;
+      const uint64_t before = s.injected + s.sendErrors.total();
       const uint64_t every = options_.injectEvery;
       options_.injectEvery = 1;
       // Rebuild the last datagram's header into buf_ is not needed: buf_ still holds it.
@@ -524,7 +527,7 @@ GeneratorSummary Generator::run(const std::atomic<bool> &stop,
       injectAfter(s);
       options_.injectEvery = static_cast<uint32_t>(every);
       len_ = 0;
-      if (s.injected + s.sendErrors == before) {
+      if (s.injected + s.sendErrors.total() == before) {
         break;
       }
     }

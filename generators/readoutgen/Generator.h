@@ -2,6 +2,7 @@
 // The readoutgen engine: pulses, datagrams, sequence numbers, pacing, truth and error injection.
 #pragma once
 
+#include "common/net/SendErrors.h"
 #include "common/net/UdpSocket.h"
 #include "common/readout/EssHeader.h"
 #include "generators/readoutgen/Pattern.h"
@@ -118,6 +119,8 @@ public:
   virtual ~DatagramSink() = default;
   /// True when the datagram was sent.
   virtual bool send(std::span<const uint8_t> datagram) = 0;
+  /// Why the last send() that returned false failed (an errno).
+  [[nodiscard]] virtual int lastErrno() const noexcept { return 0; }
 };
 
 /// A connected UDP socket. Throws std::runtime_error on set-up failure.
@@ -125,7 +128,7 @@ class UdpDatagramSink final : public DatagramSink {
 public:
   UdpDatagramSink(const std::string &address, uint16_t port);
   bool send(std::span<const uint8_t> datagram) override;
-  [[nodiscard]] int lastErrno() const noexcept { return lastErrno_; }
+  [[nodiscard]] int lastErrno() const noexcept override { return lastErrno_; }
 
 private:
   net::UdpSocket socket_;
@@ -152,7 +155,7 @@ struct GeneratorSummary {
   uint64_t injected = 0;     ///< malformed datagrams sent (refused by the module)
   /// Valid datagrams (in `datagrams`) sent with an accepted defect (prev_after_pulse).
   uint64_t altered = 0;
-  uint64_t sendErrors = 0;   ///< datagrams the socket refused (their events are not in the truth)
+  SendErrors sendErrors;     ///< datagrams the socket refused (their events are not in the truth)
   /// Drawn neutron times no position took: the source refused kSlotTries positions at that time
   /// (e.g. too close to the previous neutron of every cassette), so the time is given up.
   uint64_t slotsSkipped = 0;

@@ -39,6 +39,7 @@ public:
     }
     return true;
   }
+  [[nodiscard]] int lastErrno() const noexcept override { return inner_.lastErrno(); }
   [[nodiscard]] uint64_t captured() const noexcept { return captured_; }
 
 private:
@@ -71,7 +72,7 @@ std::function<void(const GeneratorSummary &)> progressLog() {
                  "altered {}  send errors {}",
                  dt > 0 ? static_cast<double>(s.events - last.events) / dt / 1e6 : 0.0,
                  dt > 0 ? static_cast<double>(s.bytes - last.bytes) * 8 / dt / 1e6 : 0.0, s.events,
-                 s.datagrams, s.injected, s.altered, s.sendErrors);
+                 s.datagrams, s.injected, s.altered, s.sendErrors.total());
     last = s;
   };
 }

@@ -225,8 +225,12 @@ private:
       uint32_t at = 0;
       for (uint32_t s = 0; s < message.segments; ++s) {
         const uint32_t bytes = std::min(message.segmentBytes, message.bytes - at);
-        ++summary.sendCalls;
-        if (::send(fd_, slot(m) + at, bytes, 0) == static_cast<ssize_t>(bytes)) {
+        ssize_t rc;
+        do { // a signal before anything was sent is no refusal: send again, as flush() does
+          ++summary.sendCalls;
+          rc = ::send(fd_, slot(m) + at, bytes, 0);
+        } while (rc < 0 && errno == EINTR);
+        if (rc == static_cast<ssize_t>(bytes)) {
           ++summary.sent;
           summary.bytes += bytes;
           ++summary.messages;

@@ -143,31 +143,6 @@ void UdpSender::disableGso(int err) {
   }
 }
 
-void SendErrors::count(int err, uint64_t datagrams) noexcept {
-  switch (err) {
-  case ENOBUFS:
-    enobufs += datagrams;
-    break;
-  case ECONNREFUSED:
-    connRefused += datagrams;
-    break;
-  default:
-    other += datagrams;
-    lastOtherErrno = err;
-    break;
-  }
-}
-
-std::string SendErrors::text() const {
-  return fmt::format("{} (ENOBUFS {}, ECONNREFUSED {}, other {}{}{})", total(), enobufs,
-                     connRefused, other, lastOtherErrno != 0 ? ", last: " : "",
-                     lastOtherErrno != 0 ? std::strerror(lastOtherErrno) : "");
-}
-
-nlohmann::json SendErrors::json() const {
-  return {{"total", total()}, {"enobufs", enobufs}, {"econnrefused", connRefused}, {"other", other}};
-}
-
 int UdpSender::sendCall(uint64_t seq, uint32_t datagrams, const std::atomic<bool> &stop) noexcept {
   const uint32_t size = options_.sizeBytes;
   // One transmit time per call: all its datagrams leave within the same system call.

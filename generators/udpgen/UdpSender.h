@@ -2,6 +2,7 @@
 // The udpgen sending engine: one paced loop for sendmmsg batches with or without UDP GSO.
 #pragma once
 
+#include "common/net/SendErrors.h"
 #include "common/net/UdpSocket.h"
 #include "generators/udpgen/UdpGenOptions.h"
 
@@ -32,20 +33,7 @@ inline constexpr int64_t kMaxBurstNs = 1'000'000;
 /// short spacing back to back after each wake-up. Costs one core while pacing, as in udpmon.
 inline constexpr int64_t kSpinNs = 200'000;
 
-/// Datagrams the kernel refused, by errno (the generator's and the replay's summaries alike).
-struct SendErrors {
-  uint64_t enobufs = 0;     ///< ENOBUFS (queue full).
-  uint64_t connRefused = 0; ///< ECONNREFUSED (an ICMP said nobody listens).
-  uint64_t other = 0;       ///< any other errno
-  int lastOtherErrno = 0;   ///< errno of the last "other" failure, 0 if none.
-
-  void count(int err, uint64_t datagrams) noexcept;
-  [[nodiscard]] uint64_t total() const noexcept { return enobufs + connRefused + other; }
-  /// "N (ENOBUFS a, ECONNREFUSED b, other c[, last: text])" for the summaries.
-  [[nodiscard]] std::string text() const;
-  /// {"total", "enobufs", "econnrefused", "other"}
-  [[nodiscard]] nlohmann::json json() const;
-};
+using efu::SendErrors;
 
 /// Counters of one run. Every sequence number handed out is either sent or failed.
 struct SendCounters {

@@ -17,7 +17,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
+#include <map>
 
 namespace efu::readoutgen {
 namespace {
@@ -99,6 +101,61 @@ TEST(ReadoutGen, ModuleReproducesTheTruthExactly) {
     SCOPED_TRACE(config);
     expectEventsAreTheTruth(*ctx, r.truth);
   }
+}
+
+/// Keeps the datagrams it takes; refuses some, each kind with its own errno.
+class RefusingSink final : public DatagramSink {
+public:
+  bool send(std::span<const uint8_t> d) override {
+    const uint64_t n = offered++;
+    last = n % 5 == 2 ? ENOBUFS : n % 7 == 3 ? ECONNREFUSED : n % 11 == 4 ? EPERM : 0;
+    if (last != 0) {
+      ++refused[last];
+      return false;
+    }
+    datagrams.emplace_back(d.begin(), d.end());
+    return true;
+  }
+  [[nodiscard]] int lastErrno() const noexcept override { return last; }
+  uint64_t offered = 0;
+  int last = 0;
+  std::map<int, uint64_t> refused;
+  std::vector<std::vector<uint8_t>> datagrams;
+};
+
+// Refused datagrams are counted by errno, and their events are not in the truth: the module
+// given only the datagrams taken finds exactly the truth.
+TEST(ReadoutGen, RefusedDatagramsAreCountedByErrnoAndLeftOutOfTheTruth) {
+  GeneratorOptions o;
+  o.count = 20'000;
+  o.eventsPerPulse = 3'000;
+  const auto json = instrument("LokiFull.json");
+  auto source = makeSource("caen", json, "LokiFull.json", o.seed);
+  Pattern pattern(o.pattern, source->imageWidth(), source->imageHeight());
+  RefusingSink sink;
+  Generator g(o, std::move(source), std::move(pattern), sink);
+  GenRun r;
+  g.onTruth([&r](const TruthEvent &e) { r.truth.push_back(e); });
+  std::atomic<bool> stop{false};
+  r.summary = g.run(stop);
+  r.sink.datagrams = sink.datagrams;
+
+  ASSERT_GT(sink.refused[EPERM], 0U);
+  EXPECT_EQ(r.summary.sendErrors.enobufs, sink.refused[ENOBUFS]);
+  EXPECT_EQ(r.summary.sendErrors.connRefused, sink.refused[ECONNREFUSED]);
+  EXPECT_EQ(r.summary.sendErrors.other, sink.refused[EPERM]);
+  EXPECT_EQ(r.summary.sendErrors.lastOtherErrno, EPERM);
+  EXPECT_EQ(r.summary.datagrams + r.summary.sendErrors.total(), sink.offered);
+  EXPECT_LT(r.summary.events, 20'000U); // refused datagrams took their events with them
+  EXPECT_EQ(r.truth.size(), r.summary.events);
+  expectEventsAreTheTruth(*moduleOver("LokiFull.json", r), r.truth);
+
+  const auto summary = nlohmann::json::parse(summaryJson(r.summary));
+  EXPECT_EQ(summary.at("send_errors").get<uint64_t>(), r.summary.sendErrors.total());
+  EXPECT_EQ(summary.at("errors").at("enobufs").get<uint64_t>(), sink.refused[ENOBUFS]);
+  EXPECT_EQ(summary.at("errors").at("econnrefused").get<uint64_t>(), sink.refused[ECONNREFUSED]);
+  EXPECT_EQ(summary.at("errors").at("other").get<uint64_t>(), sink.refused[EPERM]);
+  EXPECT_NE(summaryText(r.summary).find(r.summary.sendErrors.text()), std::string::npos);
 }
 
 /// A non-trivial ESS charge-division calibration for LokiFull.json (896 groups of 7 straws):
