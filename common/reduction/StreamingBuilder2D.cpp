@@ -393,6 +393,14 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   };
   size_t iq = head_, ia = 0, ib = 0;
   bool stopped = false;
+  // Commonly the queue holds earlier data than this flush's (its last cluster starts no later
+  // than either plane's first): the walk then takes the queue's clusters first, one list.
+  if (iq != size && queue[size - 1].c.timeStart <= std::min(a[0].c.timeStart, b[0].c.timeStart)) {
+    while (iq != size && !stopped) {
+      stopped = !take(queue + iq, iq - head_, queue[iq].plane == 0 ? &Event2D::a : &Event2D::b);
+      iq += stopped ? 0 : 1;
+    }
+  }
   // The next in the list: the queue's first on equal starts, then A's, then B's. While the
   // queue holds clusters, of the three lists; B's is taken only when it has one (else its
   // next starts at UINT64_MAX, and the queue's or A's is taken).
