@@ -31,6 +31,7 @@ PlaneClusterOf single(const Hit &h, uint8_t plane) noexcept {
 StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
   for (int plane = 0; plane < 2; ++plane) {
     incoming_[plane].reserve(256);
+    open_[plane].reserve(64);
     closed_[plane].resize(256);
   }
   queue_.resize(256);
@@ -38,43 +39,52 @@ StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
 }
 
 size_t StreamingBuilder2D::pendingHits() const noexcept {
-  return incoming_[0].size() + incoming_[1].size();
+  return incoming_[0].size() + incoming_[1].size() + open_[0].size() + open_[1].size();
 }
 
-// The plane's new hits, already in time order, join the open time cluster before them; a hit
-// more than the gap after the last one added (or before it: the difference is unsigned) closes
-// it first, and so does a cluster that has reached maxOpenHits. The open hits and the new ones
-// are found runs of as one list; the last run stays open, moved to the front of incoming_.
+// The plane's hits, already in time order, join the open time cluster; a hit more than the gap
+// after the last one added (or before it: the difference is unsigned) closes it first, and so
+// does a cluster that has reached maxOpenHits. Only the hits of the last run stay open: the runs
+// closed within this datagram are clustered where they lie, without a copy into open_.
 void StreamingBuilder2D::clusterPlane(int plane) {
   std::vector<Hit> &in = incoming_[plane];
-  const size_t n = in.size();
-  const size_t k = openCount_[plane];
-  if (n == k) {
-    return; // nothing new: the open time cluster stays as it is
+  if (in.empty()) {
+    return;
   }
+  std::vector<Hit> &open = open_[plane];
   const uint64_t gap = params_.clusterTimeGapNs;
   const size_t maxHits = params_.maxOpenHits;
   Hit *h = in.data();
-  // A new hit before the open time cluster's last closes it: this flush's clusters may then
-  // start before the open one's.
-  unordered_ = unordered_ || (k != 0 && h[k].timeNs < h[k - 1].timeNs);
+  const size_t n = in.size();
   size_t i = 0;
   // Each hit, open or new, makes at most one cluster; every cluster of a run starts after those
   // of the runs before it.
   const auto p = static_cast<uint8_t>(plane);
-  PlaneClusterOf *const begin = reserveClosed(plane, n);
+  PlaneClusterOf *const begin = reserveClosed(plane, open.size() + n);
   PlaneClusterOf *w = begin;
+  // The hits that join the cluster left open by the last flush. A hit before its last one
+  // closes it too: this flush's clusters may then start before the open one's.
+  while (!open.empty() && i < n) {
+    const bool apart = h[i].timeNs - open.back().timeNs > gap;
+    if (apart || open.size() == maxHits) {
+      unordered_ = unordered_ || h[i].timeNs < open.back().timeNs;
+      bounds_.openHits += apart ? 0 : 1;
+      w = closeHits(open.data(), open.size(), w, p);
+      open.clear();
+    } else {
+      open.push_back(h[i++]);
+    }
+  }
   int64_t openHits = 0;
-  // Run by run: a run ends at a step of more than the gap, or at maxOpenHits hits when the next
-  // hit would join it (the bound counted as when the hit arrives at a full open cluster).
-  newestOf_[plane] = std::max(newestOf_[plane], h[n - 1].timeNs);
-  newest_ = std::max(newest_, newestOf_[plane]);
-  while (true) {
+  // Then run by run: a run ends at a step of more than the gap, or at maxOpenHits hits when the
+  // next hit would join it (the bound counted as when the hit arrives at a full open cluster).
+  while (i < n) {
     size_t j = i + 1;
     while (j < n && h[j].timeNs - h[j - 1].timeNs <= gap && j - i != maxHits) {
       ++j;
     }
     if (j == n) {
+      open.assign(h + i, h + n);
       break;
     }
     if (j - i == maxHits) [[unlikely]] { // else the run ended at the gap
@@ -87,27 +97,22 @@ void StreamingBuilder2D::clusterPlane(int plane) {
     }
     i = j;
   }
-  if (i != 0) {
-    std::copy(h + i, h + n, h);
-    in.resize(n - i);
-  }
-  openCount_[plane] = n - i;
   closedEnd_[plane] += static_cast<size_t>(w - begin);
   bounds_.openHits += openHits;
+  newestOf_[plane] = std::max(newestOf_[plane], in.back().timeNs);
+  newest_ = std::max(newest_, newestOf_[plane]);
+  in.clear();
 }
 
-// The open time cluster closed; hits inserted and not yet flushed stay.
 void StreamingBuilder2D::closeTimeCluster(int plane) {
-  std::vector<Hit> &in = incoming_[plane];
-  const size_t k = openCount_[plane];
-  if (k == 0) {
+  std::vector<Hit> &open = open_[plane];
+  if (open.empty()) {
     return;
   }
-  PlaneClusterOf *const begin = reserveClosed(plane, k);
+  PlaneClusterOf *const begin = reserveClosed(plane, open.size());
   closedEnd_[plane] += static_cast<size_t>(
-      closeHits(in.data(), k, begin, static_cast<uint8_t>(plane)) - begin);
-  in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(k));
-  openCount_[plane] = 0;
+      closeHits(open.data(), open.size(), begin, static_cast<uint8_t>(plane)) - begin);
+  open.clear();
 }
 
 // One cluster per distinct coordinate (the coordinate gap is 0), in increasing coordinate. The
@@ -162,16 +167,14 @@ PlaneClusterOf *StreamingBuilder2D::closeMany(Hit *h, size_t n, PlaneClusterOf *
 }
 
 void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
-  if (!full && !received()) {
+  if (!full && incoming_[0].empty() && incoming_[1].empty()) {
     return; // nothing new: matching again would requeue the same clusters (tested)
   }
   uint64_t earliest = UINT64_MAX;
-  for (int plane = 0; plane < 2; ++plane) {
-    std::vector<Hit> &in = incoming_[plane];
-    const size_t k = openCount_[plane];
-    adaptiveSort(in.data() + k, in.size() - k,
+  for (std::vector<Hit> &in : incoming_) {
+    adaptiveSort(in.data(), in.size(),
                  [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; });
-    earliest = in.size() == k ? earliest : std::min(earliest, in[k].timeNs);
+    earliest = in.empty() ? earliest : std::min(earliest, in.front().timeNs);
   }
   if (started_ && params_.stepBackNs != 0 && earliest < newest_ &&
       newest_ - earliest > params_.stepBackNs) {

@@ -84,7 +84,7 @@ public:
   [[nodiscard]] size_t pendingHits() const noexcept;
   /// Hits inserted since the last flush: a flush without them forms nothing (unless full).
   [[nodiscard]] bool received() const noexcept {
-    return incoming_[0].size() > openCount_[0] || incoming_[1].size() > openCount_[1];
+    return !incoming_[0].empty() || !incoming_[1].empty();
   }
   [[nodiscard]] size_t waitingClusters() const noexcept { return end_ - head_; }
   /// Nothing waits anywhere: a full flush would emit nothing.
@@ -137,10 +137,8 @@ private:
   void formAllAndForget(std::vector<Event2D> &out);
 
   StreamingParams params_;
-  /// The open time cluster (in time order), incoming_[plane][0, openCount_[plane]), then this
-  /// datagram's hits: the open hits and the new ones are clustered as one run of hits.
-  std::vector<Hit> incoming_[2];
-  size_t openCount_[2] = {0, 0};
+  std::vector<Hit> incoming_[2]; ///< this datagram's hits
+  std::vector<Hit> open_[2];     ///< the open time cluster, in insertion order
   /// Clusters closed during this flush, until matched: closed_[plane][0, closedEnd_[plane]).
   /// As queue_, the vectors are only storage (grown, never shrunk), written through a pointer.
   std::vector<PlaneClusterOf> closed_[2];

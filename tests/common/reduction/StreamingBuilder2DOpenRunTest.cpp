@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
-// StreamingBuilder2D's open time cluster, kept at the front of the plane's incoming hits, against
-// the builder as it was before issue 39's changes (StreamingBuilder2DReference.h): datagrams of a
-// few hits close together, so that time clusters stay open over many flushes, with restarts
-// between the inserts and the flush (the unflushed hits stay), full flushes, flushes of one plane
-// only and the hit bound small enough to act. Every event, bound count and the state after each
-// call must be the same.
+// StreamingBuilder2D's time clusters left open over flushes, against the builder as it was
+// before issue 39's changes (StreamingBuilder2DReference.h): datagrams of a few hits close
+// together, so that time clusters stay open over many flushes, with restarts between the inserts
+// and the flush (the unflushed hits stay), full flushes, flushes of one plane only and the hit
+// bound small enough to act. Every event, bound count and the state after each call must be the
+// same.
 #include "common/reduction/StreamingBuilder2D.h"
 #include "tests/common/reduction/StreamingBuilder2DReference.h"
 
