@@ -91,11 +91,17 @@ void compareOpenRuns(uint64_t seed, const StreamingParams &params, uint64_t maxS
 }
 
 TEST(StreamingBuilder2DOpenRun, SameAsBefore) {
-  const StreamingParams loose{.staleNs = 1'000'000'000, .maxWaiting = 16384,
-                              .maxOpenHits = 4096, .maxEventHits = 65536,
+  const StreamingParams loose{.staleNs = 1'000'000'000,
+                              .maxWaiting = 16384,
+                              .maxOpenHits = 4096,
+                              .maxEventHits = 65536,
                               .stepBackNs = 100'000'000};
-  const StreamingParams tight{.matchTimeGapNs = 300, .staleNs = 20'000, .maxWaiting = 6,
-                              .maxOpenHits = 3, .maxEventHits = 5, .stepBackNs = 5'000};
+  const StreamingParams tight{.matchTimeGapNs = 300,
+                              .staleNs = 20'000,
+                              .maxWaiting = 6,
+                              .maxOpenHits = 3,
+                              .maxEventHits = 5,
+                              .stepBackNs = 5'000};
   const StreamingParams unbounded{};
   uint64_t seed = 7000;
   for (const StreamingParams &p : {loose, tight, unbounded}) {
