@@ -228,10 +228,10 @@ void StreamingBuilder2D::growQueue(size_t n) {
 // The clusters of this flush from closed_[0][ia, ...) and closed_[1][ib, ...) into
 // queue_[head_, end_), which stays sorted by start, stable in the ESS list's order: the queued
 // clusters, then plane A's closed clusters, then plane B's. Merged from the back: only the queued
-// clusters that start later than the earliest fresh one move. Commonly each plane's clusters
-// come in start order (time clusters of one hit, or of one coordinate; `inOrder`), and the three
-// lists are merged as they are; else this flush's clusters are ordered by their keys (start,
-// position in A's then B's list) first.
+// clusters that start later than the earliest fresh one move. `inOrder`: each plane's clusters
+// come in start order, as clustering found (it sets `unordered_` where they may not), and the
+// three lists are merged as they are; else this flush's clusters are ordered by their keys
+// (start, position in A's then B's list) first.
 void StreamingBuilder2D::mergeFresh(size_t ia, size_t ib, bool inOrder) {
   const PlaneClusterOf *const a = closed_[0].data() + ia;
   const PlaneClusterOf *const b = closed_[1].data() + ib;
@@ -354,10 +354,14 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   const uint32_t cap = params_.maxEventHits != 0 ? params_.maxEventHits : UINT32_MAX;
   const PlaneClusterOf *const queue = queue_.data();
   const size_t size = end_;
+  // The walk's next cluster of each list (pq: of the queue), as pointers: no index arithmetic
+  // per cluster.
+  const PlaneClusterOf *pq = queue + head_, *pa = a, *pb = b;
+  const PlaneClusterOf *const qEnd = queue + size, *const aEnd = a + na, *const bEnd = b + nb;
+  size_t before = 0; // clusters taken in this pass
   // Joins q to the open event's part (closing that event first when q is apart from it),
-  // unless q is not ready nor taken early: then false, and matching stops before q. `before`
-  // clusters were taken before it in this pass.
-  const auto take = [&](const PlaneClusterOf *q, size_t before, PlaneCluster Event2D::*part) {
+  // unless q is not ready nor taken early: then false, and matching stops before q.
+  const auto take = [&](const PlaneClusterOf *q, PlaneCluster Event2D::*part) {
     if (q->c.timeEnd >= readyBelow) [[unlikely]] {
       if (!full && !takenEarly(*q, before, force)) {
         return false;
@@ -389,40 +393,48 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     }
     evEnd = std::max(evEnd, q->c.timeEnd);
     evHits += q->c.hits;
+    ++before;
     return true;
   };
-  size_t iq = head_, ia = 0, ib = 0;
   bool stopped = false;
+  // Commonly the queue holds earlier data than this flush's (its last cluster starts no later
+  // than either plane's first): the walk then takes the queue's clusters first, one list.
+  if (pq != qEnd && qEnd[-1].c.timeStart <= std::min(a->c.timeStart, b->c.timeStart)) {
+    while (pq != qEnd && !stopped) {
+      stopped = !take(pq, pq->plane == 0 ? &Event2D::a : &Event2D::b);
+      pq += stopped ? 0 : 1;
+    }
+  }
   // The next in the list: the queue's first on equal starts, then A's, then B's. While the
   // queue holds clusters, of the three lists; B's is taken only when it has one (else its
   // next starts at UINT64_MAX, and the queue's or A's is taken).
-  while (iq != size && !stopped) {
-    const uint64_t sq = queue[iq].c.timeStart, sa = a[ia].c.timeStart, sb = b[ib].c.timeStart;
+  while (pq != qEnd && !stopped) {
+    const uint64_t sq = pq->c.timeStart, sa = pa->c.timeStart, sb = pb->c.timeStart;
     if (sq <= sa && sq <= sb) {
-      stopped =
-          !take(queue + iq, iq - head_ + ia + ib, queue[iq].plane == 0 ? &Event2D::a : &Event2D::b);
-      iq += stopped ? 0 : 1;
-    } else if (sa <= sb && ia != na) {
-      stopped = !take(a + ia, iq - head_ + ia + ib, &Event2D::a);
-      ia += stopped ? 0 : 1;
+      stopped = !take(pq, pq->plane == 0 ? &Event2D::a : &Event2D::b);
+      pq += stopped ? 0 : 1;
+    } else if (sa <= sb && pa != aEnd) {
+      stopped = !take(pa, &Event2D::a);
+      pa += stopped ? 0 : 1;
     } else {
-      stopped = !take(b + ib, iq - head_ + ia + ib, &Event2D::b);
-      ib += stopped ? 0 : 1;
+      stopped = !take(pb, &Event2D::b);
+      pb += stopped ? 0 : 1;
     }
   }
   // Then (most of this flush's clusters) of the two planes' lists.
   while (!stopped) {
-    const uint64_t sa = a[ia].c.timeStart, sb = b[ib].c.timeStart;
-    if (sa <= sb && ia != na) {
-      stopped = !take(a + ia, iq - head_ + ia + ib, &Event2D::a);
-      ia += stopped ? 0 : 1;
-    } else if (ib != nb) {
-      stopped = !take(b + ib, iq - head_ + ia + ib, &Event2D::b);
-      ib += stopped ? 0 : 1;
+    if (pa->c.timeStart <= pb->c.timeStart && pa != aEnd) {
+      stopped = !take(pa, &Event2D::a);
+      pa += stopped ? 0 : 1;
+    } else if (pb != bEnd) {
+      stopped = !take(pb, &Event2D::b);
+      pb += stopped ? 0 : 1;
     } else {
       break;
     }
   }
+  const auto iq = static_cast<size_t>(pq - queue);
+  const auto ia = static_cast<size_t>(pa - a), ib = static_cast<size_t>(pb - b);
   head_ = iq;
   mergeFresh(ia, ib, true);
   closedEnd_[0] = closedEnd_[1] = 0;
