@@ -288,22 +288,28 @@ void Timepix3Module::onTdc(const TdcWord &t, int64_t arrivalNs) noexcept {
 }
 
 namespace {
-/// The sort's bucket of more hits than this is sorted on its own first (sortByTime()).
+/// The sort's bucket of more hits than this is sorted on its own first (sortByTime()); a power
+/// of two (a bucket of so many is found by the bits of the counts).
 constexpr size_t kFewHits = 32;
+static_assert(std::has_single_bit(kFewHits));
 
 /// Sorts a[0, n) by time, stably, by insertion: for hits that are each near their place.
 void insertionSort(reduction::PixelHit *a, size_t n) noexcept {
-  for (size_t i = 1; i < n; ++i) {
-    if (a[i].timeNs >= a[i - 1].timeNs) {
+  if (n < 2) {
+    return;
+  }
+  reduction::PixelHit *const end = a + n;
+  for (reduction::PixelHit *p = a + 1; p != end; ++p) {
+    if (p->timeNs >= p[-1].timeNs) {
       continue;
     }
-    const reduction::PixelHit x = a[i];
-    size_t j = i;
+    const reduction::PixelHit x = *p;
+    reduction::PixelHit *q = p;
     do {
-      a[j] = a[j - 1];
-      --j;
-    } while (j > 0 && x.timeNs < a[j - 1].timeNs);
-    a[j] = x;
+      *q = q[-1];
+      --q;
+    } while (q != a && x.timeNs < q[-1].timeNs);
+    *q = x;
   }
 }
 } // namespace
@@ -333,7 +339,7 @@ reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *
   // One stable pass by the most significant bits of the time since the earliest spreads the hits
   // over about n / 2 buckets (a datagram holds ~1100 hits over a few ms), in order of their
   // buckets; an insertion sort of the whole then only moves hits within their bucket, a few
-  // each. A bucket of more than kFewHits (where the times bunch) is first sorted the same way
+  // each. A bucket of kFewHits or more (where the times bunch) is first sorted the same way
   // over its own span, under a 32nd of this one's (n > 32: at least 32 buckets), so no hit
   // moves far and the recursion ends within 13 levels (64 bits). Three radix passes of 8 bits
   // (the code before) moved every hit three times; a comparison sort of shuffled words stalls
@@ -354,13 +360,14 @@ reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *
     ++at[(hits[i].timeNs - earliest) >> shift];
   }
   uint32_t sum = 0;
-  bool bunched = false;
+  uint32_t any = 0; // the counts' bits: a count of kFewHits or more sets one from kFewHits on
   for (size_t b = 0; b < size_t{1} << digit; ++b) {
     const uint32_t count = at[b];
-    bunched |= count > kFewHits;
+    any |= count;
     at[b] = sum;
     sum += count;
   }
+  const bool bunched = any >= kFewHits;
   for (size_t i = 0; i < n; ++i) {
     scratch[at[(hits[i].timeNs - earliest) >> shift]++] = hits[i];
   }
