@@ -10,7 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace efu::timepix3 {
