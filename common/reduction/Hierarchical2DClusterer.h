@@ -54,7 +54,8 @@ class Hierarchical2DClusterer {
 public:
   Hierarchical2DClusterer(uint64_t maxTimeGapNs, uint16_t maxCoordGap)
       : maxTimeGapNs_(maxTimeGapNs),
-        maxCoordGapSquared_(int64_t{maxCoordGap} * int64_t{maxCoordGap}) {}
+        maxCoordGapSquared_(int64_t{maxCoordGap} * int64_t{maxCoordGap}),
+        xWindow_(2 * uint64_t{maxCoordGap} - 1), xBelow_(int64_t{maxCoordGap} - 1) {}
 
   /// Reserves the bookkeeping for calls of up to `hits` hits.
   void reserve(size_t hits) {
@@ -109,13 +110,15 @@ private:
     PixelHit *left = rest; // one past the last hit left
     const PixelHit second = *h;
     PixelCluster c2 = single(second);
+    const int64_t seedX = int64_t{seed.x} - xBelow_, secondX = int64_t{second.x} - xBelow_;
+    const uint64_t xWindow = xWindow_;
     for (last = second.timeNs; ++h != end; last = h->timeNs) {
       if (h->timeNs - last > maxTimeGapNs_) {
         break;
       }
-      if (near(seed, *h, gap2)) {
+      if (nearInX(seedX, *h, xWindow) && near(seed, *h, gap2)) {
         add(c, *h);
-      } else if (near(second, *h, gap2)) {
+      } else if (nearInX(secondX, *h, xWindow) && near(second, *h, gap2)) {
         add(c2, *h);
       } else {
         *left++ = *h;
@@ -144,11 +147,13 @@ private:
     }
     const PixelHit second = *r;
     PixelCluster c2 = single(second);
+    const int64_t firstX = int64_t{first.x} - xBelow_, secondX = int64_t{second.x} - xBelow_;
+    const uint64_t xWindow = xWindow_;
     PixelHit *kept = rest;
     for (++r; r != left; ++r) {
-      if (near(first, *r, gap2)) {
+      if (nearInX(firstX, *r, xWindow) && near(first, *r, gap2)) {
         add(c, *r);
-      } else if (near(second, *r, gap2)) {
+      } else if (nearInX(secondX, *r, xWindow) && near(second, *r, gap2)) {
         add(c2, *r);
       } else {
         *kept++ = *r;
@@ -157,6 +162,12 @@ private:
     out(static_cast<const PixelCluster &>(c));
     out(static_cast<const PixelCluster &>(c2));
     return kept;
+  }
+  /// |h.x - x| below maxCoordGap, given seedX = x - (maxCoordGap - 1) and xWindow = 2 maxCoordGap
+  /// - 1 (as unsigned): a hit near() a seed passes it (with a gap of 0 it may pass or not: no hit
+  /// is near then). One subtraction and a compare, first, where most hits are far from the seeds.
+  [[nodiscard]] static bool nearInX(int64_t seedX, const PixelHit &h, uint64_t xWindow) noexcept {
+    return static_cast<uint64_t>(int64_t{h.x} - seedX) < xWindow;
   }
   /// Squared distance below gap2 (maxCoordGap^2).
   [[nodiscard]] static bool near(const PixelHit &seed, const PixelHit &h, int64_t gap2) noexcept {
@@ -183,6 +194,8 @@ private:
 
   uint64_t maxTimeGapNs_;
   int64_t maxCoordGapSquared_;
+  uint64_t xWindow_; ///< nearInX()'s: 2 maxCoordGap - 1
+  int64_t xBelow_;   ///< maxCoordGap - 1
   std::vector<PixelHit> rest_; ///< the hits of a group no seed has taken yet
 };
 

@@ -76,6 +76,19 @@ Timepix3Module::Timepix3Module(sdk::ModuleContext &ctx)
   }
 }
 
+// Hits are decoded in arrival order. While they come in time order (equal times stay in arrival
+// order), a run only compares each time with the one before; from the first that comes earlier
+// on, the datagram needs the sort, and the runs instead keep the earliest and latest time, which
+// the sort would otherwise find in a pass of its own.
+struct Timepix3Module::Decoding {
+  reduction::PixelHit *const hits; ///< the datagram's first hit
+  reduction::PixelHit *next;       ///< one past the last hit decoded
+  int64_t dropped;                 ///< pixel words not decoded (dropPixel())
+  uint64_t previous;               ///< in order: the latest time so far
+  uint64_t earliest, latest;       ///< unordered: the least and greatest times so far
+  bool unordered;                  ///< a time came below the one before
+};
+
 void Timepix3Module::process(const sdk::Packet &packet) noexcept {
   if (packet.size == kEvrBytes && packet.data[0] == kEvrType) {
     counters_.readouts.add();
@@ -95,79 +108,104 @@ void Timepix3Module::process(const sdk::Packet &packet) noexcept {
     return;
   }
   // The pixel words, decoded in one pass into hits_ (sized for the largest datagram once): no
-  // call and no capacity check per word, the rare outcomes counted off the loop. The words
-  // between two TDC words share one timing, kept in locals, so they are decoded as a run that
-  // stops at the first word of another type; with a time line and an image of at least the
-  // camera's 256 x 256 pixels, no word can name a pixel outside it, and the run skips the check.
+  // call and no capacity check per word, the rare outcomes counted off the loop; in runs
+  // between the other words (decodeRun()).
   const uint8_t *const data = packet.data;
   const uint8_t *const end = data + words * kWordBytes;
   reduction::PixelHit *const hits = hits_.data();
-  reduction::PixelHit *next = hits; // one past the last hit decoded
-  int64_t tdcs = 0, dropped = 0;
-  bool unordered = false; // a time below the previous (equal times stay in arrival order)
-  uint64_t previous = 0;
-  // Decodes the run of pixel words from `from`; returns the first word of another type (or end).
-  const auto run = [&](const uint8_t *from, auto checked) {
-    const uint64_t since = global_.pulseNs - global_.tdcPixelClockNs;
-    const uint64_t tdcClock = global_.tdcPixelClockNs;
-    // Untimed, every pixel fails the bounds and is sorted out by dropPixel().
-    const uint32_t width = global_.valid ? width_ : 0;
-    const uint32_t height = global_.valid ? height_ : 0;
-    reduction::PixelHit *out = next;
-    const uint8_t *p = from;
-    for (; p != end; p += kWordBytes) {
-      const uint64_t w = loadWord(p);
-      if (wordType(w) != kPixelType) {
-        break;
-      }
-      if constexpr (decltype(checked)::value) {
-        const uint16_t x = pixelXOfWord(w);
-        const uint16_t y = pixelYOfWord(w);
-        if (x >= width || y >= height) {
-          dropPixel(x, y);
-          ++dropped;
-          continue;
-        }
-      }
-      const uint64_t t = pixelTimeSince(since, tdcClock, pixelClockOfWord(w));
-      unordered |= t < previous;
-      previous = t;
-      const uint64_t fields = pixelFieldsOfWord(w); // the tag left 0: not read
-      out->timeNs = t;
-      std::memcpy(reinterpret_cast<unsigned char *>(out) + offsetof(reduction::PixelHit, x),
-                  &fields, sizeof fields);
-      ++out;
-    }
-    next = out;
-    return p;
-  };
+  int64_t tdcs = 0;
+  Decoding d{hits, hits, 0, 0, 0, 0, false};
   constexpr uint32_t kCameraPixels = 256; // columns and rows a word can name
-  for (const uint8_t *p = data; p != end; p += kWordBytes) {
-    p = global_.valid && width_ >= kCameraPixels && height_ >= kCameraPixels
-            ? run(p, std::false_type{})
-            : run(p, std::true_type{});
+  const bool unchecked = global_.valid && width_ >= kCameraPixels && height_ >= kCameraPixels;
+  for (const uint8_t *p = data; p != end;) {
+    p = d.unordered
+            ? (unchecked ? decodeRun<false, false>(p, end, d) : decodeRun<true, false>(p, end, d))
+            : (unchecked ? decodeRun<false, true>(p, end, d) : decodeRun<true, true>(p, end, d));
     if (p == end) {
       break;
     }
-    if (const uint64_t w = loadWord(p); wordType(w) == kTdcType) {
+    const uint64_t w = loadWord(p);
+    if (wordType(w) == kPixelType) {
+      continue; // the first hit out of order: the rest decoded unordered
+    }
+    if (wordType(w) == kTdcType) {
       ++tdcs;
       counters_.tdcs.add();
       onTdc(decodeTdc(w), packet.rxTimeNs);
     }
+    p += kWordBytes;
   }
-  const auto n = static_cast<size_t>(next - hits);
-  const auto pixels = static_cast<int64_t>(n) + dropped;
+  const auto n = static_cast<size_t>(d.next - hits);
+  const auto pixels = static_cast<int64_t>(n) + d.dropped;
   counters_.pixels.add(pixels);
   const int64_t undefined = static_cast<int64_t>(words) - pixels - tdcs;
   if (undefined != 0) {
     counters_.undefined.add(undefined);
   }
   if (n != 0) {
-    if (unordered && sortByTime(hits_.data(), sorted_.data(), n) != hits_.data()) {
+    if (d.unordered &&
+        sortByTime(hits_.data(), sorted_.data(), n, d.earliest, d.latest) != hits_.data()) {
       hits_.swap(sorted_);
     }
     formEvents(n);
   }
+}
+
+// Decodes the run of pixel words from `from` (the words between two TDC words share one timing,
+// kept in locals); returns the first word of another type (or end) or, in order, the word after
+// the first hit out of order. With a time line and an image of at least the camera's 256 x 256
+// pixels, no word can name a pixel outside it, and the run skips the check (Checked false). Out
+// of line: each of the four loops gets the registers to itself (inlined together they spilled).
+template <bool Checked, bool InOrder>
+const uint8_t *Timepix3Module::decodeRun(const uint8_t *from, const uint8_t *end,
+                                         Decoding &d) noexcept {
+  const uint64_t since = global_.pulseNs - global_.tdcPixelClockNs;
+  const uint64_t tdcClock = global_.tdcPixelClockNs;
+  // Untimed, every pixel fails the bounds and is sorted out by dropPixel().
+  const uint32_t width = global_.valid ? width_ : 0;
+  const uint32_t height = global_.valid ? height_ : 0;
+  reduction::PixelHit *out = d.next;
+  uint64_t last = d.previous, low = d.earliest, high = d.latest;
+  const uint8_t *p = from;
+  for (; p != end; p += kWordBytes) {
+    const uint64_t w = loadWord(p);
+    if (wordType(w) != kPixelType) {
+      break;
+    }
+    if constexpr (Checked) {
+      const uint16_t x = pixelXOfWord(w);
+      const uint16_t y = pixelYOfWord(w);
+      if (x >= width || y >= height) {
+        dropPixel(x, y);
+        ++d.dropped;
+        continue;
+      }
+    }
+    const uint64_t t = pixelTimeSince(since, tdcClock, pixelClockOfWord(w));
+    const uint64_t fields = pixelFieldsOfWord(w); // the tag left 0: not read
+    out->timeNs = t;
+    std::memcpy(reinterpret_cast<unsigned char *>(out) + offsetof(reduction::PixelHit, x), &fields,
+                sizeof fields);
+    ++out;
+    if constexpr (InOrder) {
+      if (t < last) [[unlikely]] { // the hits before are in order: hits[0] is their earliest
+        d.unordered = true;
+        low = std::min(d.hits[0].timeNs, t);
+        high = last;
+        p += kWordBytes;
+        break;
+      }
+      last = t;
+    } else {
+      low = std::min(low, t);
+      high = std::max(high, t);
+    }
+  }
+  d.next = out;
+  d.previous = last;
+  d.earliest = low;
+  d.latest = high;
+  return p;
 }
 
 void Timepix3Module::dropPixel(uint16_t x, uint16_t y) noexcept {
@@ -250,34 +288,34 @@ void Timepix3Module::onTdc(const TdcWord &t, int64_t arrivalNs) noexcept {
 }
 
 namespace {
+/// The sort's bucket of more hits than this is sorted on its own first (sortByTime()); a power
+/// of two (a bucket of so many is found by the bits of the counts).
+constexpr size_t kFewHits = 32;
+static_assert(std::has_single_bit(kFewHits));
+
 /// Sorts a[0, n) by time, stably, by insertion: for hits that are each near their place.
 void insertionSort(reduction::PixelHit *a, size_t n) noexcept {
-  for (size_t i = 1; i < n; ++i) {
-    if (a[i].timeNs >= a[i - 1].timeNs) {
+  if (n < 2) {
+    return;
+  }
+  reduction::PixelHit *const end = a + n;
+  for (reduction::PixelHit *p = a + 1; p != end; ++p) {
+    if (p->timeNs >= p[-1].timeNs) {
       continue;
     }
-    const reduction::PixelHit x = a[i];
-    size_t j = i;
+    const reduction::PixelHit x = *p;
+    reduction::PixelHit *q = p;
     do {
-      a[j] = a[j - 1];
-      --j;
-    } while (j > 0 && x.timeNs < a[j - 1].timeNs);
-    a[j] = x;
+      *q = q[-1];
+      --q;
+    } while (q != a && x.timeNs < q[-1].timeNs);
+    *q = x;
   }
 }
 } // namespace
 
 reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *scratch,
                                 size_t n) noexcept {
-  // One stable pass by the most significant bits of the time since the earliest spreads the hits
-  // over about n / 2 buckets (a datagram holds ~1100 hits over a few ms), in order of their
-  // buckets; an insertion sort of the whole then only moves hits within their bucket, a few
-  // each. A bucket of more than kFewHits (where the times bunch) is first sorted the same way
-  // over its own span, under a 32nd of this one's (n > 32: at least 32 buckets), so no hit
-  // moves far and the recursion ends within 13 levels (64 bits). Three radix passes of 8 bits
-  // (the code before) moved every hit three times; a comparison sort of shuffled words stalls
-  // on one mispredicted branch after another.
-  constexpr size_t kFewHits = 32;
   if (n <= kFewHits) {
     insertionSort(hits, n);
     return hits;
@@ -293,6 +331,23 @@ reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *
   }
   earliest = std::min(earliest, hits[0].timeNs);
   latest = std::max(latest, hits[0].timeNs);
+  return sortByTime(hits, scratch, n, earliest, latest);
+}
+
+reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *scratch, size_t n,
+                                uint64_t earliest, uint64_t latest) noexcept {
+  // One stable pass by the most significant bits of the time since the earliest spreads the hits
+  // over about n / 2 buckets (a datagram holds ~1100 hits over a few ms), in order of their
+  // buckets; an insertion sort of the whole then only moves hits within their bucket, a few
+  // each. A bucket of kFewHits or more (where the times bunch) is first sorted the same way
+  // over its own span, under a 32nd of this one's (n > 32: at least 32 buckets), so no hit
+  // moves far and the recursion ends within 13 levels (64 bits). Three radix passes of 8 bits
+  // (the code before) moved every hit three times; a comparison sort of shuffled words stalls
+  // on one mispredicted branch after another.
+  if (n <= kFewHits) {
+    insertionSort(hits, n);
+    return hits;
+  }
   if (earliest == latest) {
     return hits; // all equal: in order
   }
@@ -301,19 +356,35 @@ reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *
   const int shift = bits > digit ? bits - digit : 0;
   std::array<uint32_t, 1024> at;
   std::fill_n(at.begin(), size_t{1} << digit, 0);
-  for (size_t i = 0; i < n; ++i) {
-    ++at[(hits[i].timeNs - earliest) >> shift];
+  // The count and the scatter take two hits a step (half the loops' own instructions), the
+  // scatter in order (hits[0] first when n is odd): stable.
+  const auto bucket = [earliest, shift](const reduction::PixelHit &h) {
+    return (h.timeNs - earliest) >> shift;
+  };
+  if (n & 1) {
+    ++at[bucket(hits[0])];
+  }
+  for (size_t i = n & 1; i < n; i += 2) {
+    ++at[bucket(hits[i])];
+    ++at[bucket(hits[i + 1])];
   }
   uint32_t sum = 0;
-  bool bunched = false;
+  uint32_t any = 0; // the counts' bits: a count of kFewHits or more sets one from kFewHits on
   for (size_t b = 0; b < size_t{1} << digit; ++b) {
     const uint32_t count = at[b];
-    bunched |= count > kFewHits;
+    any |= count;
     at[b] = sum;
     sum += count;
   }
-  for (size_t i = 0; i < n; ++i) {
-    scratch[at[(hits[i].timeNs - earliest) >> shift]++] = hits[i];
+  const bool bunched = any >= kFewHits;
+  size_t i = 0;
+  if (n & 1) {
+    scratch[at[bucket(hits[0])]++] = hits[0];
+    i = 1;
+  }
+  for (; i < n; i += 2) {
+    scratch[at[bucket(hits[i])]++] = hits[i];
+    scratch[at[bucket(hits[i + 1])]++] = hits[i + 1];
   }
   if (bunched) { // at[b] is now where bucket b ends and b + 1 begins
     for (size_t b = 0, begin = 0; b < size_t{1} << digit; begin = at[b++]) {

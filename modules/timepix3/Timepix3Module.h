@@ -58,6 +58,10 @@ struct Timepix3Counters {
 /// more; returns the buffer holding the result, hits or scratch (the other is overwritten).
 reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *scratch,
                                 size_t n) noexcept;
+/// The same, for hits whose times are known to lie in [earliest, latest] (their least and
+/// greatest, as the decode finds them).
+reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *scratch, size_t n,
+                                uint64_t earliest, uint64_t latest) noexcept;
 
 /// One instance per processing thread (partition); process() runs on that thread. Nothing
 /// waits between datagrams but the timing state: each datagram's hits are clustered when it is
@@ -94,6 +98,10 @@ private:
   void onTdc(const TdcWord &tdc, int64_t arrivalNs) noexcept;
   void dropPixel(uint16_t x, uint16_t y) noexcept;
   void followTdcs(const sdk::Packet &packet, size_t words) noexcept;
+  struct Decoding;
+  template <bool Checked, bool InOrder>
+  [[gnu::noinline]] const uint8_t *decodeRun(const uint8_t *from, const uint8_t *end,
+                                             Decoding &d) noexcept;
   void formEvents(size_t n) noexcept;
 
   const Timepix3Config config_;

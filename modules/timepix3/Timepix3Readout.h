@@ -232,7 +232,8 @@ inline constexpr std::array<int64_t, 16> kFineUp = {0,  2,  4,  5,  7,  8,  10, 
 [[nodiscard]] constexpr uint64_t pixelTimeSince(uint64_t since, uint64_t tdcPixelClockNs,
                                                 int64_t pixelClock) noexcept {
   const auto clock = static_cast<uint64_t>(pixelClock); // negative: above any TDC reading
-  return since + clock + (clock < tdcPixelClockNs ? kPixelClockNs : 0);
+  // The two bases picked, then one addition (in a loop, since + kPixelClockNs is computed once).
+  return clock + (clock < tdcPixelClockNs ? since + kPixelClockNs : since);
 }
 
 /// The EVR's pulse time in ns since the epoch (exact; the ESS EFU sums it in a double).
