@@ -31,7 +31,8 @@ std::string SendErrors::text() const {
 }
 
 nlohmann::json SendErrors::json() const {
-  return {{"total", total()}, {"enobufs", enobufs}, {"econnrefused", connRefused}, {"other", other}};
+  return {
+      {"total", total()}, {"enobufs", enobufs}, {"econnrefused", connRefused}, {"other", other}};
 }
 
 } // namespace efu

@@ -11,19 +11,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace efu::reduction {
 namespace {
 
-bool sameCluster(const PlaneCluster &x, const PlaneCluster &y) {
-  return x.timeStart == y.timeStart && x.timeEnd == y.timeEnd && x.coordStart == y.coordStart &&
-         x.coordEnd == y.coordEnd && x.hits == y.hits && x.utpcCoord == y.utpcCoord &&
-         std::memcmp(&x.weightSum, &y.weightSum, sizeof(double)) == 0 &&
-         std::memcmp(&x.coordMass, &y.coordMass, sizeof(double)) == 0;
-}
+using reference::expectSameState;
+using reference::sameCluster;
 
 void compareOpenRuns(uint64_t seed, const StreamingParams &params, uint64_t maxStep,
                      int backPercent) {
@@ -69,15 +65,13 @@ void compareOpenRuns(uint64_t seed, const StreamingParams &params, uint64_t maxS
       ASSERT_TRUE(sameCluster(outB[i].a, outR[i].a) && sameCluster(outB[i].b, outR[i].b))
           << "seed " << seed << " datagram " << d << " event " << i;
     }
-    ASSERT_EQ(b.pendingHits(), r.pendingHits()) << "seed " << seed << " datagram " << d;
-    ASSERT_EQ(b.waitingClusters(), r.waitingClusters());
-    ASSERT_EQ(b.latest(0), r.latest(0));
-    ASSERT_EQ(b.latest(1), r.latest(1));
-    ASSERT_EQ(b.bounds().openHits, r.bounds().openHits);
-    ASSERT_EQ(b.bounds().stepBack, r.bounds().stepBack);
-    ASSERT_EQ(b.bounds().eventHits, r.bounds().eventHits);
-    ASSERT_EQ(b.bounds().full, r.bounds().full);
-    ASSERT_EQ(b.bounds().stale, r.bounds().stale);
+    {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " datagram " + std::to_string(d));
+      expectSameState(b, r);
+    }
+    if (::testing::Test::HasFatalFailure()) {
+      return;
+    }
   }
   outB.clear();
   outR.clear();

@@ -7,10 +7,13 @@
 #include "common/reduction/AdaptiveSort.h"
 #include "common/reduction/StreamingBuilder2D.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace efu::reduction::reference {
@@ -361,6 +364,33 @@ inline void ReferenceBuilder::match(std::vector<Event2D> &out, bool full) {
       queue_[--head_] = *c;
     }
   }
+}
+
+/// Two clusters alike to the bit (the sums compared as bytes: -0 and NaN patterns too).
+inline bool sameCluster(const PlaneCluster &x, const PlaneCluster &y) {
+  return x.timeStart == y.timeStart && x.timeEnd == y.timeEnd && x.coordStart == y.coordStart &&
+         x.coordEnd == y.coordEnd && x.hits == y.hits && x.utpcCoord == y.utpcCoord &&
+         std::memcmp(&x.weightSum, &y.weightSum, sizeof(double)) == 0 &&
+         std::memcmp(&x.coordMass, &y.coordMass, sizeof(double)) == 0;
+}
+
+/// The builder's observable state equals the reference's: what waits, the planes' latest times
+/// and silence, and every bound count.
+inline void expectSameState(const StreamingBuilder2D &b, const ReferenceBuilder &r) {
+  ASSERT_EQ(b.pendingHits(), r.pendingHits());
+  ASSERT_EQ(b.waitingClusters(), r.waitingClusters());
+  ASSERT_EQ(b.invalidPlane(), r.invalidPlane());
+  for (int p = 0; p < 2; ++p) {
+    ASSERT_EQ(b.latest(p), r.latest(p));
+    ASSERT_EQ(b.silent(p), r.silent(p));
+  }
+  const StreamingBoundStats &x = b.bounds(), &y = r.bounds();
+  ASSERT_EQ(x.stale, y.stale);
+  ASSERT_EQ(x.full, y.full);
+  ASSERT_EQ(x.openHits, y.openHits);
+  ASSERT_EQ(x.eventHits, y.eventHits);
+  ASSERT_EQ(x.stepBack, y.stepBack);
+  ASSERT_EQ(x.restarts, y.restarts);
 }
 
 } // namespace efu::reduction::reference

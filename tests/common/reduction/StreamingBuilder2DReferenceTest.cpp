@@ -10,36 +10,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <vector>
 
 namespace efu::reduction {
 namespace {
 
-bool same(const PlaneCluster &x, const PlaneCluster &y) {
-  return x.timeStart == y.timeStart && x.timeEnd == y.timeEnd && x.coordStart == y.coordStart &&
-         x.coordEnd == y.coordEnd && x.hits == y.hits && x.utpcCoord == y.utpcCoord &&
-         std::memcmp(&x.weightSum, &y.weightSum, sizeof(double)) == 0 &&
-         std::memcmp(&x.coordMass, &y.coordMass, sizeof(double)) == 0;
-}
-
-void expectSameState(const StreamingBuilder2D &b, const reference::ReferenceBuilder &r) {
-  ASSERT_EQ(b.pendingHits(), r.pendingHits());
-  ASSERT_EQ(b.waitingClusters(), r.waitingClusters());
-  ASSERT_EQ(b.invalidPlane(), r.invalidPlane());
-  for (int p = 0; p < 2; ++p) {
-    ASSERT_EQ(b.latest(p), r.latest(p));
-    ASSERT_EQ(b.silent(p), r.silent(p));
-  }
-  const StreamingBoundStats &x = b.bounds(), &y = r.bounds();
-  ASSERT_EQ(x.stale, y.stale);
-  ASSERT_EQ(x.full, y.full);
-  ASSERT_EQ(x.openHits, y.openHits);
-  ASSERT_EQ(x.eventHits, y.eventHits);
-  ASSERT_EQ(x.stepBack, y.stepBack);
-  ASSERT_EQ(x.restarts, y.restarts);
-}
+using reference::expectSameState;
+using reference::sameCluster;
 
 /// Kinds of stream: the time step between hits and how often time goes back.
 struct Shape {
@@ -92,7 +70,7 @@ void compare(uint64_t seed, const StreamingParams &params, const Shape &shape, i
     }
     ASSERT_EQ(outB.size(), outR.size()) << "seed " << seed << " datagram " << d;
     for (size_t i = 0; i < outB.size(); ++i) {
-      ASSERT_TRUE(same(outB[i].a, outR[i].a) && same(outB[i].b, outR[i].b))
+      ASSERT_TRUE(sameCluster(outB[i].a, outR[i].a) && sameCluster(outB[i].b, outR[i].b))
           << "seed " << seed << " datagram " << d << " event " << i;
     }
     expectSameState(b, r);
@@ -106,7 +84,7 @@ void compare(uint64_t seed, const StreamingParams &params, const Shape &shape, i
   r.flush(outR, true);
   ASSERT_EQ(outB.size(), outR.size());
   for (size_t i = 0; i < outB.size(); ++i) {
-    ASSERT_TRUE(same(outB[i].a, outR[i].a) && same(outB[i].b, outR[i].b));
+    ASSERT_TRUE(sameCluster(outB[i].a, outR[i].a) && sameCluster(outB[i].b, outR[i].b));
   }
   expectSameState(b, r);
 }

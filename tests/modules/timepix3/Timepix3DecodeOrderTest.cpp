@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // The decode's two ways of running (hits in time order, and from the first hit out of order on,
-// the earliest and latest times kept for the sort): sortByTime given those bounds against
-// std::stable_sort, and a datagram whose words turn out of order after k in order against the
-// same words sent in time order (events in emission order, every counter).
+// the earliest and latest times kept for the sort): a datagram whose words turn out of order
+// after k in order against the same words sent in time order (events in emission order, every
+// counter). sortByTime given the bounds is tested in Timepix3SortTest.cpp.
 #include "modules/timepix3/Timepix3Module.h"
 #include "tests/modules/timepix3/Timepix3TestSupport.h"
 #include "tests/support/FakeModuleContext.h"
@@ -20,52 +20,6 @@ namespace efu::timepix3 {
 namespace {
 
 using reduction::PixelHit;
-
-void expectStableSortWithin(const std::vector<uint64_t> &times) {
-  std::vector<PixelHit> hits;
-  for (size_t i = 0; i < times.size(); ++i) {
-    hits.push_back({times[i], static_cast<uint16_t>(i % 256), static_cast<uint16_t>(i % 253),
-                    static_cast<uint16_t>(i % 1024), static_cast<uint16_t>(i)});
-  }
-  std::vector<PixelHit> expected = hits;
-  std::stable_sort(expected.begin(), expected.end(),
-                   [](const PixelHit &a, const PixelHit &b) { return a.timeNs < b.timeNs; });
-  if (hits.empty()) {
-    return;
-  }
-  const auto [low, high] = std::minmax_element(times.begin(), times.end());
-  std::vector<PixelHit> scratch(hits.size());
-  const PixelHit *sorted = sortByTime(hits.data(), scratch.data(), hits.size(), *low, *high);
-  ASSERT_TRUE(sorted == hits.data() || sorted == scratch.data());
-  for (size_t i = 0; i < hits.size(); ++i) {
-    ASSERT_EQ(sorted[i].timeNs, expected[i].timeNs) << "at " << i << " of " << hits.size();
-    ASSERT_EQ(sorted[i].tag, expected[i].tag) << "at " << i << " of " << hits.size();
-    ASSERT_EQ(sorted[i].x, expected[i].x);
-    ASSERT_EQ(sorted[i].y, expected[i].y);
-    ASSERT_EQ(sorted[i].weight, expected[i].weight);
-  }
-}
-
-TEST(Timepix3DecodeOrder, SortWithinKnownBounds) {
-  std::mt19937_64 rng(11);
-  for (int bits = 0; bits <= 64; bits += 3) {
-    for (const size_t n : {size_t{1}, size_t{2}, size_t{33}, size_t{1104}, size_t{8191}}) {
-      const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-      const uint64_t base = bits == 64 ? 0 : rng() & ~mask;
-      std::vector<uint64_t> t(n);
-      for (auto &v : t) {
-        v = base | (rng() & mask);
-      }
-      expectStableSortWithin(t);
-      std::vector<uint64_t> bunched(n); // most times in one place, a few far off
-      for (auto &v : bunched) {
-        v = base | ((rng() % 8 == 0 ? rng() : 5) & mask);
-      }
-      expectStableSortWithin(bunched);
-    }
-  }
-  expectStableSortWithin({UINT64_MAX, 0, UINT64_MAX, 0, 1, UINT64_MAX - 1});
-}
 
 /// Pixel words of random pixels, spidr and toa above the TDC's reading (no wrap of the pixel
 /// clock, so the time order is that of pixelClockOfWord()), in bunches of up to 12 equal times.

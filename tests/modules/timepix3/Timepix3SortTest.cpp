@@ -25,14 +25,22 @@ std::vector<PixelHit> hitsAt(const std::vector<uint64_t> &times) {
   return hits;
 }
 
-void expectStableSort(const std::vector<uint64_t> &times) {
+/// sortByTime(hits) — or, with `bounded`, sortByTime(hits, earliest, latest) given the times'
+/// least and greatest, as the decode finds them — equals std::stable_sort by time, every field.
+void expectStableSort(const std::vector<uint64_t> &times, bool bounded = false) {
   const std::vector<PixelHit> hits = hitsAt(times);
   std::vector<PixelHit> expected = hits;
   std::stable_sort(expected.begin(), expected.end(),
                    [](const PixelHit &a, const PixelHit &b) { return a.timeNs < b.timeNs; });
   std::vector<PixelHit> buffer = hits;
   std::vector<PixelHit> scratch(hits.size());
-  const PixelHit *sorted = sortByTime(buffer.data(), scratch.data(), hits.size());
+  const PixelHit *sorted = nullptr;
+  if (bounded && !times.empty()) {
+    const auto [low, high] = std::minmax_element(times.begin(), times.end());
+    sorted = sortByTime(buffer.data(), scratch.data(), hits.size(), *low, *high);
+  } else {
+    sorted = sortByTime(buffer.data(), scratch.data(), hits.size());
+  }
   ASSERT_TRUE(sorted == buffer.data() || sorted == scratch.data());
   for (size_t i = 0; i < hits.size(); ++i) {
     ASSERT_EQ(sorted[i].timeNs, expected[i].timeNs) << "at " << i << " of " << hits.size();
@@ -177,6 +185,29 @@ TEST(Timepix3Sort, NeutronsWithSpreadTimesShuffled) {
     }
     expectStableSort(t);
   }
+}
+
+// The decode finds the earliest and latest times of hits out of order and hands them to the
+// sort, which then needs no pass of its own.
+TEST(Timepix3Sort, WithinKnownBounds) {
+  std::mt19937_64 rng(11);
+  for (int bits = 0; bits <= 64; bits += 3) {
+    for (const size_t n : {size_t{1}, size_t{2}, size_t{33}, size_t{1104}, size_t{8191}}) {
+      const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+      const uint64_t base = bits == 64 ? 0 : rng() & ~mask;
+      std::vector<uint64_t> t(n);
+      for (auto &v : t) {
+        v = base | (rng() & mask);
+      }
+      expectStableSort(t, true);
+      std::vector<uint64_t> bunched(n); // most times in one place, a few far off
+      for (auto &v : bunched) {
+        v = base | ((rng() % 8 == 0 ? rng() : 5) & mask);
+      }
+      expectStableSort(bunched, true);
+    }
+  }
+  expectStableSort({UINT64_MAX, 0, UINT64_MAX, 0, 1, UINT64_MAX - 1}, true);
 }
 
 } // namespace
