@@ -3,6 +3,7 @@
 #include "generators/udpgen/PcapReplay.h"
 #include "common/net/UdpSocket.h"
 #include "generators/udpgen/UdpGenOptions.h"
+#include "generators/udpgen/UdpSender.h"
 
 #include "common/time/Time.h"
 

@@ -2,7 +2,7 @@
 // udpgen --pcap: replays the UDP payloads of a capture file, byte for byte, to one destination.
 #pragma once
 
-#include "generators/udpgen/UdpSender.h"
+#include "common/net/SendErrors.h"
 
 #include <atomic>
 #include <cstdint>

@@ -8,8 +8,6 @@
 
 #include <sys/socket.h>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -32,8 +30,6 @@ inline constexpr int64_t kMaxBurstNs = 1'000'000;
 /// a sleep wakes 50-150 µs late (timer slack, scheduling), which would send the groups of a
 /// short spacing back to back after each wake-up. Costs one core while pacing, as in udpmon.
 inline constexpr int64_t kSpinNs = 200'000;
-
-using efu::SendErrors;
 
 /// Counters of one run. Every sequence number handed out is either sent or failed.
 struct SendCounters {

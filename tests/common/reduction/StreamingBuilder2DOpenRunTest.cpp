@@ -18,8 +18,8 @@
 namespace efu::reduction {
 namespace {
 
+using reference::expectSameEvents;
 using reference::expectSameState;
-using reference::sameCluster;
 
 void compareOpenRuns(uint64_t seed, const StreamingParams &params, uint64_t maxStep,
                      int backPercent) {
@@ -60,13 +60,9 @@ void compareOpenRuns(uint64_t seed, const StreamingParams &params, uint64_t maxS
       r.flush(outR);
       unflushed = false;
     } // else the hits wait for the next datagram's flush
-    ASSERT_EQ(outB.size(), outR.size()) << "seed " << seed << " datagram " << d;
-    for (size_t i = 0; i < outB.size(); ++i) {
-      ASSERT_TRUE(sameCluster(outB[i].a, outR[i].a) && sameCluster(outB[i].b, outR[i].b))
-          << "seed " << seed << " datagram " << d << " event " << i;
-    }
     {
       SCOPED_TRACE("seed " + std::to_string(seed) + " datagram " + std::to_string(d));
+      expectSameEvents(outB, outR);
       expectSameState(b, r);
     }
     if (::testing::Test::HasFatalFailure()) {
@@ -77,10 +73,7 @@ void compareOpenRuns(uint64_t seed, const StreamingParams &params, uint64_t maxS
   outR.clear();
   b.flush(outB, true);
   r.flush(outR, true);
-  ASSERT_EQ(outB.size(), outR.size());
-  for (size_t i = 0; i < outB.size(); ++i) {
-    ASSERT_TRUE(sameCluster(outB[i].a, outR[i].a) && sameCluster(outB[i].b, outR[i].b));
-  }
+  expectSameEvents(outB, outR);
   ASSERT_EQ(b.pendingHits(), 0U);
 }
 

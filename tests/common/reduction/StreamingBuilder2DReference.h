@@ -374,6 +374,15 @@ inline bool sameCluster(const PlaneCluster &x, const PlaneCluster &y) {
          std::memcmp(&x.coordMass, &y.coordMass, sizeof(double)) == 0;
 }
 
+/// The builder's events equal the reference's, one for one, to the bit.
+inline void expectSameEvents(const std::vector<Event2D> &got, const std::vector<Event2D> &want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_TRUE(sameCluster(got[i].a, want[i].a) && sameCluster(got[i].b, want[i].b))
+        << "event " << i;
+  }
+}
+
 /// The builder's observable state equals the reference's: what waits, the planes' latest times
 /// and silence, and every bound count.
 inline void expectSameState(const StreamingBuilder2D &b, const ReferenceBuilder &r) {
