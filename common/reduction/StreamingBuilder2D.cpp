@@ -76,26 +76,21 @@ void StreamingBuilder2D::clusterPlane(int plane) {
     }
   }
   int64_t openHits = 0;
-  // Then run by run: a run ends at a step of more than the gap, or at maxOpenHits hits when the
+  // Then hit by hit: a run ends at a step of more than the gap, or at maxOpenHits hits when the
   // next hit would join it (the bound counted as when the hit arrives at a full open cluster).
-  while (i < n) {
-    size_t j = i + 1;
-    while (j < n && h[j].timeNs - h[j - 1].timeNs <= gap && j - i != maxHits) {
-      ++j;
+  // The last run stays open.
+  const size_t cap = maxHits != 0 ? maxHits : SIZE_MAX;
+  size_t s = i; // the run's first hit
+  for (size_t k = i + 1; k < n; ++k) {
+    const bool apart = h[k].timeNs - h[k - 1].timeNs > gap;
+    if (apart || k - s == cap) {
+      openHits += apart ? 0 : 1;
+      w = closeHits(h + s, k - s, w, p);
+      s = k;
     }
-    if (j == n) {
-      open.assign(h + i, h + n);
-      break;
-    }
-    if (j - i == maxHits) [[unlikely]] { // else the run ended at the gap
-      openHits += h[j].timeNs - h[j - 1].timeNs <= gap ? 1 : 0;
-    }
-    if (j == i + 1) { // most time clusters of a quiet detector
-      *w++ = single(h[i], p);
-    } else {
-      w = closeHits(h + i, j - i, w, p);
-    }
-    i = j;
+  }
+  if (s < n) {
+    open.assign(h + s, h + n);
   }
   closedEnd_[plane] += static_cast<size_t>(w - begin);
   bounds_.openHits += openHits;
@@ -243,6 +238,16 @@ void StreamingBuilder2D::mergeFresh(size_t ia, size_t ib, bool inOrder) {
   end_ = q + na + nb;
   reserveQueue(end_);
   PlaneClusterOf *const out = queue_.data();
+  if (inOrder && head_ == q) {
+    // Nothing queued (commonly: the walk took it all): the two lists merged from the front.
+    const PlaneClusterOf *pa = a, *pb = b;
+    PlaneClusterOf *w = out + q;
+    while (pa != a + na && pb != b + nb) {
+      *w++ = pb->c.timeStart < pa->c.timeStart ? *pb++ : *pa++;
+    }
+    std::copy(pb, b + nb, std::copy(pa, a + na, w));
+    return;
+  }
   if (inOrder) {
     // From the back, the latest start; on equal starts the later in list order (B, A, queue).
     for (size_t w = q + na + nb, i = q, ka = na, kb = nb; ka + kb > 0;) {
@@ -329,12 +334,11 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   // Each list ends in a cluster starting at UINT64_MAX, so that the next of each list can be
   // compared without asking whether the list is at its end (asked only of the one chosen: a
   // real cluster may start at UINT64_MAX too).
-  PlaneClusterOf sentinel;
-  sentinel.c.timeStart = UINT64_MAX;
-  closed_[0][na] = sentinel; // reserveClosed left room
-  closed_[1][nb] = sentinel;
+  // Only the start of an end marker is read.
+  closed_[0][na].c.timeStart = UINT64_MAX; // reserveClosed left room
+  closed_[1][nb].c.timeStart = UINT64_MAX;
   reserveQueue(end_ + 1);
-  queue_[end_] = sentinel;
+  queue_[end_].c.timeStart = UINT64_MAX;
   const PlaneClusterOf *const a = closed_[0].data();
   const PlaneClusterOf *const b = closed_[1].data();
   // The open event is formed in place, out.back() while evHits != 0; its end and hits are kept
