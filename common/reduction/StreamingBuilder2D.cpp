@@ -46,7 +46,7 @@ size_t StreamingBuilder2D::pendingHits() const noexcept {
 // after the last one added (or before it: the difference is unsigned) closes it first, and so
 // does a cluster that has reached maxOpenHits. Only the hits of the last run stay open: the runs
 // closed within this datagram are clustered where they lie, without a copy into open_.
-void StreamingBuilder2D::clusterPlane(int plane) {
+inline void StreamingBuilder2D::clusterPlane(int plane) {
   std::vector<Hit> &in = incoming_[plane];
   if (in.empty()) {
     return;
