@@ -238,16 +238,6 @@ void StreamingBuilder2D::mergeFresh(size_t ia, size_t ib, bool inOrder) {
   end_ = q + na + nb;
   reserveQueue(end_);
   PlaneClusterOf *const out = queue_.data();
-  if (inOrder && head_ == q) {
-    // Nothing queued (commonly: the walk took it all): the two lists merged from the front.
-    const PlaneClusterOf *pa = a, *pb = b;
-    PlaneClusterOf *w = out + q;
-    while (pa != a + na && pb != b + nb) {
-      *w++ = pb->c.timeStart < pa->c.timeStart ? *pb++ : *pa++;
-    }
-    std::copy(pb, b + nb, std::copy(pa, a + na, w));
-    return;
-  }
   if (inOrder) {
     // From the back, the latest start; on equal starts the later in list order (B, A, queue).
     for (size_t w = q + na + nb, i = q, ka = na, kb = nb; ka + kb > 0;) {
@@ -440,7 +430,18 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   const auto iq = static_cast<size_t>(pq - queue);
   const auto ia = static_cast<size_t>(pa - a), ib = static_cast<size_t>(pb - b);
   head_ = iq;
-  mergeFresh(ia, ib, true);
+  if (head_ == end_) {
+    // Nothing queued (commonly: the walk took it all): the rest of the two lists merged from the
+    // front, A's first on equal starts.
+    reserveQueue(end_ + (na - ia) + (nb - ib));
+    PlaneClusterOf *w = queue_.data() + end_;
+    while (pa != aEnd && pb != bEnd) {
+      *w++ = pb->c.timeStart < pa->c.timeStart ? *pb++ : *pa++;
+    }
+    end_ = static_cast<size_t>(std::copy(pb, bEnd, std::copy(pa, aEnd, w)) - queue_.data());
+  } else {
+    mergeFresh(ia, ib, true);
+  }
   closedEnd_[0] = closedEnd_[1] = 0;
   if (head_ == end_) {
     head_ = end_ = 0;
