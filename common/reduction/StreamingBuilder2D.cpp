@@ -327,8 +327,7 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       params_.maxWaiting != 0 && waiting > params_.maxWaiting ? waiting - params_.maxWaiting : 0;
   // Each list ends in a cluster starting at UINT64_MAX, so that the next of each list can be
   // compared without asking whether the list is at its end (asked only of the one chosen: a
-  // real cluster may start at UINT64_MAX too).
-  // Only the start of an end marker is read.
+  // real cluster may start at UINT64_MAX too). Only the start of an end marker is read.
   closed_[0][na].c.timeStart = UINT64_MAX; // reserveClosed left room
   closed_[1][nb].c.timeStart = UINT64_MAX;
   reserveQueue(end_ + 1);
