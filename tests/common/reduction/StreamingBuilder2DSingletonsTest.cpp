@@ -85,8 +85,8 @@ void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &
 
 TEST(StreamingBuilder2DSingletons, SameAsBefore) {
   const Mix mixes[] = {
-      {0, 0, 0, 20},   // all singletons, well apart
-      {0, 40, 0, 20},  // all singletons, many exactly at the gap or one past it
+      {0, 0, 0, 20},    // all singletons, well apart
+      {0, 40, 0, 20},   // all singletons, many exactly at the gap or one past it
       {30, 20, 10, 20}, // singletons and pairs (one coordinate or two), some at one time
       {60, 10, 30, 40}, // longer runs, many equal starts across planes
       {10, 10, 20, 4},  // a few hits per datagram: the walk leaves clusters for the next flush
