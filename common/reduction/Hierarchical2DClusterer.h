@@ -218,7 +218,7 @@ private:
     PixelHit *kept = rest;
     if (run != nullptr) {
       for (++r; r != end; ++r) {
-        if (take(s, *r, c, c2)) { // the run ends: moved to rest_'s start (not after it)
+        if (take(s, *r, c, c2)) { // the run ends: copied forward to rest_'s start
           kept = std::copy(run, r, rest);
           run = nullptr;
           for (++r; r != end; ++r) {
