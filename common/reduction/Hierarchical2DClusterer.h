@@ -5,6 +5,7 @@
 // and the cluster summary are ours.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -86,9 +87,12 @@ private:
     // a pass serves two seeds: the first's until a hit is not near it, which is the second
     // seed; from there each hit goes to the first seed if near it, else to the second if near
     // it, else is left. The first pass reads the group and finds where it ends (no separate
-    // pass for the time gaps); what it leaves is copied, in order, to rest_, and each further
-    // pass compacts rest_ in place: no flags to clear or skip. A single neutron's group (the
-    // common case) is one pass, the first seed's alone, with no copy.
+    // pass for the time gaps); each further pass reads what the one before left: no flags to
+    // clear or skip. The hits a pass leaves are not copied while they are a run of the hits it
+    // reads (neutrons mostly come one after another in time, so the seeds leave the group's
+    // tail); only a hit taken after them makes the pass copy them, in order, to rest_ and
+    // compact the rest there. A single neutron's group (the common case) is one pass, the
+    // first seed's alone.
     const PixelHit *h = hits.data() + begin;
     const PixelHit *const end = hits.data() + hits.size();
     const int64_t gap2 = maxCoordGapSquared_; // in a register, not reloaded after out()
@@ -106,62 +110,130 @@ private:
       out(static_cast<const PixelCluster &>(c));
       return static_cast<size_t>(h - hits.data());
     }
-    PixelHit *const rest = rest_.data();
-    PixelHit *left = rest; // one past the last hit left
-    const PixelHit second = *h;
-    PixelCluster c2 = single(second);
-    const int64_t seedX = int64_t{seed.x} - xBelow_, secondX = int64_t{second.x} - xBelow_;
-    const uint64_t xWindow = xWindow_;
-    for (last = second.timeNs; ++h != end; last = h->timeNs) {
-      if (h->timeNs - last > maxTimeGapNs_) {
+    return static_cast<size_t>(clusterCrowded(seed, c, h, end, out) - hits.data());
+  }
+  /// The rest of a group of more than one seed, from the second, h (the first seed's cluster c
+  /// so far); returns where the next group starts. Out of line: the single seed's group, the
+  /// common case, keeps its call of out() inlined.
+  template <class Out>
+  [[gnu::noinline]] const PixelHit *clusterCrowded(const PixelHit &seed, PixelCluster c,
+                                                   const PixelHit *h, const PixelHit *const end,
+                                                   Out &out) {
+    const Seeds s(seed, *h, *this);
+    const uint64_t timeGap = maxTimeGapNs_; // not reloaded after each copy
+    PixelCluster c2 = single(s.second);
+    const PixelHit *run = nullptr; // the first hit left, while those left are [run, h)
+    uint64_t last = s.second.timeNs;
+    for (; ++h != end; last = h->timeNs) {
+      if (h->timeNs - last > timeGap) {
         break;
       }
-      if (nearInX(seedX, *h, xWindow) && near(seed, *h, gap2)) {
-        add(c, *h);
-      } else if (nearInX(secondX, *h, xWindow) && near(second, *h, gap2)) {
-        add(c2, *h);
-      } else {
-        *left++ = *h;
+      if (!take(s, *h, c, c2)) {
+        run = h;
+        break;
+      }
+    }
+    PixelHit *const rest = rest_.data();
+    PixelHit *left = rest; // one past the hits left, once copied
+    if (run != nullptr) {
+      for (last = h->timeNs; ++h != end; last = h->timeNs) {
+        if (h->timeNs - last > timeGap) {
+          break;
+        }
+        if (take(s, *h, c, c2)) { // the run ends: copied, the group's rest compacted after it
+          left = std::copy(run, h, rest);
+          run = nullptr;
+          for (last = h->timeNs; ++h != end; last = h->timeNs) {
+            if (h->timeNs - last > timeGap) {
+              break;
+            }
+            if (!take(s, *h, c, c2)) {
+              *left++ = *h;
+            }
+          }
+          break;
+        }
       }
     }
     out(static_cast<const PixelCluster &>(c));
     out(static_cast<const PixelCluster &>(c2));
-    while (left != rest) {
-      left = passOverRest(rest, left, out);
+    const PixelHit *from = run != nullptr ? run : rest;
+    const PixelHit *to = run != nullptr ? h : left;
+    while (from != to) {
+      passOverRest(from, to, out);
     }
-    return static_cast<size_t>(h - hits.data());
+    return h;
   }
-  /// A pass of the two seeds rest[0] and the first hit it leaves over [rest, left): their
-  /// clusters out, the hits neither takes compacted, in order, at rest; returns one past them.
-  template <class Out> PixelHit *passOverRest(PixelHit *rest, const PixelHit *left, Out &out) {
+  /// A pass's two seeds with nearInX()'s offsets of their columns, and the limits (locals: in
+  /// registers, not reloaded after the stores of a copy).
+  struct Seeds {
+    Seeds(const PixelHit &a, const PixelHit &b, const Hierarchical2DClusterer &k) noexcept
+        : first(a), second(b), firstX(int64_t{a.x} - k.xBelow_),
+          secondX(int64_t{b.x} - k.xBelow_), gap2(k.maxCoordGapSquared_), xWindow(k.xWindow_) {}
+    PixelHit first, second;
+    int64_t firstX, secondX;
+    int64_t gap2;
+    uint64_t xWindow;
+  };
+  /// Adds h to c if it is near the first seed, else to c2 if near the second; false if neither.
+  [[nodiscard]] static bool take(const Seeds &s, const PixelHit &h, PixelCluster &c,
+                                 PixelCluster &c2) noexcept {
+    if (nearInX(s.firstX, h, s.xWindow) && near(s.first, h, s.gap2)) {
+      add(c, h);
+      return true;
+    }
+    if (nearInX(s.secondX, h, s.xWindow) && near(s.second, h, s.gap2)) {
+      add(c2, h);
+      return true;
+    }
+    return false;
+  }
+  /// A pass of the two seeds *from and the first hit it leaves over [from, to) (hits a pass
+  /// left, in order; in rest_ or a run of the caller's): their clusters out, and [from, to) set
+  /// to the hits neither takes, in order (the run of them, or copied to rest_'s start).
+  template <class Out> void passOverRest(const PixelHit *&from, const PixelHit *&to, Out &out) {
     const int64_t gap2 = maxCoordGapSquared_;
-    const PixelHit first = rest[0];
+    const PixelHit first = *from;
     PixelCluster c = single(first);
-    const PixelHit *r = rest + 1;
-    for (; r != left && near(first, *r, gap2); ++r) {
+    const PixelHit *r = from + 1;
+    const PixelHit *const end = to;
+    for (; r != end && near(first, *r, gap2); ++r) {
       add(c, *r);
     }
-    if (r == left) {
+    if (r == end) {
       out(static_cast<const PixelCluster &>(c));
-      return rest;
+      from = end;
+      return;
     }
-    const PixelHit second = *r;
-    PixelCluster c2 = single(second);
-    const int64_t firstX = int64_t{first.x} - xBelow_, secondX = int64_t{second.x} - xBelow_;
-    const uint64_t xWindow = xWindow_;
+    const Seeds s(first, *r, *this);
+    PixelCluster c2 = single(s.second);
+    const PixelHit *run = nullptr; // as in clusterGroup()
+    for (++r; r != end; ++r) {
+      if (!take(s, *r, c, c2)) {
+        run = r;
+        break;
+      }
+    }
+    PixelHit *const rest = rest_.data();
     PixelHit *kept = rest;
-    for (++r; r != left; ++r) {
-      if (nearInX(firstX, *r, xWindow) && near(first, *r, gap2)) {
-        add(c, *r);
-      } else if (nearInX(secondX, *r, xWindow) && near(second, *r, gap2)) {
-        add(c2, *r);
-      } else {
-        *kept++ = *r;
+    if (run != nullptr) {
+      for (++r; r != end; ++r) {
+        if (take(s, *r, c, c2)) { // the run ends: copied forward to rest_'s start
+          kept = std::copy(run, r, rest);
+          run = nullptr;
+          for (++r; r != end; ++r) {
+            if (!take(s, *r, c, c2)) {
+              *kept++ = *r;
+            }
+          }
+          break;
+        }
       }
     }
     out(static_cast<const PixelCluster &>(c));
     out(static_cast<const PixelCluster &>(c2));
-    return kept;
+    from = run != nullptr ? run : rest;
+    to = run != nullptr ? end : kept;
   }
   /// |h.x - x| below maxCoordGap, given seedX = x - (maxCoordGap - 1) and xWindow = 2 maxCoordGap
   /// - 1 (as unsigned): a hit near() a seed passes it (with a gap of 0 it may pass or not: no hit

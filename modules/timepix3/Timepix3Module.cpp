@@ -167,6 +167,40 @@ const uint8_t *Timepix3Module::decodeRun(const uint8_t *from, const uint8_t *end
   reduction::PixelHit *out = d.next;
   uint64_t last = d.previous, low = d.earliest, high = d.latest;
   const uint8_t *p = from;
+  if constexpr (!Checked) {
+    // Two words a step while both are pixels (and, in order, both times keep the order): one
+    // type test, one loop test and one order update for the pair. Any other pair is left to the
+    // word-by-word loop below, which ends the run within its two words.
+    constexpr uint64_t kPixelBits = uint64_t{kPixelType} << 60;
+    const uint8_t *const pairsEnd = p + (end - p) / (2 * kWordBytes) * (2 * kWordBytes);
+    for (; p != pairsEnd; p += 2 * kWordBytes) {
+      const uint64_t w0 = loadWord(p);
+      const uint64_t w1 = loadWord(p + kWordBytes);
+      if (((w0 ^ kPixelBits) | (w1 ^ kPixelBits)) >> 60 != 0) {
+        break;
+      }
+      const uint64_t t0 = pixelTimeSince(since, tdcClock, pixelClockOfWord(w0));
+      const uint64_t t1 = pixelTimeSince(since, tdcClock, pixelClockOfWord(w1));
+      if constexpr (InOrder) {
+        if (t0 < last || t1 < t0) [[unlikely]] {
+          break;
+        }
+        last = t1;
+      } else {
+        const bool less = t0 < t1;
+        low = std::min(low, less ? t0 : t1);
+        high = std::max(high, less ? t1 : t0);
+      }
+      const uint64_t f0 = pixelFieldsOfWord(w0), f1 = pixelFieldsOfWord(w1);
+      out[0].timeNs = t0;
+      std::memcpy(reinterpret_cast<unsigned char *>(out) + offsetof(reduction::PixelHit, x), &f0,
+                  sizeof f0);
+      out[1].timeNs = t1;
+      std::memcpy(reinterpret_cast<unsigned char *>(out + 1) + offsetof(reduction::PixelHit, x),
+                  &f1, sizeof f1);
+      out += 2;
+    }
+  }
   for (; p != end; p += kWordBytes) {
     const uint64_t w = loadWord(p);
     if (wordType(w) != kPixelType) {
@@ -370,11 +404,14 @@ reduction::PixelHit *sortByTime(reduction::PixelHit *hits, reduction::PixelHit *
   }
   uint32_t sum = 0;
   uint32_t any = 0; // the counts' bits: a count of kFewHits or more sets one from kFewHits on
-  for (size_t b = 0; b < size_t{1} << digit; ++b) {
-    const uint32_t count = at[b];
-    any |= count;
+  for (size_t b = 0; b < size_t{1} << digit; b += 4) { // 32 buckets or more: four a step
+    const uint32_t c0 = at[b], c1 = at[b + 1], c2 = at[b + 2], c3 = at[b + 3];
+    any |= c0 | c1 | c2 | c3;
     at[b] = sum;
-    sum += count;
+    at[b + 1] = sum + c0;
+    at[b + 2] = sum + c0 + c1;
+    at[b + 3] = sum + c0 + c1 + c2;
+    sum += c0 + c1 + c2 + c3;
   }
   const bool bunched = any >= kFewHits;
   size_t i = 0;

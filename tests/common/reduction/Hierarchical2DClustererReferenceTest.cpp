@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -138,6 +139,87 @@ TEST(Hierarchical2DClustererReference, HitNearTwoSeedsOfOnePass) {
   for (const uint16_t side : {uint16_t{12}, uint16_t{40}, uint16_t{100}}) {
     for (int k = 0; k < 20; ++k) {
       expectSame(randomHits(rng, 300, 2, side), 4, 5, longGroups);
+    }
+  }
+}
+
+/// Groups of neutron-like blocks: each block `perBlock` hits around a random centre on a
+/// side x side patch, at one time or a few ns apart, blocks 0..maxStep ns apart; with `mix`,
+/// a block's hits are sometimes interleaved with the next block's. Blocks one after another make
+/// the seeds of a pass leave a run of the hits it reads (not copied); a later block near an
+/// earlier seed ends that run (copied, the rest compacted), in the first pass and later ones.
+std::vector<PixelHit> blockHits(std::mt19937_64 &rng, size_t blocks, size_t perBlock,
+                                uint64_t maxStep, uint16_t side, bool mix) {
+  std::vector<PixelHit> hits;
+  uint64_t t = 1'000'000;
+  uint16_t tag = 0;
+  for (size_t b = 0; b < blocks; ++b) {
+    t += rng() % (maxStep + 1);
+    const auto cx = static_cast<uint16_t>(rng() % side), cy = static_cast<uint16_t>(rng() % side);
+    const bool spread = rng() % 2 == 0;
+    for (size_t k = 0; k < perBlock; ++k) {
+      hits.push_back({t + (spread ? rng() % 3 : 0), static_cast<uint16_t>(cx + rng() % 3),
+                      static_cast<uint16_t>(cy + rng() % 3), static_cast<uint16_t>(rng() % 1024),
+                      tag++});
+    }
+    if (mix && hits.size() >= 2 * perBlock && rng() % 3 == 0) {
+      std::shuffle(hits.end() - static_cast<std::ptrdiff_t>(2 * perBlock), hits.end(), rng);
+    }
+  }
+  std::stable_sort(hits.begin(), hits.end(),
+                   [](const PixelHit &a, const PixelHit &b) { return a.timeNs < b.timeNs; });
+  return hits;
+}
+
+TEST(Hierarchical2DClustererReference, BlocksLeaveRunsThenTakeAfterThem) {
+  // The hits a pass leaves, read in place while they are a run and copied once a hit after them
+  // is taken, against the rules: blocks far apart (runs kept to the group's end), on small
+  // patches (later blocks near earlier seeds: the runs end, in the first pass and in later
+  // passes), one hit or nine a block, mixed or not.
+  std::mt19937_64 rng(15);
+  for (const uint16_t coordGap : {uint16_t{1}, uint16_t{4}, uint16_t{6}}) {
+    Hierarchical2DClusterer clusterer(800, coordGap);
+    for (const uint16_t side : {uint16_t{8}, uint16_t{20}, uint16_t{64}, uint16_t{256}}) {
+      for (const size_t perBlock : {size_t{1}, size_t{2}, size_t{9}}) {
+        for (const uint64_t step : {uint64_t{0}, uint64_t{300}, uint64_t{900}}) {
+          for (int k = 0; k < 30; ++k) {
+            const size_t blocks = 1 + rng() % 40;
+            expectSame(blockHits(rng, blocks, perBlock, step, side, k % 2 == 1), 800, coordGap,
+                       clusterer);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Hierarchical2DClustererReference, RunEndsAtEachPlaceOfAPass) {
+  // Seeds A (0, 0) and B (20, 0) in a pass; C, D, E far from both (left: a run); then a hit near
+  // A or near B ends the run, at every place: in the group's first pass (before: 0); in the
+  // second, behind two seeds that take nothing (1: the run read in place); in the second, over
+  // rest_, behind two seeds whose pass copies (2: X left, then Y taken; that pass's seeds are X
+  // and A, so a hit near A ends the run there and one near B in the third pass).
+  const std::vector<PixelHit> far = {{3, 40, 0, 1, 2}, {3, 60, 0, 2, 3}, {3, 80, 0, 3, 4}};
+  for (const uint16_t nearX : {uint16_t{1}, uint16_t{21}}) {
+    for (size_t at = 0; at <= far.size(); ++at) {
+      for (const int before : {0, 1, 2}) {
+        std::vector<PixelHit> hits = {{1, 0, 0, 5, 0}, {2, 20, 0, 6, 1}};
+        if (before == 1) {
+          hits.insert(hits.begin(), {{0, 200, 200, 7, 8}, {0, 220, 220, 8, 9}});
+        } else if (before == 2) {
+          hits.insert(hits.begin(), {{0, 200, 200, 7, 8},
+                                     {0, 220, 220, 8, 9},
+                                     {0, 240, 240, 9, 10},
+                                     {0, 201, 200, 1, 11}});
+        }
+        std::vector<PixelHit> tail = far;
+        tail.insert(tail.begin() + static_cast<std::ptrdiff_t>(at), {3, nearX, 1, 9, 5});
+        tail.push_back({4, 41, 1, 4, 6});  // near C
+        tail.push_back({4, nearX, 2, 3, 7}); // near A or B again, after the copy
+        hits.insert(hits.end(), tail.begin(), tail.end());
+        Hierarchical2DClusterer clusterer(1, 5);
+        expectSame(hits, 1, 5, clusterer);
+      }
     }
   }
 }
