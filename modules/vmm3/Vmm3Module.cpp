@@ -140,9 +140,8 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
         const int16_t coord = route.coord[r.channel];
         if (coord < 0) [[unlikely]] {
           if (coord != VmmRoute::kOtherPartition) {
-            ++hitErrors[static_cast<size_t>(coord == VmmRoute::kWireChannel
-                                                ? HitError::WireChannel
-                                                : HitError::StripChannel)];
+            ++hitErrors[static_cast<size_t>(
+                coord == VmmRoute::kWireChannel ? HitError::WireChannel : HitError::StripChannel)];
             ++invalidCoord[route.plane];
           }
           return;

@@ -100,7 +100,7 @@ private:
     reduction::EventBuilder2D::Plane hits;
     const Vmm3Calibration::Channel *calibration = nullptr; ///< its 64 channels; null: identity
     int32_t threshold = 0;                                 ///< raw OTADC below it is dropped
-    uint8_t plane = 0; ///< 0 x, 1 y
+    uint8_t plane = 0;                                     ///< 0 x, 1 y
     std::array<int16_t, kChannelsPerVmm> coord{}; ///< per channel: coordinateOf() or k* above
   };
 

@@ -87,14 +87,30 @@ TEST(Vmm3FastPath, ForEachReadoutCountsAsTheLoopBefore) {
       if (rng() % 4 == 0) { // break one or two fields
         for (int k = 0; k < 1 + static_cast<int>(rng() % 2); ++k) {
           switch (rng() % 8) {
-          case 0: r.fiber = static_cast<uint8_t>(24 + rng() % 232); break;
-          case 1: r.fen = static_cast<uint8_t>(24 + rng() % 232); break;
-          case 2: r.length = static_cast<uint16_t>(rng()); break;
-          case 3: r.timeLow = readout::kMaxTicksLow + 1 + static_cast<uint32_t>(rng() % 1000); break;
-          case 4: r.bc = static_cast<uint16_t>(4096 + rng() % 61440); break;
-          case 5: r.otadc = static_cast<uint16_t>(r.otadc | (0x0400U << (rng() % 5))); break;
-          case 6: r.vmm = static_cast<uint8_t>(16 + rng() % 240); break;
-          default: r.channel = static_cast<uint8_t>(64 + rng() % 192); break;
+          case 0:
+            r.fiber = static_cast<uint8_t>(24 + rng() % 232);
+            break;
+          case 1:
+            r.fen = static_cast<uint8_t>(24 + rng() % 232);
+            break;
+          case 2:
+            r.length = static_cast<uint16_t>(rng());
+            break;
+          case 3:
+            r.timeLow = readout::kMaxTicksLow + 1 + static_cast<uint32_t>(rng() % 1000);
+            break;
+          case 4:
+            r.bc = static_cast<uint16_t>(4096 + rng() % 61440);
+            break;
+          case 5:
+            r.otadc = static_cast<uint16_t>(r.otadc | (0x0400U << (rng() % 5)));
+            break;
+          case 6:
+            r.vmm = static_cast<uint8_t>(16 + rng() % 240);
+            break;
+          default:
+            r.channel = static_cast<uint8_t>(64 + rng() % 192);
+            break;
           }
         }
       }
@@ -144,8 +160,8 @@ TEST(Vmm3FastPath, RouteTableGivesEveryCheckedAddressItsRouteOrFault) {
           expected = RouteTable::kRingFault;
         } else if (fen > kMaxFen) {
           expected = RouteTable::kFenFault;
-        } else if (const int to = routeOf(ring, static_cast<uint8_t>(fen),
-                                          static_cast<uint8_t>(vmm));
+        } else if (const int to =
+                       routeOf(ring, static_cast<uint8_t>(fen), static_cast<uint8_t>(vmm));
                    to >= 0) {
           expected = to;
         }
@@ -160,8 +176,8 @@ TEST(Vmm3FastPath, RouteTableGivesEveryCheckedAddressItsRouteOrFault) {
 // random ticks.
 TEST(Vmm3FastPath, IdentityTimeBySecondsIsTheEssFormula) {
   std::mt19937_64 rng(60);
-  std::vector<uint32_t> seconds = {0, 1, 2, 1'152'921'502, 0xFFFFFFFEU, 0xFFFFFFFFU,
-                                   1'700'000'000, 1'800'000'000};
+  std::vector<uint32_t> seconds = {
+      0, 1, 2, 1'152'921'502, 0xFFFFFFFEU, 0xFFFFFFFFU, 1'700'000'000, 1'800'000'000};
   for (uint32_t s = Vmm3Calibration::kIdentityFirstSecond - 3;
        s <= Vmm3Calibration::kIdentityFirstSecond + 3; ++s) {
     seconds.push_back(s);
