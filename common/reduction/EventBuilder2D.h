@@ -109,6 +109,10 @@ public:
       ++stats_.invalidPlane;
     }
   }
+  class Plane;
+  /// Where insert() puts plane 0's or 1's hits, for a caller that keeps it per source of hits
+  /// (no plane test and no address arithmetic per hit). Valid while the builder does not move.
+  [[nodiscard]] Plane plane(unsigned p) noexcept;
   /// Forms the events of every hit inserted since the last flush and calls onEvent(const
   /// Event2D &) for each in closing order, then forgets the hits. Returns what was counted since
   /// the last flush. Inlined into the caller: no event is stored on the way.
@@ -207,6 +211,25 @@ private:
   BuilderStats stats_;
   BuilderStats returned_; ///< stats_ at the last flush
 };
+
+/// One plane of an EventBuilder2D (EventBuilder2D::plane()).
+class EventBuilder2D::Plane {
+public:
+  Plane() = default;
+  /// insert() of a hit of this plane.
+  void insert(uint64_t timeNs, uint16_t coord, uint16_t weight) const noexcept {
+    hits_->push_back(Stored{timeNs, coord, weight, 0});
+  }
+
+private:
+  friend class EventBuilder2D;
+  explicit Plane(std::vector<Stored> *hits) noexcept : hits_(hits) {}
+  std::vector<Stored> *hits_ = nullptr;
+};
+
+inline EventBuilder2D::Plane EventBuilder2D::plane(unsigned p) noexcept {
+  return Plane(&hits_[p]);
+}
 
 // Both planes' clusters in stable timeStart order (a merge of the two ordered lists, plane A
 // first on equal times); a cluster joins the open event unless it starts more than

@@ -95,6 +95,22 @@ public:
     }
     return timeNs(Channel{}, ns, tdc);
   }
+  /// identityTimeNs(ticksToNs(high, low), tdc) for a valid time (low <= kMaxTicksLow), the
+  /// range test on the seconds alone: from second kIdentityFirstSecond on, every time is at
+  /// least 2^60 ns, and below 2^62 ns up to the last second a uint32_t holds. The seconds before
+  /// take the ESS formula, as identityTimeNs() does wherever its shortcut does not hold.
+  [[nodiscard]] static uint64_t identityTimeNs(uint32_t high, uint32_t low, uint8_t tdc) noexcept {
+    const auto ns = static_cast<uint64_t>(readout::ticksToNs(high, low));
+    if (high >= kIdentityFirstSecond) [[likely]] {
+      const auto rounded = static_cast<double>(static_cast<int64_t>(ns));
+      return static_cast<uint64_t>(static_cast<int64_t>(rounded));
+    }
+    return timeNs(Channel{}, ns, tdc);
+  }
+  static constexpr uint32_t kIdentityFirstSecond = 1'152'921'505; // ceil(2^60 / 1e9)
+  static_assert(uint64_t{kIdentityFirstSecond} * 1'000'000'000 >= uint64_t{1} << 60 &&
+                uint64_t{kIdentityFirstSecond - 1} * 1'000'000'000 < uint64_t{1} << 60 &&
+                (uint64_t{UINT32_MAX} + 1) * 1'000'000'000 <= uint64_t{1} << 62);
   /// The inverse for generators: a raw ADC (0..1023) whose corrected value is `corrected`, or
   /// -1 when there is none.
   [[nodiscard]] static int32_t rawAdc(const Channel &c, uint16_t corrected) noexcept;

@@ -18,8 +18,7 @@ constexpr uint8_t channels(bool wire) noexcept {
   return wire ? kLastWireChannel - kFirstWireChannel + 1 : kStrips;
 }
 
-/// True when `channel` is one the plane reads (the module's hot path checks the same range
-/// as one unsigned comparison).
+/// True when `channel` is one the plane reads (the module tabulates it per VMM and channel).
 constexpr bool validChannel(bool wire, uint8_t channel) noexcept {
   return static_cast<uint8_t>(channel - firstChannel(wire)) < channels(wire);
 }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 namespace efu::vmm3 {
@@ -80,17 +81,27 @@ Vmm3Module::Vmm3Module(sdk::ModuleContext &ctx)
       const bool wire = config_.isWire(half);
       const uint16_t offset = x ? hybrid.xOffset : hybrid.yOffset;
       VmmRoute r;
-      r.builder = slot % partitions_ == partition_ ? &builders_[slot] : nullptr;
+      const bool own = slot % partitions_ == partition_;
+      r.plane = x ? 0 : 1;
+      if (own) {
+        r.hits = builders_[slot].plane(r.plane);
+      }
       r.calibration = calibration_.vmm(slot, half);
       r.threshold = hybrid.threshold[half];
-      // coordinateOf() is offset + a - channel or offset + channel - b: linear in the channel.
-      r.coordBase = static_cast<int32_t>(coordinateOf(config_.layout, wire, offset, 0));
-      r.coordStep =
-          static_cast<int32_t>(coordinateOf(config_.layout, wire, offset, 1)) - r.coordBase;
-      r.firstChannel = firstChannel(wire);
-      r.channels = channels(wire);
-      r.plane = x ? 0 : 1;
-      r.wire = wire;
+      for (uint8_t ch = 0; ch < kChannelsPerVmm; ++ch) {
+        int16_t &c = r.coord[ch];
+        if (!own) {
+          c = VmmRoute::kOtherPartition;
+        } else if (!validChannel(wire, ch)) {
+          c = wire ? VmmRoute::kWireChannel : VmmRoute::kStripChannel;
+        } else {
+          const uint32_t coord = coordinateOf(config_.layout, wire, offset, ch);
+          if (coord > INT16_MAX) {
+            throw std::logic_error("vmm3: a coordinate above 2^15 - 1"); // no cassette reaches it
+          }
+          c = static_cast<int16_t>(coord);
+        }
+      }
       routes_.push_back(r);
     }
   }
@@ -126,32 +137,32 @@ void Vmm3Module::process(const sdk::Packet &packet) noexcept {
           return;
         }
         const VmmRoute &route = routes_[static_cast<size_t>(to)];
-        if (route.builder == nullptr) {
-          return; // another partition's cassette
-        }
-        if (static_cast<uint8_t>(r.channel - route.firstChannel) >= route.channels) {
-          ++hitErrors[static_cast<size_t>(route.wire ? HitError::WireChannel
-                                                     : HitError::StripChannel)];
-          ++invalidCoord[route.plane];
+        const int16_t coord = route.coord[r.channel];
+        if (coord < 0) [[unlikely]] {
+          if (coord != VmmRoute::kOtherPartition) {
+            ++hitErrors[static_cast<size_t>(
+                coord == VmmRoute::kWireChannel ? HitError::WireChannel : HitError::StripChannel)];
+            ++invalidCoord[route.plane];
+          }
           return;
         }
         if (r.otadc < route.threshold) {
           ++hitErrors[static_cast<size_t>(HitError::Threshold)];
           return;
         }
-        const auto ns = static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow));
         uint64_t timeNs = 0;
         uint16_t adc = r.otadc & kMaxAdc;
         if (route.calibration == nullptr) {
-          timeNs = Vmm3Calibration::identityTimeNs(ns, r.tdc);
+          timeNs = Vmm3Calibration::identityTimeNs(r.timeHigh, r.timeLow, r.tdc);
         } else {
           const Vmm3Calibration::Channel &c = route.calibration[r.channel];
+          const auto ns = static_cast<uint64_t>(readout::ticksToNs(r.timeHigh, r.timeLow));
           timeNs = Vmm3Calibration::timeNs(c, ns, r.tdc);
           adc = Vmm3Calibration::adc(c, adc);
         }
-        adcMax += adc >= kMaxAdc ? 1 : 0;
-        const auto coord = static_cast<uint16_t>(route.coordBase + route.coordStep * r.channel);
-        route.builder->insert(reduction::Hit{timeNs, coord, adc, route.plane});
+        static_assert(kMaxAdc == 1023);
+        adcMax += (adc + 1U) >> 10; // adc >= kMaxAdc: no weight exceeds it
+        route.hits.insert(timeNs, static_cast<uint16_t>(coord), adc);
       });
   if (!whole) {
     return;

@@ -90,18 +90,18 @@ public:
 
 private:
   /// Everything a readout of one VMM of a configured hybrid needs after the ring, FEN and
-  /// hybrid checks, gathered at construction: one lookup per readout.
+  /// hybrid checks, gathered at construction: one lookup per readout, and one per channel for
+  /// its coordinate, which also says when the channel's readouts get no hit.
   struct VmmRoute {
-    /// The cassette's builder; null when the cassette is another partition's.
-    reduction::EventBuilder2D *builder = nullptr;
+    /// A channel's readouts are another partition's (every channel of the VMM), or outside the
+    /// plane's channels: wire or strip. Coordinates are below 2^15 (Vmm3Config's cassettes).
+    static constexpr int16_t kOtherPartition = -1, kWireChannel = -2, kStripChannel = -3;
+    /// The plane of the cassette's builder (unset when the cassette is another partition's).
+    reduction::EventBuilder2D::Plane hits;
     const Vmm3Calibration::Channel *calibration = nullptr; ///< its 64 channels; null: identity
     int32_t threshold = 0;                                 ///< raw OTADC below it is dropped
-    int32_t coordBase = 0;    ///< coordinate = coordBase + coordStep * channel (Vmm3Geometry.h)
-    int32_t coordStep = 0;    ///< +1 or -1
-    uint8_t firstChannel = 0; ///< valid channels: firstChannel .. firstChannel + channels - 1
-    uint8_t channels = 0;
-    uint8_t plane = 0; ///< 0 x, 1 y
-    bool wire = false;
+    uint8_t plane = 0;                                     ///< 0 x, 1 y
+    std::array<int16_t, kChannelsPerVmm> coord{}; ///< per channel: coordinateOf() or k* above
   };
 
   void formEvents(const readout::EssHeader &h) noexcept;
