@@ -71,6 +71,10 @@ public:
       ++invalidPlane_;
     }
   }
+  class Plane;
+  /// Where insert() puts plane 0's or 1's hits (p < 2), for a caller that keeps it per source of
+  /// hits: no plane test and no address arithmetic per hit. Valid while the builder does not move.
+  [[nodiscard]] Plane plane(unsigned p) noexcept;
   /// One ESS flush: clusters the inserted hits into the open time clusters, hands the closed
   /// ones to the matcher and matches what is ready (everything, when `full`). Appends events in
   /// the order the ESS EFU stashes them.
@@ -166,5 +170,22 @@ private:
   int64_t invalidPlane_ = 0;
   StreamingBoundStats bounds_;
 };
+
+/// One plane of a StreamingBuilder2D (StreamingBuilder2D::plane()).
+class StreamingBuilder2D::Plane {
+public:
+  Plane() = default;
+  /// insert() of a hit whose plane is this one's.
+  void insert(const Hit &h) const noexcept { hits_->push_back(h); }
+
+private:
+  friend class StreamingBuilder2D;
+  explicit Plane(std::vector<Hit> *hits) noexcept : hits_(hits) {}
+  std::vector<Hit> *hits_ = nullptr;
+};
+
+inline StreamingBuilder2D::Plane StreamingBuilder2D::plane(unsigned p) noexcept {
+  return Plane(&incoming_[p]);
+}
 
 } // namespace efu::reduction

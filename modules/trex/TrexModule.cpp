@@ -46,6 +46,7 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
   for (size_t b = 0; b < routes_.builderKeys().size(); ++b) {
     builders_.emplace_back(kBuilderParams); // each its own reserved storage
   }
+  routes_.bind(builders_); // builders_ is not resized again
   silent_.assign(builders_.size(), 0);
   events_.reserve(256);
   // Partitions: builder b is partition b % N's, which spreads the configured builders evenly.
@@ -161,7 +162,7 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
           ++belowMin;
           return;
         }
-        const uint16_t coord = routes_.coord(route, r.channel);
+        const uint16_t coord = to.coord[r.channel];
         if (coord == kInvalidCoord) {
           ++coordinate;
           return;
@@ -171,8 +172,7 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
           ++far;
           return;
         }
-        builders_[to.builder].insert(
-            reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
+        to.hits.insert(reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
       });
   if (!whole) {
     return;

@@ -6,10 +6,12 @@
 #pragma once
 
 #include "common/readout/Vmm3Readout.h"
+#include "common/reduction/StreamingBuilder2D.h"
 #include "modules/trex/TrexConfig.h"
 #include "modules/trex/TrexGeometry.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -17,11 +19,17 @@
 namespace efu::trex {
 
 /// A configured (ring, FEN, vmm): Config entry * 2 + vmm % 2.
+/// What a readout needs sits in one place: its route's hits go to `hits`, its channel's
+/// coordinate is a load from `coord`.
 struct TrexRoute {
-  uint16_t minAdc = 0; ///< the vessel's MinADC
-  uint16_t entry = 0;  ///< index in TrexConfig::hybrids
+  /// The builder's plane (TrexRoutes::bind()).
+  reduction::StreamingBuilder2D::Plane hits;
+  uint16_t minAdc = 0;  ///< the vessel's MinADC
+  uint16_t entry = 0;   ///< index in TrexConfig::hybrids
   uint16_t builder = 0; ///< the entry's event builder (ring, FEN): index in builderKeys()
-  uint8_t plane = 0;   ///< 0 wires, 1 grids
+  uint8_t plane = 0;    ///< 0 wires, 1 grids
+  /// Per channel its wire or grid coordinate, or kInvalidCoord.
+  std::array<uint16_t, vmm3::kChannelsPerVmm> coord{};
 };
 
 class TrexRoutes {
@@ -31,8 +39,7 @@ public:
           const int16_t s = c.slot(ring, fen, static_cast<uint8_t>(vmm >> 1));
           return s < 0 ? -1 : s * 2 + (vmm & 1);
         }),
-        routes_(c.hybrids.size() * 2),
-        coords_(c.hybrids.size() * 2 * vmm3::kChannelsPerVmm, kInvalidCoord) {
+        routes_(c.hybrids.size() * 2) {
     for (const TrexHybrid &h : c.hybrids) {
       keys_.push_back(static_cast<uint16_t>(builderKey(h.ring, h.fen)));
     }
@@ -43,14 +50,16 @@ public:
       const bool wire = isWire(c.instrument, h.hybrid);
       for (uint8_t asic = 0; asic < 2; ++asic) {
         const size_t route = i * 2 + asic;
-        routes_[route] = {h.minAdc, static_cast<uint16_t>(i),
-                          static_cast<uint16_t>(builderOf(builderKey(h.ring, h.fen))),
-                          static_cast<uint8_t>(wire ? 0 : 1)};
+        TrexRoute &to = routes_[route];
+        to.minAdc = h.minAdc;
+        to.entry = static_cast<uint16_t>(i);
+        to.builder = static_cast<uint16_t>(builderOf(builderKey(h.ring, h.fen)));
+        to.plane = static_cast<uint8_t>(wire ? 0 : 1);
         for (uint8_t ch = 0; ch <= vmm3::kMaxChannel; ++ch) {
-          coords_[route * vmm3::kChannelsPerVmm + ch] =
-              wire ? wireCoord(c.instrument, h.ring, h.fen, h.hybrid, asic, ch, h.xOffset,
-                               h.rotated)
-                   : gridCoord(c.instrument, h.hybrid, asic, ch, h.yOffset, h.rotated, h.isShort);
+          to.coord[ch] =
+              wire
+                  ? wireCoord(c.instrument, h.ring, h.fen, h.hybrid, asic, ch, h.xOffset, h.rotated)
+                  : gridCoord(c.instrument, h.hybrid, asic, ch, h.yOffset, h.rotated, h.isShort);
         }
       }
     }
@@ -72,13 +81,19 @@ public:
   }
   /// The route's channel's wire or grid coordinate, or kInvalidCoord (channel <= 63).
   [[nodiscard]] uint16_t coord(int16_t route, uint8_t channel) const noexcept {
-    return coords_[static_cast<size_t>(route) * vmm3::kChannelsPerVmm + channel];
+    return routes_[static_cast<size_t>(route)].coord[channel];
+  }
+  /// Points each route at its builder's plane; `builders` in builderKeys() order, not moved
+  /// afterwards.
+  void bind(std::vector<reduction::StreamingBuilder2D> &builders) noexcept {
+    for (TrexRoute &to : routes_) {
+      to.hits = builders[to.builder].plane(to.plane);
+    }
   }
 
 private:
   vmm3::RouteTable routeOf_;
   std::vector<TrexRoute> routes_;
-  std::vector<uint16_t> coords_; ///< [route * 64 + channel]
   std::vector<uint16_t> keys_;   ///< builder -> builder key
 };
 

@@ -83,6 +83,39 @@ void expectBuildersInKeyOrder(const std::string &file) {
   }
 }
 
+// bind(): a hit inserted through a route's handle reaches its entry's builder, in the route's
+// plane, and no other builder (the module inserts through the handle instead of
+// builders[to.builder].insert()).
+void expectBoundToBuilderPlane(const std::string &file) {
+  const TrexConfig c = parseTrexConfig(test::shipped(file), file);
+  TrexRoutes routes(c);
+  std::vector<reduction::StreamingBuilder2D> builders;
+  builders.reserve(routes.builderKeys().size());
+  for (size_t b = 0; b < routes.builderKeys().size(); ++b) {
+    builders.emplace_back();
+  }
+  routes.bind(builders);
+  for (size_t route = 0; route < c.hybrids.size() * 2; ++route) {
+    const TrexRoute &to = routes.route(static_cast<int16_t>(route));
+    to.hits.insert(reduction::Hit{1000, 7, 100, to.plane});
+    for (size_t b = 0; b < builders.size(); ++b) {
+      ASSERT_EQ(builders[b].received(), b == to.builder) << file << " " << route << " " << b;
+    }
+    std::vector<reduction::Event2D> events;
+    builders[to.builder].flush(events, true); // forms the hit's event and forgets the hit
+    ASSERT_EQ(events.size(), 1U) << file << " " << route;
+    EXPECT_EQ(events[0].a.empty(), to.plane != 0) << file << " " << route;
+    EXPECT_EQ(events[0].b.empty(), to.plane == 0) << file << " " << route;
+  }
+}
+
+TEST(TrexRoutes, BoundTrex) {
+  expectBoundToBuilderPlane("trex.json");
+}
+TEST(TrexRoutes, BoundLet) {
+  expectBoundToBuilderPlane("let.json");
+}
+
 TEST(TrexRoutes, BuildersTrex) { expectBuildersInKeyOrder("trex.json"); }
 TEST(TrexRoutes, BuildersLet) { expectBuildersInKeyOrder("let.json"); }
 
