@@ -69,11 +69,7 @@ void compareOpenRuns(uint64_t seed, const StreamingParams &params, uint64_t maxS
       return;
     }
   }
-  outB.clear();
-  outR.clear();
-  b.flush(outB, true);
-  r.flush(outR, true);
-  expectSameEvents(outB, outR);
+  reference::expectSameFinalFlush(b, r, outB, outR);
   ASSERT_EQ(b.pendingHits(), 0U);
 }
 

@@ -402,4 +402,30 @@ inline void expectSameState(const StreamingBuilder2D &b, const ReferenceBuilder 
   ASSERT_EQ(x.restarts, y.restarts);
 }
 
+/// A datagram's end in both builders, as the random reference tests choose it: a restart for
+/// `what` 0, a full flush for 1 and 2, else a flush; `outB` and `outR` hold what each gave.
+inline void endDatagram(StreamingBuilder2D &b, ReferenceBuilder &r, unsigned what,
+                        std::vector<Event2D> &outB, std::vector<Event2D> &outR) {
+  outB.clear();
+  outR.clear();
+  if (what == 0) {
+    b.restart(outB);
+    r.restart(outR);
+  } else {
+    const bool full = what < 3;
+    b.flush(outB, full);
+    r.flush(outR, full);
+  }
+}
+
+/// The end of a stream: both builders flushed in full give the same events.
+inline void expectSameFinalFlush(StreamingBuilder2D &b, ReferenceBuilder &r,
+                                 std::vector<Event2D> &outB, std::vector<Event2D> &outR) {
+  outB.clear();
+  outR.clear();
+  b.flush(outB, true);
+  r.flush(outR, true);
+  expectSameEvents(outB, outR);
+}
+
 } // namespace efu::reduction::reference

@@ -58,17 +58,7 @@ void compare(uint64_t seed, const StreamingParams &params, const Shape &shape, i
       b.insert(h);
       r.insert(h);
     }
-    const unsigned what = rng() % 100;
-    outB.clear();
-    outR.clear();
-    if (what == 0) {
-      b.restart(outB);
-      r.restart(outR);
-    } else {
-      const bool full = what < 3;
-      b.flush(outB, full);
-      r.flush(outR, full);
-    }
+    reference::endDatagram(b, r, static_cast<unsigned>(rng() % 100), outB, outR);
     {
       SCOPED_TRACE("seed " + std::to_string(seed) + " datagram " + std::to_string(d));
       expectSameEvents(outB, outR);
@@ -81,11 +71,7 @@ void compare(uint64_t seed, const StreamingParams &params, const Shape &shape, i
       t += 2'000'000'000; // past the stale bound and the step-back bound
     }
   }
-  outB.clear();
-  outR.clear();
-  b.flush(outB, true);
-  r.flush(outR, true);
-  expectSameEvents(outB, outR);
+  reference::expectSameFinalFlush(b, r, outB, outR);
   expectSameState(b, r);
 }
 

@@ -57,17 +57,7 @@ void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &
       b.insert(h);
       r.insert(h);
     }
-    const unsigned what = rng() % 100;
-    outB.clear();
-    outR.clear();
-    if (what == 0) {
-      b.restart(outB);
-      r.restart(outR);
-    } else {
-      const bool full = what < 3;
-      b.flush(outB, full);
-      r.flush(outR, full);
-    }
+    reference::endDatagram(b, r, static_cast<unsigned>(rng() % 100), outB, outR);
     SCOPED_TRACE("seed " + std::to_string(seed) + " datagram " + std::to_string(d));
     expectSameEvents(outB, outR);
     expectSameState(b, r);
@@ -75,11 +65,7 @@ void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &
       return;
     }
   }
-  outB.clear();
-  outR.clear();
-  b.flush(outB, true);
-  r.flush(outR, true);
-  expectSameEvents(outB, outR);
+  reference::expectSameFinalFlush(b, r, outB, outR);
   expectSameState(b, r);
 }
 
