@@ -402,6 +402,22 @@ inline void expectSameState(const StreamingBuilder2D &b, const ReferenceBuilder 
   ASSERT_EQ(x.restarts, y.restarts);
 }
 
+/// Random parameters over the ranges the random reference tests cover: maxOpenHits below
+/// `openHits`, maxEventHits below `eventHits`, stale and step-back bounds off half the time.
+template <class Rng>
+StreamingParams randomParams(Rng &rng, uint64_t openHits, uint64_t eventHits) {
+  StreamingParams p;
+  p.clusterTimeGapNs = rng() % 1000;
+  p.matchTimeGapNs = rng() % 1000;
+  p.latencyNs = rng() % 4000;
+  p.staleNs = rng() % 2 == 0 ? 0 : rng() % 100'000;
+  p.maxWaiting = rng() % 20;
+  p.maxOpenHits = rng() % openHits;
+  p.maxEventHits = static_cast<uint32_t>(rng() % eventHits);
+  p.stepBackNs = rng() % 2 == 0 ? 0 : rng() % 50'000;
+  return p;
+}
+
 /// A datagram's end in both builders, as the random reference tests choose it: a restart for
 /// `what` 0, a full flush for 1 and 2, else a flush; `outB` and `outR` hold what each gave.
 inline void endDatagram(StreamingBuilder2D &b, ReferenceBuilder &r, unsigned what,

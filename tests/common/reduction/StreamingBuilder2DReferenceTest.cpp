@@ -120,15 +120,7 @@ TEST(StreamingBuilder2DReference, SameAsBefore) {
 TEST(StreamingBuilder2DReference, SameAsBeforeRandomParams) {
   std::mt19937_64 rng(99);
   for (int run = 0; run < 60; ++run) {
-    StreamingParams p;
-    p.clusterTimeGapNs = rng() % 1000;
-    p.matchTimeGapNs = rng() % 1000;
-    p.latencyNs = rng() % 4000;
-    p.staleNs = rng() % 2 == 0 ? 0 : rng() % 100'000;
-    p.maxWaiting = rng() % 20;
-    p.maxOpenHits = rng() % 6;
-    p.maxEventHits = static_cast<uint32_t>(rng() % 10);
-    p.stepBackNs = rng() % 2 == 0 ? 0 : rng() % 50'000;
+    const StreamingParams p = reference::randomParams(rng, 6, 10);
     const Shape &s = kShapes[rng() % std::size(kShapes)];
     compare(1000 + static_cast<uint64_t>(run), p, s, 200);
   }

@@ -96,15 +96,7 @@ TEST(StreamingBuilder2DSingletons, SameAsBefore) {
 TEST(StreamingBuilder2DSingletons, SameAsBeforeRandomParams) {
   std::mt19937_64 rng(77);
   for (int run = 0; run < 80; ++run) {
-    StreamingParams p;
-    p.clusterTimeGapNs = rng() % 1000;
-    p.matchTimeGapNs = rng() % 1000;
-    p.latencyNs = rng() % 4000;
-    p.staleNs = rng() % 2 == 0 ? 0 : rng() % 100'000;
-    p.maxWaiting = rng() % 20;
-    p.maxOpenHits = rng() % 5;
-    p.maxEventHits = static_cast<uint32_t>(rng() % 8);
-    p.stepBackNs = rng() % 2 == 0 ? 0 : rng() % 50'000;
+    const StreamingParams p = reference::randomParams(rng, 5, 8);
     const Mix m{static_cast<int>(rng() % 70), static_cast<int>(rng() % 40),
                 static_cast<int>(rng() % 30), 1 + static_cast<int>(rng() % 30)};
     compareSingletons(8000 + static_cast<uint64_t>(run), p, m);
