@@ -1,27 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // EventBuilder2D::plane(): hits inserted through a plane's handle form the events insert() forms.
 #include "common/reduction/EventBuilder2D.h"
+#include "tests/common/reduction/SameEvents.h"
 
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <random>
 #include <vector>
 
 using namespace efu::reduction;
 
 namespace {
-
-void expectSame(const PlaneCluster &x, const PlaneCluster &y) {
-  EXPECT_EQ(x.timeStart, y.timeStart);
-  EXPECT_EQ(x.timeEnd, y.timeEnd);
-  EXPECT_EQ(x.coordStart, y.coordStart);
-  EXPECT_EQ(x.coordEnd, y.coordEnd);
-  EXPECT_EQ(x.hits, y.hits);
-  EXPECT_EQ(std::memcmp(&x.weightSum, &y.weightSum, sizeof(double)), 0);
-  EXPECT_EQ(std::memcmp(&x.coordMass, &y.coordMass, sizeof(double)), 0);
-  EXPECT_EQ(x.utpcCoord, y.utpcCoord);
-}
 
 TEST(EventBuilder2DPlane, InsertsAsInsertDoes) {
   std::mt19937_64 rng(7);
@@ -49,11 +38,7 @@ TEST(EventBuilder2DPlane, InsertsAsInsertDoes) {
       EXPECT_EQ(sa.spanTooLarge, sb.spanTooLarge);
       EXPECT_EQ(sa.splitSpanTooLarge, sb.splitSpanTooLarge);
       EXPECT_EQ(sa.discardedSpanTooLarge, sb.discardedSpanTooLarge);
-      ASSERT_EQ(a.size(), b.size());
-      for (size_t e = 0; e < a.size(); ++e) {
-        expectSame(a[e].a, b[e].a);
-        expectSame(a[e].b, b[e].b);
-      }
+      ASSERT_NO_FATAL_FAILURE(reference::expectSameEvents(b, a));
       events += static_cast<int>(a.size());
     }
     EXPECT_GT(events, 500);
