@@ -119,7 +119,6 @@ private:
   reduction::StreamingBoundStats counted_{}; ///< the builders' bound stats already counted
   spdlog::logger &log_;
   LogRateLimit silentLog_{10'000'000'000, 0, false, 0, {}};
-  std::vector<reduction::Event2D> events_;              ///< reused per builder
   readout::EssHeader last_{};                           ///< pulses of the last datagram
   bool seen_ = false;
 };
