@@ -20,9 +20,11 @@ void mergeLater(PlaneCluster &into, const PlaneCluster &c) noexcept {
   into.coordMass += c.coordMass;
 }
 
-/// A new event, copied: value-initialising one zeroes it with `rep stos` (GCC), slow to start for
-/// 96 bytes, before the members' own initial values are written.
-const Event2D kNoEvent{};
+/// The clusters an open event is requeued as, at most.
+constexpr size_t kOpenParts = 2;
+
+/// The part of an event that has no cluster of its plane.
+const PlaneCluster kNoPart{};
 
 /// The cluster of a time cluster of one hit.
 PlaneClusterOf single(const Hit &h, uint8_t plane) noexcept {
@@ -40,6 +42,7 @@ StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
   }
   queue_.resize(256);
   fresh_.reserve(256);
+  events_.resize(64);
 }
 
 size_t StreamingBuilder2D::pendingHits() const noexcept {
@@ -93,7 +96,13 @@ inline void StreamingBuilder2D::clusterPlane(int plane) {
       s = k;
     }
   }
-  if (s < n) {
+  // The run left open, into open_ (empty here: the open hits were closed, or every new hit joined
+  // them and s == n). Commonly one or two hits: copied without assign()'s call of memmove.
+  if (n - s <= 2) {
+    for (; s < n; ++s) {
+      open.push_back(h[s]);
+    }
+  } else {
     open.assign(h + s, h + n);
   }
   closedEnd_[plane] += static_cast<size_t>(w - begin);
@@ -165,20 +174,25 @@ PlaneClusterOf *StreamingBuilder2D::closeMany(Hit *h, size_t n, PlaneClusterOf *
   return w;
 }
 
-void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
+void StreamingBuilder2D::flush(bool full) {
+  eventsEnd_ = 0;
   if (!full && incoming_[0].empty() && incoming_[1].empty()) {
     return; // nothing new: matching again would requeue the same clusters (tested)
   }
   uint64_t earliest = UINT64_MAX;
+  const auto byTime = [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; };
   for (std::vector<Hit> &in : incoming_) {
-    adaptiveSort(in.data(), in.size(),
-                 [](const Hit &x, const Hit &y) noexcept { return x.timeNs < y.timeNs; });
+    // Commonly in time order already: std::is_sorted's walk by pointer is a little cheaper than
+    // adaptiveSort's by index, which then runs only on a step back.
+    if (!std::is_sorted(in.begin(), in.end(), byTime)) {
+      adaptiveSort(in.data(), in.size(), byTime);
+    }
     earliest = in.empty() ? earliest : std::min(earliest, in.front().timeNs);
   }
   if (started_ && params_.stepBackNs != 0 && earliest < newest_ &&
       newest_ - earliest > params_.stepBackNs) {
     ++bounds_.stepBack;
-    formAllAndForget(out);
+    formAllAndForget();
   }
   if (!started_ && earliest != UINT64_MAX) {
     started_ = true;
@@ -191,19 +205,20 @@ void StreamingBuilder2D::flush(std::vector<Event2D> &out, bool full) {
     closeTimeCluster(1);
   }
   takeClosed();
-  match(out, full);
+  match(full);
 }
 
-void StreamingBuilder2D::restart(std::vector<Event2D> &out) {
+void StreamingBuilder2D::restart() {
+  eventsEnd_ = 0;
   ++bounds_.restarts;
-  formAllAndForget(out);
+  formAllAndForget();
 }
 
-void StreamingBuilder2D::formAllAndForget(std::vector<Event2D> &out) {
+void StreamingBuilder2D::formAllAndForget() {
   closeTimeCluster(0);
   closeTimeCluster(1);
   takeClosed();
-  match(out, true);
+  match(true);
   latest_[0] = latest_[1] = 0;
   newestOf_[0] = newestOf_[1] = 0;
   newest_ = 0;
@@ -307,7 +322,7 @@ bool StreamingBuilder2D::takenEarly(const PlaneClusterOf &q, size_t before, size
 // When each plane's clusters of this flush come in start order, the list is walked as the merge
 // of the queue and the two planes' lists, and only the clusters left unmatched are merged into
 // the queue (most of this flush's are matched at once); else they are all merged in first.
-void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
+void StreamingBuilder2D::match(bool full) {
   if (head_ > 0 && 2 * head_ >= end_) {
     std::copy(queue_.begin() + static_cast<std::ptrdiff_t>(head_),
               queue_.begin() + static_cast<std::ptrdiff_t>(end_), queue_.begin());
@@ -320,6 +335,11 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     unordered_ = false;
   }
   const size_t na = closedEnd_[0], nb = closedEnd_[1];
+  // Room for every event this pass can form (at most one per cluster it takes): take() writes
+  // them without a capacity check. As queue_, events_ is only storage.
+  if (eventsEnd_ + (end_ - head_) + na + nb > events_.size()) [[unlikely]] {
+    events_.resize(std::max(eventsEnd_ + (end_ - head_) + na + nb, 2 * events_.size()));
+  }
   // With maxWaiting, the earliest clusters beyond it are taken, and room for the open event's
   // (at most two) requeued clusters.
   const size_t waiting = end_ - head_ + na + nb + 2;
@@ -334,9 +354,11 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   queue_[end_].c.timeStart = UINT64_MAX;
   const PlaneClusterOf *const a = closed_[0].data();
   const PlaneClusterOf *const b = closed_[1].data();
-  // The open event is formed in place, out.back() while evHits != 0; its end and hits are kept
-  // apart (its latest end over both planes, as eventEnd gives it), and the members read in the
-  // loop as locals: out's stores cannot then make the compiler reload them.
+  // The open event is formed in place, events_[ne - 1] while evHits != 0; its end and hits are
+  // kept apart (its latest end over both planes, as eventEnd gives it), and the members read in
+  // the loop as locals: the events' stores cannot then make the compiler reload them.
+  Event2D *const events = events_.data();
+  size_t ne = eventsEnd_;
   Event2D *ev = nullptr;
   uint64_t evEnd = 0;
   uint32_t evHits = 0;
@@ -358,7 +380,9 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   size_t before = 0; // clusters taken in this pass
   // Joins q to the open event's part (closing that event first when q is apart from it),
   // unless q is not ready nor taken early: then false, and matching stops before q.
-  const auto take = [&](const PlaneClusterOf *q, PlaneCluster Event2D::*part) {
+  // `other`: the event's part of the other plane.
+  const auto take = [&](const PlaneClusterOf *q, PlaneCluster Event2D::*part,
+                        PlaneCluster Event2D::*other) {
     if (q->c.timeEnd >= readyBelow) [[unlikely]] {
       if (!full && !takenEarly(*q, before, force)) {
         return false;
@@ -377,13 +401,14 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
         evHits = 0;
       }
     }
-    if (evHits == 0) {
-      ev = &out.emplace_back(kNoEvent);
-    }
     // Merged into an empty part, a cluster gives itself: its sums are not -0 (of weights and
-    // coordinates), and no cluster here has a uTPC coordinate (0, as an empty part).
-    PlaneCluster &into = ev->*part;
-    if (into.empty()) {
+    // coordinates), and no cluster here has a uTPC coordinate (0, as an empty part). A new
+    // event is written as its two parts: q's cluster and an empty part.
+    if (evHits == 0) {
+      ev = events + ne++;
+      ev->*part = q->c;
+      ev->*other = kNoPart;
+    } else if (PlaneCluster &into = ev->*part; into.empty()) {
       into = q->c;
     } else {
       mergeLater(into, q->c);
@@ -393,12 +418,17 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     ++before;
     return true;
   };
+  // A queued cluster, into its plane's part.
+  const auto takeQueued = [&](const PlaneClusterOf *q) {
+    const bool planeA = q->plane == 0;
+    return take(q, planeA ? &Event2D::a : &Event2D::b, planeA ? &Event2D::b : &Event2D::a);
+  };
   bool stopped = false;
   // Commonly the queue holds earlier data than this flush's (its last cluster starts no later
   // than either plane's first): the walk then takes the queue's clusters first, one list.
   if (pq != qEnd && qEnd[-1].c.timeStart <= std::min(a->c.timeStart, b->c.timeStart)) {
     while (pq != qEnd && !stopped) {
-      stopped = !take(pq, pq->plane == 0 ? &Event2D::a : &Event2D::b);
+      stopped = !takeQueued(pq);
       pq += stopped ? 0 : 1;
     }
   }
@@ -408,23 +438,23 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   while (pq != qEnd && !stopped) {
     const uint64_t sq = pq->c.timeStart, sa = pa->c.timeStart, sb = pb->c.timeStart;
     if (sq <= sa && sq <= sb) {
-      stopped = !take(pq, pq->plane == 0 ? &Event2D::a : &Event2D::b);
+      stopped = !takeQueued(pq);
       pq += stopped ? 0 : 1;
     } else if (sa <= sb && pa != aEnd) {
-      stopped = !take(pa, &Event2D::a);
+      stopped = !take(pa, &Event2D::a, &Event2D::b);
       pa += stopped ? 0 : 1;
     } else {
-      stopped = !take(pb, &Event2D::b);
+      stopped = !take(pb, &Event2D::b, &Event2D::a);
       pb += stopped ? 0 : 1;
     }
   }
   // Then (most of this flush's clusters) of the two planes' lists.
   while (!stopped) {
     if (pa->c.timeStart <= pb->c.timeStart && pa != aEnd) {
-      stopped = !take(pa, &Event2D::a);
+      stopped = !take(pa, &Event2D::a, &Event2D::b);
       pa += stopped ? 0 : 1;
     } else if (pb != bEnd) {
-      stopped = !take(pb, &Event2D::b);
+      stopped = !take(pb, &Event2D::b, &Event2D::a);
       pb += stopped ? 0 : 1;
     } else {
       break;
@@ -435,7 +465,10 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
   head_ = iq;
   if (head_ == end_) {
     // Nothing queued (commonly: the walk took it all): the rest of the two lists merged from the
-    // front, A's first on equal starts.
+    // front, A's first on equal starts. The queue starts again near its storage's front, with
+    // room before it for the open event's parts: neither they nor the rest move (before, the
+    // queue crept up the storage and was moved back down every few flushes).
+    head_ = end_ = kOpenParts;
     reserveQueue(end_ + (na - ia) + (nb - ib));
     PlaneClusterOf *w = queue_.data() + end_;
     while (pa != aEnd && pb != bEnd) {
@@ -446,17 +479,15 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
     mergeFresh(ia, ib, true);
   }
   closedEnd_[0] = closedEnd_[1] = 0;
-  if (head_ == end_) {
-    head_ = end_ = 0;
-  }
+  eventsEnd_ = ne;
   if (full || evHits == 0) {
     return; // a full flush forms the open event too
   }
   // Requeued at the list's front: they start no later than any cluster left (they gathered the
   // clusters before them), so in the sorted list they come first, B before A unless A starts
   // earlier. Where the queue's front has no room (the clusters taken were this flush's), the
-  // queue moves up. Read where the event was formed, then dropped from out.
-  const Event2D &open = out.back();
+  // queue moves up. Read where the event was formed, then dropped from the events.
+  const Event2D &open = events_[eventsEnd_ - 1];
   const bool aFirst = !open.a.empty() && (open.b.empty() || open.a.timeStart < open.b.timeStart);
   for (int k = 0; k < 2; ++k) {
     const auto plane = static_cast<uint8_t>(aFirst ? 1 - k : k); // the later one first
@@ -474,7 +505,7 @@ void StreamingBuilder2D::match(std::vector<Event2D> &out, bool full) {
       queue_[--head_] = {c, plane, 1};
     }
   }
-  out.pop_back();
+  --eventsEnd_;
 }
 
 } // namespace efu::reduction

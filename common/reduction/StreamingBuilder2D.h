@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace efu::reduction {
@@ -57,6 +58,7 @@ struct PlaneClusterOf {
 /// ready are appended to out; everything else waits for later data. flush(out, true) forms
 /// everything that waits (the ESS full flush; efu's shutdown); restart(out) does too and then
 /// forgets the latest times, so data from an earlier time is built as from a fresh builder.
+/// flush(full) and restart() without `out` keep the events in the builder: events() gives them.
 /// Single thread; after warm-up neither call allocates unless the amount waiting grows, and a
 /// flush costs in proportion to what it receives and forms, not to what waits.
 class StreamingBuilder2D {
@@ -78,10 +80,24 @@ public:
   /// One ESS flush: clusters the inserted hits into the open time clusters, hands the closed
   /// ones to the matcher and matches what is ready (everything, when `full`). Appends events in
   /// the order the ESS EFU stashes them.
-  void flush(std::vector<Event2D> &out, bool full = false);
+  void flush(std::vector<Event2D> &out, bool full = false) {
+    flush(full);
+    out.insert(out.end(), events().begin(), events().end());
+  }
   /// Forms everything that waits (hits not yet flushed stay for the next flush) and forgets the
   /// latest times: the next hits start the builder anew. Counted in bounds().restarts.
-  void restart(std::vector<Event2D> &out);
+  void restart(std::vector<Event2D> &out) {
+    restart();
+    out.insert(out.end(), events().begin(), events().end());
+  }
+  /// flush(out, full) and restart(out) with the events kept in the builder, written where they
+  /// are formed (no copy into out, no capacity check per event): events() gives them until the
+  /// next flush or restart.
+  void flush(bool full = false);
+  void restart();
+  [[nodiscard]] std::span<const Event2D> events() const noexcept {
+    return {events_.data(), eventsEnd_};
+  }
 
   /// Hits inserted but not yet flushed, hits in open time clusters, clusters waiting in the
   /// matcher (a requeued event counts one per non-empty plane).
@@ -137,9 +153,9 @@ private:
     }
   }
   void growQueue(size_t n);
-  void match(std::vector<Event2D> &out, bool full);
+  void match(bool full);
   [[gnu::noinline]] bool takenEarly(const PlaneClusterOf &q, size_t before, size_t force);
-  void formAllAndForget(std::vector<Event2D> &out);
+  void formAllAndForget();
 
   StreamingParams params_;
   std::vector<Hit> incoming_[2]; ///< this datagram's hits
@@ -162,6 +178,9 @@ private:
   size_t head_ = 0;
   size_t end_ = 0;
   std::vector<FreshKey> fresh_; ///< this flush's clusters, sorted as the list orders them
+  /// The events of the last flush or restart, events_[0, eventsEnd_); as queue_, only storage.
+  std::vector<Event2D> events_;
+  size_t eventsEnd_ = 0;
   uint64_t latest_[2] = {0, 0};
   uint64_t newest_ = 0;            ///< latest hit time flushed, either plane (0: none yet)
   uint64_t newestOf_[2] = {0, 0};  ///< per plane

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace efu::trex {
@@ -48,7 +50,6 @@ TrexModule::TrexModule(sdk::ModuleContext &ctx)
   }
   routes_.bind(builders_); // builders_ is not resized again
   silent_.assign(builders_.size(), 0);
-  events_.reserve(256);
   // Partitions: builder b is partition b % N's, which spreads the configured builders evenly.
   // A readout whose (ring, FEN) has no builder is only counted (error_mapping): the partition
   // of its raw (ring, FEN) does it, so it is counted once.
@@ -142,38 +143,45 @@ void TrexModule::process(const sdk::Packet &packet) noexcept {
   const int64_t earliestNs = h.pulseTimeNs - kMaxTofNs;
   const int64_t latestNs = h.pulseTimeNs + kMaxTofNs;
   int64_t mapping = 0, belowMin = 0, coordinate = 0, far = 0;
-  const bool whole = vmm3::forEachReadout(
-      h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
-        // Another partition's readout: skipped before anything is counted (checkReadout left
-        // fiber and FEN <= 23).
-        if (partitioned_ && mine_[size_t{r.fiber} / 2 * kOwnerFens + r.fen] == 0) {
-          return;
-        }
-        // Rings above 10 and FENs above 13 index past the ESS EFU's tables: refused here as
-        // unmapped (README, deviations).
-        const int16_t route = routes_.routeOf(r);
-        if (route < 0) {
-          ++mapping;
-          return;
-        }
-        const TrexRoute &to = routes_.route(route);
-        const auto adc = static_cast<uint16_t>(r.otadc & vmm3::kMaxAdc);
-        if (adc < to.minAdc) {
-          ++belowMin;
-          return;
-        }
-        const uint16_t coord = to.coord[r.channel];
-        if (coord == kInvalidCoord) {
-          ++coordinate;
-          return;
-        }
-        const int64_t timeNs = readout::ticksToNs(r.timeHigh, r.timeLow);
-        if (timeNs < earliestNs || timeNs > latestNs) {
-          ++far;
-          return;
-        }
-        to.hits.insert(reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
-      });
+  // The loop made twice, with and without the partition test: a hit's one-byte store may alias
+  // anything, so GCC would reload partitioned_ and test it per readout.
+  const auto readouts = [&](auto partitioned) {
+    return vmm3::forEachReadout(
+        h.payload, h.payloadBytes, parserCounters_, [&](const vmm3::Vmm3Readout &r) {
+          // Another partition's readout: skipped before anything is counted (checkReadout left
+          // fiber and FEN <= 23).
+          if constexpr (decltype(partitioned)::value) {
+            if (mine_[size_t{r.fiber} / 2 * kOwnerFens + r.fen] == 0) {
+              return;
+            }
+          }
+          // Rings above 10 and FENs above 13 index past the ESS EFU's tables: refused here as
+          // unmapped (README, deviations).
+          const int16_t route = routes_.routeOf(r);
+          if (route < 0) {
+            ++mapping;
+            return;
+          }
+          const TrexRoute &to = routes_.route(route);
+          const auto adc = static_cast<uint16_t>(r.otadc & vmm3::kMaxAdc);
+          if (adc < to.minAdc) {
+            ++belowMin;
+            return;
+          }
+          const uint16_t coord = to.coord[r.channel];
+          if (coord == kInvalidCoord) {
+            ++coordinate;
+            return;
+          }
+          const int64_t timeNs = readout::ticksToNs(r.timeHigh, r.timeLow);
+          if (timeNs < earliestNs || timeNs > latestNs) {
+            ++far;
+            return;
+          }
+          to.hits.insert(reduction::Hit{static_cast<uint64_t>(timeNs), coord, adc, to.plane});
+        });
+  };
+  const bool whole = partitioned_ ? readouts(std::true_type{}) : readouts(std::false_type{});
   if (!whole) {
     return;
   }
@@ -275,14 +283,15 @@ void TrexModule::formEvents(Form how) noexcept {
     if (!full && !builders_[b].received()) {
       continue;
     }
-    events_.clear();
+    // The events as the builder formed them, in its own storage (no copy).
     if (how == Form::Restart) {
-      builders_[b].restart(events_);
+      builders_[b].restart();
     } else {
-      builders_[b].flush(events_, full);
+      builders_[b].flush(full);
     }
-    formed += static_cast<int64_t>(events_.size());
-    for (const reduction::Event2D &e : events_) {
+    const std::span<const reduction::Event2D> events = builders_[b].events();
+    formed += static_cast<int64_t>(events.size());
+    for (const reduction::Event2D &e : events) {
       if (e.empty()) {
         continue;
       }

@@ -115,12 +115,11 @@ private:
   std::array<uint8_t, kOwnerKeys> mine_{};
   bool partitioned_ = false; ///< more than one partition: mine_ is asked (else every entry is 1)
   std::string who_; ///< "trex", or "trex (partition p of N)" in log lines said per partition
-  std::vector<uint8_t> silent_;       ///< per builder: bit p = plane p was silent at last tick
+  std::vector<uint8_t> silent_; ///< per builder: bit p = plane p was silent at last tick
   reduction::StreamingBoundStats counted_{}; ///< the builders' bound stats already counted
   spdlog::logger &log_;
   LogRateLimit silentLog_{10'000'000'000, 0, false, 0, {}};
-  std::vector<reduction::Event2D> events_;              ///< reused per builder
-  readout::EssHeader last_{};                           ///< pulses of the last datagram
+  readout::EssHeader last_{}; ///< pulses of the last datagram
   bool seen_ = false;
 };
 

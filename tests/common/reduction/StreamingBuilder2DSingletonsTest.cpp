@@ -32,7 +32,23 @@ struct Mix {
   int maxHits; ///< hits per datagram: uniform in [0, maxHits]
 };
 
-void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &mix) {
+/// A datagram's end as endDatagram() chooses it, the builder's events read from its own storage
+/// (flush(full), restart(), events(): what the trex module uses) instead of appended to outB.
+void endDatagramOwnEvents(StreamingBuilder2D &b, reference::ReferenceBuilder &r, unsigned what,
+                          std::vector<Event2D> &outB, std::vector<Event2D> &outR) {
+  outR.clear();
+  if (what == 0) {
+    b.restart();
+    r.restart(outR);
+  } else {
+    b.flush(what < 3);
+    r.flush(outR, what < 3);
+  }
+  outB.assign(b.events().begin(), b.events().end());
+}
+
+void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &mix,
+                       bool ownEvents = false) {
   std::mt19937_64 rng(seed);
   StreamingBuilder2D b(params);
   reference::ReferenceBuilder r(params);
@@ -57,7 +73,12 @@ void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &
       b.insert(h);
       r.insert(h);
     }
-    reference::endDatagram(b, r, static_cast<unsigned>(rng() % 100), outB, outR);
+    const auto what = static_cast<unsigned>(rng() % 100);
+    if (ownEvents) {
+      endDatagramOwnEvents(b, r, what, outB, outR);
+    } else {
+      reference::endDatagram(b, r, what, outB, outR);
+    }
     SCOPED_TRACE("seed " + std::to_string(seed) + " datagram " + std::to_string(d));
     expectSameEvents(outB, outR);
     expectSameState(b, r);
@@ -100,6 +121,19 @@ TEST(StreamingBuilder2DSingletons, SameAsBeforeRandomParams) {
     const Mix m{static_cast<int>(rng() % 70), static_cast<int>(rng() % 40),
                 static_cast<int>(rng() % 30), 1 + static_cast<int>(rng() % 30)};
     compareSingletons(8000 + static_cast<uint64_t>(run), p, m);
+  }
+}
+
+// The events kept in the builder (flush(full), restart() and events(), the trex module's calls)
+// equal the reference's: each flush's and restart's own, none of the last one's, none after a
+// flush with nothing new.
+TEST(StreamingBuilder2DSingletons, OwnEventsSameAsBefore) {
+  std::mt19937_64 rng(91);
+  for (int run = 0; run < 80; ++run) {
+    const StreamingParams p = run % 2 == 0 ? StreamingParams{} : reference::randomParams(rng, 5, 8);
+    const Mix m{static_cast<int>(rng() % 70), static_cast<int>(rng() % 40),
+                static_cast<int>(rng() % 30), static_cast<int>(rng() % 30)};
+    compareSingletons(9000 + static_cast<uint64_t>(run), p, m, true);
   }
 }
 
