@@ -42,7 +42,6 @@ StreamingBuilder2D::StreamingBuilder2D(const StreamingParams &p) : params_(p) {
   }
   queue_.resize(256);
   fresh_.reserve(256);
-  events_.resize(64);
 }
 
 size_t StreamingBuilder2D::pendingHits() const noexcept {
@@ -174,8 +173,8 @@ PlaneClusterOf *StreamingBuilder2D::closeMany(Hit *h, size_t n, PlaneClusterOf *
   return w;
 }
 
-void StreamingBuilder2D::flush(bool full) {
-  eventsEnd_ = 0;
+void StreamingBuilder2D::flush(EventBuffer &out, bool full) {
+  out.size_ = 0;
   if (!full && incoming_[0].empty() && incoming_[1].empty()) {
     return; // nothing new: matching again would requeue the same clusters (tested)
   }
@@ -192,7 +191,7 @@ void StreamingBuilder2D::flush(bool full) {
   if (started_ && params_.stepBackNs != 0 && earliest < newest_ &&
       newest_ - earliest > params_.stepBackNs) {
     ++bounds_.stepBack;
-    formAllAndForget();
+    formAllAndForget(out);
   }
   if (!started_ && earliest != UINT64_MAX) {
     started_ = true;
@@ -205,20 +204,20 @@ void StreamingBuilder2D::flush(bool full) {
     closeTimeCluster(1);
   }
   takeClosed();
-  match(full);
+  match(out, full);
 }
 
-void StreamingBuilder2D::restart() {
-  eventsEnd_ = 0;
+void StreamingBuilder2D::restart(EventBuffer &out) {
+  out.size_ = 0;
   ++bounds_.restarts;
-  formAllAndForget();
+  formAllAndForget(out);
 }
 
-void StreamingBuilder2D::formAllAndForget() {
+void StreamingBuilder2D::formAllAndForget(EventBuffer &out) {
   closeTimeCluster(0);
   closeTimeCluster(1);
   takeClosed();
-  match(true);
+  match(out, true);
   latest_[0] = latest_[1] = 0;
   newestOf_[0] = newestOf_[1] = 0;
   newest_ = 0;
@@ -322,7 +321,7 @@ bool StreamingBuilder2D::takenEarly(const PlaneClusterOf &q, size_t before, size
 // When each plane's clusters of this flush come in start order, the list is walked as the merge
 // of the queue and the two planes' lists, and only the clusters left unmatched are merged into
 // the queue (most of this flush's are matched at once); else they are all merged in first.
-void StreamingBuilder2D::match(bool full) {
+void StreamingBuilder2D::match(EventBuffer &out, bool full) {
   if (head_ > 0 && 2 * head_ >= end_) {
     std::copy(queue_.begin() + static_cast<std::ptrdiff_t>(head_),
               queue_.begin() + static_cast<std::ptrdiff_t>(end_), queue_.begin());
@@ -336,9 +335,10 @@ void StreamingBuilder2D::match(bool full) {
   }
   const size_t na = closedEnd_[0], nb = closedEnd_[1];
   // Room for every event this pass can form (at most one per cluster it takes): take() writes
-  // them without a capacity check. As queue_, events_ is only storage.
-  if (eventsEnd_ + (end_ - head_) + na + nb > events_.size()) [[unlikely]] {
-    events_.resize(std::max(eventsEnd_ + (end_ - head_) + na + nb, 2 * events_.size()));
+  // them without a capacity check.
+  std::vector<Event2D> &storage = out.storage_;
+  if (out.size_ + (end_ - head_) + na + nb > storage.size()) [[unlikely]] {
+    storage.resize(std::max(out.size_ + (end_ - head_) + na + nb, 2 * storage.size()));
   }
   // With maxWaiting, the earliest clusters beyond it are taken, and room for the open event's
   // (at most two) requeued clusters.
@@ -354,11 +354,11 @@ void StreamingBuilder2D::match(bool full) {
   queue_[end_].c.timeStart = UINT64_MAX;
   const PlaneClusterOf *const a = closed_[0].data();
   const PlaneClusterOf *const b = closed_[1].data();
-  // The open event is formed in place, events_[ne - 1] while evHits != 0; its end and hits are
+  // The open event is formed in place, events[ne - 1] while evHits != 0; its end and hits are
   // kept apart (its latest end over both planes, as eventEnd gives it), and the members read in
   // the loop as locals: the events' stores cannot then make the compiler reload them.
-  Event2D *const events = events_.data();
-  size_t ne = eventsEnd_;
+  Event2D *const events = storage.data();
+  size_t ne = out.size_;
   Event2D *ev = nullptr;
   uint64_t evEnd = 0;
   uint32_t evHits = 0;
@@ -479,7 +479,7 @@ void StreamingBuilder2D::match(bool full) {
     mergeFresh(ia, ib, true);
   }
   closedEnd_[0] = closedEnd_[1] = 0;
-  eventsEnd_ = ne;
+  out.size_ = ne;
   if (full || evHits == 0) {
     return; // a full flush forms the open event too
   }
@@ -487,7 +487,7 @@ void StreamingBuilder2D::match(bool full) {
   // clusters before them), so in the sorted list they come first, B before A unless A starts
   // earlier. Where the queue's front has no room (the clusters taken were this flush's), the
   // queue moves up. Read where the event was formed, then dropped from the events.
-  const Event2D &open = events_[eventsEnd_ - 1];
+  const Event2D &open = storage[out.size_ - 1];
   const bool aFirst = !open.a.empty() && (open.b.empty() || open.a.timeStart < open.b.timeStart);
   for (int k = 0; k < 2; ++k) {
     const auto plane = static_cast<uint8_t>(aFirst ? 1 - k : k); // the later one first
@@ -505,7 +505,7 @@ void StreamingBuilder2D::match(bool full) {
       queue_[--head_] = {c, plane, 1};
     }
   }
-  --eventsEnd_;
+  --out.size_;
 }
 
 } // namespace efu::reduction

@@ -58,9 +58,25 @@ struct PlaneClusterOf {
 /// ready are appended to out; everything else waits for later data. flush(out, true) forms
 /// everything that waits (the ESS full flush; efu's shutdown); restart(out) does too and then
 /// forgets the latest times, so data from an earlier time is built as from a fresh builder.
-/// flush(full) and restart() without `out` keep the events in the builder: events() gives them.
+/// With an EventBuffer instead of a vector, the events are written where they are formed.
 /// Single thread; after warm-up neither call allocates unless the amount waiting grows, and a
 /// flush costs in proportion to what it receives and forms, not to what waits.
+/// Where StreamingBuilder2D::flush() and restart() write the events they form: storage its owner
+/// keeps and may share between builders flushed one after another (trex: one for all), so that
+/// only one grows to the largest flush's events. events() holds the last call's; the storage
+/// beyond them is only room.
+class EventBuffer {
+public:
+  [[nodiscard]] std::span<const Event2D> events() const noexcept {
+    return {storage_.data(), size_};
+  }
+
+private:
+  friend class StreamingBuilder2D;
+  std::vector<Event2D> storage_ = std::vector<Event2D>(64);
+  size_t size_ = 0;
+};
+
 class StreamingBuilder2D {
 public:
   explicit StreamingBuilder2D(const StreamingParams &p = {});
@@ -81,23 +97,21 @@ public:
   /// ones to the matcher and matches what is ready (everything, when `full`). Appends events in
   /// the order the ESS EFU stashes them.
   void flush(std::vector<Event2D> &out, bool full = false) {
-    flush(full);
-    out.insert(out.end(), events().begin(), events().end());
+    EventBuffer events;
+    flush(events, full);
+    out.insert(out.end(), events.events().begin(), events.events().end());
   }
   /// Forms everything that waits (hits not yet flushed stay for the next flush) and forgets the
   /// latest times: the next hits start the builder anew. Counted in bounds().restarts.
   void restart(std::vector<Event2D> &out) {
-    restart();
-    out.insert(out.end(), events().begin(), events().end());
+    EventBuffer events;
+    restart(events);
+    out.insert(out.end(), events.events().begin(), events.events().end());
   }
-  /// flush(out, full) and restart(out) with the events kept in the builder, written where they
-  /// are formed (no copy into out, no capacity check per event): events() gives them until the
-  /// next flush or restart.
-  void flush(bool full = false);
-  void restart();
-  [[nodiscard]] std::span<const Event2D> events() const noexcept {
-    return {events_.data(), eventsEnd_};
-  }
+  /// flush(out, full) and restart(out) with the events written where they are formed (no copy,
+  /// no capacity check per event): `out.events()` is this call's events alone.
+  void flush(EventBuffer &out, bool full = false);
+  void restart(EventBuffer &out);
 
   /// Hits inserted but not yet flushed, hits in open time clusters, clusters waiting in the
   /// matcher (a requeued event counts one per non-empty plane).
@@ -153,9 +167,9 @@ private:
     }
   }
   void growQueue(size_t n);
-  void match(bool full);
+  void match(EventBuffer &out, bool full);
   [[gnu::noinline]] bool takenEarly(const PlaneClusterOf &q, size_t before, size_t force);
-  void formAllAndForget();
+  void formAllAndForget(EventBuffer &out);
 
   StreamingParams params_;
   std::vector<Hit> incoming_[2]; ///< this datagram's hits
@@ -178,9 +192,6 @@ private:
   size_t head_ = 0;
   size_t end_ = 0;
   std::vector<FreshKey> fresh_; ///< this flush's clusters, sorted as the list orders them
-  /// The events of the last flush or restart, events_[0, eventsEnd_); as queue_, only storage.
-  std::vector<Event2D> events_;
-  size_t eventsEnd_ = 0;
   uint64_t latest_[2] = {0, 0};
   uint64_t newest_ = 0;            ///< latest hit time flushed, either plane (0: none yet)
   uint64_t newestOf_[2] = {0, 0};  ///< per plane

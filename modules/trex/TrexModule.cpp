@@ -283,13 +283,13 @@ void TrexModule::formEvents(Form how) noexcept {
     if (!full && !builders_[b].received()) {
       continue;
     }
-    // The events as the builder formed them, in its own storage (no copy).
+    // The events as the builder formed them, in the storage every builder writes to (no copy).
     if (how == Form::Restart) {
-      builders_[b].restart();
+      builders_[b].restart(events_);
     } else {
-      builders_[b].flush(full);
+      builders_[b].flush(events_, full);
     }
-    const std::span<const reduction::Event2D> events = builders_[b].events();
+    const std::span<const reduction::Event2D> events = events_.events();
     formed += static_cast<int64_t>(events.size());
     for (const reduction::Event2D &e : events) {
       if (e.empty()) {

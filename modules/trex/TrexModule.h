@@ -119,7 +119,8 @@ private:
   reduction::StreamingBoundStats counted_{}; ///< the builders' bound stats already counted
   spdlog::logger &log_;
   LogRateLimit silentLog_{10'000'000'000, 0, false, 0, {}};
-  readout::EssHeader last_{}; ///< pulses of the last datagram
+  reduction::EventBuffer events_; ///< every builder's flush writes here, one after another
+  readout::EssHeader last_{};     ///< pulses of the last datagram
   bool seen_ = false;
 };
 

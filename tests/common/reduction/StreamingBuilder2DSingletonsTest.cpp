@@ -32,19 +32,25 @@ struct Mix {
   int maxHits; ///< hits per datagram: uniform in [0, maxHits]
 };
 
-/// A datagram's end as endDatagram() chooses it, the builder's events read from its own storage
-/// (flush(full), restart(), events(): what the trex module uses) instead of appended to outB.
+/// A datagram's end as endDatagram() chooses it, the builder's events written into an
+/// EventBuffer (what the trex module uses: one for all its builders, so `other` writes into it
+/// too, between this builder's flushes) instead of appended to outB.
 void endDatagramOwnEvents(StreamingBuilder2D &b, reference::ReferenceBuilder &r, unsigned what,
+                          EventBuffer &buffer, StreamingBuilder2D &other, uint64_t &otherTime,
                           std::vector<Event2D> &outB, std::vector<Event2D> &outR) {
   outR.clear();
   if (what == 0) {
-    b.restart();
+    b.restart(buffer);
     r.restart(outR);
   } else {
-    b.flush(what < 3);
+    b.flush(buffer, what < 3);
     r.flush(outR, what < 3);
   }
-  outB.assign(b.events().begin(), b.events().end());
+  outB.assign(buffer.events().begin(), buffer.events().end());
+  for (int plane = 0; plane < 2; ++plane) { // an event of the other builder's in the storage
+    other.insert(Hit{otherTime += 10'000, 1, 1, static_cast<uint8_t>(plane)});
+  }
+  other.flush(buffer, true);
 }
 
 void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &mix,
@@ -53,6 +59,9 @@ void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &
   StreamingBuilder2D b(params);
   reference::ReferenceBuilder r(params);
   std::vector<Event2D> outB, outR;
+  EventBuffer buffer;               // ownEvents: shared with `other`, as in the trex module
+  StreamingBuilder2D other(params);
+  uint64_t otherTime = 0;
   const uint64_t gap = params.clusterTimeGapNs;
   uint64_t t = 1'000'000;
   const auto percent = [&](int p) { return static_cast<int>(rng() % 100) < p; };
@@ -75,7 +84,7 @@ void compareSingletons(uint64_t seed, const StreamingParams &params, const Mix &
     }
     const auto what = static_cast<unsigned>(rng() % 100);
     if (ownEvents) {
-      endDatagramOwnEvents(b, r, what, outB, outR);
+      endDatagramOwnEvents(b, r, what, buffer, other, otherTime, outB, outR);
     } else {
       reference::endDatagram(b, r, what, outB, outR);
     }
@@ -124,7 +133,7 @@ TEST(StreamingBuilder2DSingletons, SameAsBeforeRandomParams) {
   }
 }
 
-// The events kept in the builder (flush(full), restart() and events(), the trex module's calls)
+// The events written into an EventBuffer shared with another builder (the trex module's calls)
 // equal the reference's: each flush's and restart's own, none of the last one's, none after a
 // flush with nothing new.
 TEST(StreamingBuilder2DSingletons, OwnEventsSameAsBefore) {
