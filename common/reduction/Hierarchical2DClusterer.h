@@ -207,7 +207,7 @@ private:
     }
     const Seeds s(first, *r, *this);
     PixelCluster c2 = single(s.second);
-    const PixelHit *run = nullptr; // as in clusterGroup()
+    const PixelHit *run = nullptr; // as in clusterCrowded()
     for (++r; r != end; ++r) {
       if (!take(s, *r, c, c2)) {
         run = r;

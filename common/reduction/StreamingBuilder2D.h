@@ -54,13 +54,6 @@ struct PlaneClusterOf {
   uint8_t requeued = 0; ///< part of an open event put back: counted by the bounds already
 };
 
-/// insert() the accepted hits of a datagram, then flush(out) once: events whose clusters are
-/// ready are appended to out; everything else waits for later data. flush(out, true) forms
-/// everything that waits (the ESS full flush; efu's shutdown); restart(out) does too and then
-/// forgets the latest times, so data from an earlier time is built as from a fresh builder.
-/// With an EventBuffer instead of a vector, the events are written where they are formed.
-/// Single thread; after warm-up neither call allocates unless the amount waiting grows, and a
-/// flush costs in proportion to what it receives and forms, not to what waits.
 /// Where StreamingBuilder2D::flush() and restart() write the events they form: storage its owner
 /// keeps and may share between builders flushed one after another (trex: one for all), so that
 /// only one grows to the largest flush's events. events() holds the last call's; the storage
@@ -77,6 +70,13 @@ private:
   size_t size_ = 0;
 };
 
+/// insert() the accepted hits of a datagram, then flush(out) once: events whose clusters are
+/// ready are appended to out; everything else waits for later data. flush(out, true) forms
+/// everything that waits (the ESS full flush; efu's shutdown); restart(out) does too and then
+/// forgets the latest times, so data from an earlier time is built as from a fresh builder.
+/// With an EventBuffer instead of a vector, the events are written where they are formed.
+/// Single thread; after warm-up neither call allocates unless the amount waiting grows, and a
+/// flush costs in proportion to what it receives and forms, not to what waits.
 class StreamingBuilder2D {
 public:
   explicit StreamingBuilder2D(const StreamingParams &p = {});

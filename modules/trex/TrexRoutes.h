@@ -79,10 +79,6 @@ public:
     const auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
     return it != keys_.end() && *it == key ? static_cast<int>(it - keys_.begin()) : -1;
   }
-  /// The route's channel's wire or grid coordinate, or kInvalidCoord (channel <= 63).
-  [[nodiscard]] uint16_t coord(int16_t route, uint8_t channel) const noexcept {
-    return routes_[static_cast<size_t>(route)].coord[channel];
-  }
   /// Points each route at its builder's plane; `builders` in builderKeys() order, not moved
   /// afterwards.
   void bind(std::vector<reduction::StreamingBuilder2D> &builders) noexcept {

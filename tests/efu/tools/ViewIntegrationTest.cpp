@@ -236,7 +236,7 @@ TEST_F(ViewIntegration, ImageTofMonitorsAndHealthFromEveryKindOfMessage) {
     const json s = view->state();
     return s["monitors"].size() == 1 && s["health"]["counters"].size() == 1 &&
            s["health"]["services"].size() == 1 && view->eventsNow("tiny") == 9;
-  })) << view->state().dump(1);
+  })) << view->state().dump(1) << "\nefu-view's log:\n" << view->output();
 
   const json state = view->state();
   EXPECT_EQ(state["program"], "efu-view");

@@ -47,8 +47,8 @@ void expectSameAsGeometry(const std::string &file) {
               wire ? wireCoord(c.instrument, ring, static_cast<uint8_t>(fen), hybrid, asic, ch,
                                h.xOffset, h.rotated)
                    : gridCoord(c.instrument, hybrid, asic, ch, h.yOffset, h.rotated, h.isShort);
-          ASSERT_EQ(routes.coord(route, ch), coord) << fiber << " " << fen << " " << vmm << " "
-                                                    << int{ch};
+          ASSERT_EQ(routes.route(route).coord[ch], coord)
+              << fiber << " " << fen << " " << vmm << " " << int{ch};
         }
       }
     }
