@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <span>
 
 namespace efu::tools::view {
@@ -16,8 +17,11 @@ namespace efu::tools::view {
 namespace {
 
 constexpr int kPollMs = 50;
-constexpr int64_t kTickNs = 50 * kNsPerMs;         // ViewState wants one at least every 100 ms
-constexpr int kMetadataSliceMs = 50;               // one lookup; keeps the ticks coming
+constexpr int64_t kTickNs = 50 * kNsPerMs; // ViewState wants one at least every 100 ms
+// One metadata request. Once a topic is assigned, the consumer's fetch waits at the broker for
+// up to fetch.wait.max.ms (500 ms by default) and a metadata request on the same connection is
+// answered after it: a lookup must outlast that wait, so it runs on a thread of its own.
+constexpr int kLookupTimeoutMs = 1000;
 constexpr int64_t kLookupEveryNs = 500 * kNsPerMs; // a missing topic is asked for again
 constexpr int64_t kQuietNs = 2 * kNsPerSec;        // lookups that merely time out, not reported
 
@@ -48,12 +52,19 @@ KafkaReader::~KafkaReader() {
 
 void KafkaReader::start() {
   thread_ = std::thread([this] { run(); });
+  lookupThread_ = std::thread([this] { lookUp(); });
 }
 
 void KafkaReader::stop() {
-  stop_ = true;
-  if (thread_.joinable()) {
-    thread_.join();
+  {
+    const std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread *t : {&lookupThread_, &thread_}) {
+    if (t->joinable()) {
+      t->join();
+    }
   }
 }
 
@@ -103,55 +114,71 @@ void KafkaReader::tickIfDue() {
   }
 }
 
-void KafkaReader::assignPending(int64_t startNs) {
-  const int64_t offset =
-      options_.from == "beginning" ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
-  for (auto it = pending_.begin(); it != pending_.end() && !stop_;) {
-    const std::string &topic = *it;
-    const auto lookup = lookupPartitions(rk_.get(), topic, options_.brokers, kMetadataSliceMs);
-    tickIfDue();
-    if (lookup.partitions == 0) {
+void KafkaReader::lookUp() {
+  const int64_t startNs = monotonicNs();
+  std::vector<std::string> reported; // topics already warned about
+  while (!stop_ && !pending_.empty()) {
+    // A round's topics are handed over together: the first round, before any fetch waits at the
+    // broker, then finds every topic that exists at start without waiting behind one.
+    std::vector<std::pair<std::string, int>> found;
+    for (auto it = pending_.begin(); it != pending_.end() && !stop_;) {
+      const auto lookup = lookupPartitions(rk_.get(), *it, options_.brokers, kLookupTimeoutMs);
+      if (lookup.partitions > 0) {
+        found.emplace_back(*it, lookup.partitions);
+        it = pending_.erase(it);
+        continue;
+      }
       const bool quiet =
           lookup.err == RD_KAFKA_RESP_ERR__TIMED_OUT && monotonicNs() - startNs < kQuietNs;
-      if (!quiet && std::find(reported_.begin(), reported_.end(), topic) == reported_.end()) {
+      if (!quiet && std::find(reported.begin(), reported.end(), *it) == reported.end()) {
         spdlog::warn("{}; trying again every {} ms", lookup.problem, kLookupEveryNs / kNsPerMs);
-        reported_.push_back(topic);
+        reported.push_back(*it);
       }
       ++it;
-      continue;
     }
+    std::unique_lock lock(mutex_);
+    found_.insert(found_.end(), found.begin(), found.end());
+    if (!pending_.empty()) {
+      wake_.wait_for(lock, std::chrono::nanoseconds(kLookupEveryNs),
+                     [this] { return stop_.load(); });
+    }
+  }
+}
+
+void KafkaReader::assignFound() {
+  std::vector<std::pair<std::string, int>> found;
+  {
+    const std::lock_guard lock(mutex_);
+    found.swap(found_);
+  }
+  const int64_t offset =
+      options_.from == "beginning" ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
+  for (const auto &[topic, partitions] : found) {
     kafka::RdKafkaPtr<rd_kafka_topic_partition_list_t> list(
-        rd_kafka_topic_partition_list_new(lookup.partitions));
-    for (int p = 0; p < lookup.partitions; ++p) {
+        rd_kafka_topic_partition_list_new(partitions));
+    for (int p = 0; p < partitions; ++p) {
       rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p)->offset = offset;
     }
     // Adds to what is assigned already (no group: librdkafka allows it outside a rebalance).
     if (rd_kafka_error_t *error = rd_kafka_incremental_assign(rk_.get(), list.get())) {
       spdlog::error("cannot assign the partitions of {}: {}", topic, rd_kafka_error_string(error));
       rd_kafka_error_destroy(error);
-      ++it;
       continue;
     }
-    spdlog::info("reading {} ({} partition{}) from the {}", topic, lookup.partitions,
-                 lookup.partitions == 1 ? "" : "s", options_.from);
+    spdlog::info("reading {} ({} partition{}) from the {}", topic, partitions,
+                 partitions == 1 ? "" : "s", options_.from);
     if (!connected_) {
       connected_ = true;
       state_.setBroker(true, "", realtimeNs());
     }
-    it = pending_.erase(it);
   }
 }
 
 void KafkaReader::run() {
-  const int64_t startNs = monotonicNs();
-  int64_t lastLookupNs = startNs - kLookupEveryNs;
   state_.tick(realtimeNs());
-  lastTickNs_ = startNs;
+  lastTickNs_ = monotonicNs();
   while (!stop_) {
-    if (!pending_.empty() && monotonicNs() - lastLookupNs >= kLookupEveryNs) {
-      assignPending(startNs);
-      lastLookupNs = monotonicNs();
-    }
+    assignFound();
     kafka::RdKafkaPtr<rd_kafka_message_t> msg(rd_kafka_consumer_poll(rk_.get(), kPollMs));
     if (msg && msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
       const auto *payload = static_cast<const uint8_t *>(msg->payload);

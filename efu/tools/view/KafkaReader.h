@@ -6,9 +6,12 @@
 #include "efu/tools/view/ViewState.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace efu::tools::view {
@@ -23,7 +26,8 @@ struct ReaderOptions {
 
 /// Consumes every partition of the topics (assigned directly, no consumer group, nothing
 /// committed, as efu-dump) on a thread of its own: each message goes to ViewState::ingest(), and
-/// ViewState::tick() runs at least every 100 ms with or without messages. A topic that does not
+/// ViewState::tick() runs at least every 100 ms with or without messages. A second thread looks
+/// the topics up (a lookup can wait behind a fetch for fetch.wait.max.ms); a topic that does not
 /// exist yet is looked up again every half second (said once in the log) and read from --from
 /// once it appears. The broker's state goes to ViewState::setBroker(): librdkafka's error
 /// callback says when every broker is down, its statistics (once a second) when one is up again.
@@ -37,28 +41,34 @@ public:
   KafkaReader &operator=(const KafkaReader &) = delete;
 
   void start();
-  /// Asks the thread to stop and waits for it (at most one poll, 50 ms, plus a metadata request).
+  /// Asks the threads to stop and waits for them (at most one poll, 50 ms, or one metadata
+  /// request, 1 s).
   void stop();
 
 private:
   static void onError(rd_kafka_t *rk, int err, const char *reason, void *opaque);
   static int onStats(rd_kafka_t *rk, char *json, size_t length, void *opaque);
   void run();
-  /// Looks up the topics not assigned yet; assigns the partitions of those that exist now.
-  void assignPending(int64_t startNs);
+  /// The lookup thread: looks the pending topics up until each has partitions or stop().
+  void lookUp();
+  /// Assigns the partitions of the topics the lookup thread found since the last call.
+  void assignFound();
   void tickIfDue();
 
   ReaderOptions options_;
   ViewState &state_;
   kafka::RdKafkaPtr<rd_kafka_t> rk_;
-  std::vector<std::string> pending_;  ///< topics without partitions yet
-  std::vector<std::string> reported_; ///< pending topics already warned about
+  std::mutex mutex_; ///< guards found_, and stop_'s change for wake_
+  std::condition_variable wake_;
+  std::vector<std::string> pending_; ///< topics without partitions yet (lookup thread)
+  std::vector<std::pair<std::string, int>> found_; ///< topics and partitions, to be assigned
   std::string lastMessageError_;
   int64_t lastTickNs_ = 0;  ///< monotonic
   bool connected_ = false;  ///< as last told to the state (reader thread only)
   bool errorShown_ = false; ///< an error was told to the state since the last "connected"
   std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::thread thread_;       ///< consumes
+  std::thread lookupThread_; ///< looks the pending topics up
 };
 
 } // namespace efu::tools::view
