@@ -9,9 +9,9 @@
 #include "tests/support/FakeModuleContext.h"
 
 #include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
 #include <pthread.h>
 #include <sched.h>
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <barrier>
@@ -25,6 +25,21 @@
 #include <vector>
 
 namespace efu::readout::test {
+
+/// The distinct datagrams a module benchmark replays (about 9 MB of full datagrams): the figure.
+/// A cycle of kLearntCycle datagrams, as the benchmarks replayed until December 2026, is learnt
+/// by the CPU's branch predictor within a few passes: the VMM3 and NMX loops ran 1.3-1.5x and
+/// CAEN's 1.1x faster on it than on data they had not seen, while copying each datagram into
+/// one warm buffer first (as efu's receive does) changed nothing, so it is not the caches. A
+/// detector's data never repeats (docs/benchmarks/link/instruments.md, "Fresh data").
+inline constexpr int kDistinctDatagrams = 1024;
+inline constexpr int kLearntCycle = 64;
+
+/// Registers a module benchmark whose state.range(0) is the distinct datagrams it replays at
+/// both: ".../distinct:1024", the figure, and ".../distinct:64", the learnt cycle, to compare.
+inline void withCycles(benchmark::internal::Benchmark *b) {
+  b->ArgName("distinct")->Arg(kDistinctDatagrams)->Arg(kLearntCycle);
+}
 
 /// One datagram of `datagrams` per iteration, in a cycle. Items (and the "readouts/s" counter)
 /// are readouts: each datagram's payload after its ESS header over `readoutBytes`. Returns the
@@ -49,16 +64,18 @@ int64_t processInCycle(benchmark::State &state, Module &module,
       benchmark::Counter(static_cast<double>(readouts), benchmark::Counter::kIsRate);
   state.counters["readouts/datagram"] =
       static_cast<double>(readouts) / static_cast<double>(state.iterations());
+  state.counters["distinct"] = static_cast<double>(datagrams.size());
   return passes;
 }
 
 /// The module as `partitions` partitions (docs/modules.md, "Partitions"), each instance on a
-/// thread of its own pinned to CPU p (when `pin`; partition 0 on the calling thread), all given every datagram of `datagrams`, as
-/// efu's processing threads are. One benchmark iteration is one pass over `datagrams` by every
-/// partition at once, timed by the wall clock (register with UseManualTime()): "readouts/s" is the
-/// aggregate rate, and its ratio to the same benchmark with 1 partition is the scaling.
-/// `readoutsOf(datagram)` says how many readouts a datagram holds (called once per datagram,
-/// before the timing), for datagrams without an ESS header (timepix3: its camera words).
+/// thread of its own pinned to CPU p (when `pin`; partition 0 on the calling thread), all given
+/// every datagram of `datagrams`, as efu's processing threads are. One benchmark iteration is one
+/// pass over `datagrams` by every partition at once, timed by the wall clock (register with
+/// UseManualTime()): "readouts/s" is the aggregate rate, and its ratio to the same benchmark with 1
+/// partition is the scaling. `readoutsOf(datagram)` says how many readouts a datagram holds (called
+/// once per datagram, before the timing), for datagrams without an ESS header (timepix3: its camera
+/// words).
 template <typename Module, std::invocable<const std::vector<uint8_t> &> ReadoutsOf>
 void processPartitioned(benchmark::State &state, unsigned partitions, const nlohmann::json &config,
                         const std::string &source,

@@ -20,9 +20,9 @@ namespace {
 
 using namespace efu;
 
-/// 64 full 8972-byte datagrams (373 readouts each) of valid readouts on random pixels, encoded
-/// by readoutgen's CaenSource for the instrument file with its null calibration.
-std::vector<std::vector<uint8_t>> makeDatagrams(caen::CaenSource &source) {
+/// `count` full 8972-byte datagrams (373 readouts each) of valid readouts on random pixels,
+/// encoded by readoutgen's CaenSource for the instrument file with its null calibration.
+std::vector<std::vector<uint8_t>> makeDatagrams(caen::CaenSource &source, int count) {
   std::mt19937_64 rng(42);
   std::vector<std::vector<uint8_t>> out;
   const caen::CaenConfig &cfg = source.config();
@@ -30,7 +30,7 @@ std::vector<std::vector<uint8_t>> makeDatagrams(caen::CaenSource &source) {
   readout::test::DatagramPacker packer(source, truth);
   const readout::EssTime pulse{1'700'000'000, 1000};
   packer.setPulse(pulse, {1'699'999'999, 82'000'000});
-  for (int i = 0; i < 64; ++i) {
+  for (int i = 0; i < count; ++i) {
     while (packer.hasRoom()) {
       const auto x = static_cast<uint32_t>(rng() % cfg.imageWidth());
       const auto y = static_cast<uint32_t>(rng() % cfg.imageHeight());
@@ -99,17 +99,19 @@ void processInstrument(benchmark::State &state, const std::string &config,
   }
   caen::CaenSource source(caen::test::shipped(config), config, 1,
                           caen::test::shippedCalibration(calibration), calibration);
-  const auto datagrams = makeDatagrams(source);
+  const auto datagrams = makeDatagrams(source, static_cast<int>(state.range(0)));
   size_t i = 0;
   int64_t readouts = 0;
   for (auto _ : state) {
-    const auto &d = datagrams[i++ & 63];
+    const auto &d = datagrams[i];
+    i = i + 1 == datagrams.size() ? 0 : i + 1;
     module.process(sdk::Packet{d.data(), static_cast<uint32_t>(d.size()), 0, 0});
     readouts += static_cast<int64_t>((d.size() - 30) / 24);
   }
   state.SetItemsProcessed(readouts);
   state.counters["readouts/s"] =
       benchmark::Counter(static_cast<double>(readouts), benchmark::Counter::kIsRate);
+  state.counters["distinct"] = static_cast<double>(datagrams.size());
   if (ctx.value("events.count") != readouts) {
     state.SkipWithError("not every readout became an event");
   }
@@ -137,22 +139,28 @@ void BM_CaenPartitions(benchmark::State &state) {
   const nlohmann::json config = caen::test::shipped("LokiFull.json");
   const nlohmann::json calibration = caen::test::shippedCalibration("lokinullcalib.json");
   caen::CaenSource source(config, "LokiFull.json", 1, calibration, "lokinullcalib.json");
-  readout::test::processPartitioned<caen::CaenModule>(state, partitions, config, "LokiFull.json",
-                                                      makeDatagrams(source),
-                                                      sizeof(caen::CaenReadout), true, calibration);
+  readout::test::processPartitioned<caen::CaenModule>(
+      state, partitions, config, "LokiFull.json",
+      makeDatagrams(source, readout::test::kDistinctDatagrams), sizeof(caen::CaenReadout), true,
+      calibration);
 }
 
 } // namespace
 
 BENCHMARK(BM_CaenPartitions)->Arg(1)->Arg(2)->UseManualTime();
-BENCHMARK(BM_CaenProcessNullSink);
-BENCHMARK(BM_CaenProcessEv44Sink);
+using readout::test::withCycles;
+BENCHMARK(BM_CaenProcessNullSink)->Apply(withCycles);
+BENCHMARK(BM_CaenProcessEv44Sink)->Apply(withCycles);
 BENCHMARK_CAPTURE(processInstrument, bifrost, std::string("bifrost.json"),
-                  std::string("bifrostllbcalib.json"));
+                  std::string("bifrostllbcalib.json"))
+    ->Apply(withCycles);
 BENCHMARK_CAPTURE(processInstrument, cspec, std::string("cspec.json"),
-                  std::string("cspecnullcalib.json"));
+                  std::string("cspecnullcalib.json"))
+    ->Apply(withCycles);
 BENCHMARK_CAPTURE(processInstrument, miracles, std::string("miracles.json"),
-                  std::string("miraclesnullcalib.json"));
+                  std::string("miraclesnullcalib.json"))
+    ->Apply(withCycles);
 BENCHMARK_CAPTURE(processInstrument, tbl3he, std::string("tbl3he.json"),
-                  std::string("tbl3henullcalib.json"));
+                  std::string("tbl3henullcalib.json"))
+    ->Apply(withCycles);
 BENCHMARK_MAIN();

@@ -2,8 +2,9 @@
 // cbm throughput per core: full 8972-byte datagrams of readoutgen's readouts (CbmSource on
 // cbmtest.json: 0D, 2D and IBM monitors; times within 10 us of the pulse so that the IBM
 // histograms bin them) through CbmModule::process() with counting sinks. Items = readouts.
-// BM_CbmProcess/P: P datagrams per pulse, so 1/P of the datagrams close and publish the three
-// 100-bin histograms of cbmtest.json (P = 1: every datagram a new pulse).
+// BM_CbmProcess/per_pulse:P/distinct:N: P datagrams per pulse, so 1/P of the datagrams close and
+// publish the three 100-bin histograms of cbmtest.json (P = 1: every datagram a new pulse); an
+// iteration is a pass over the N distinct datagrams (tests/support/ModuleBench.h).
 #include "common/sdk/ModuleConfig.h"
 #include "modules/cbm/CbmModule.h"
 #include "modules/cbm/CbmSource.h"
@@ -33,8 +34,8 @@ void BM_CbmProcess(benchmark::State &state) {
   std::vector<std::vector<uint8_t>> datagrams;
   readout::test::DatagramPacker packer(source, truth);
   int64_t readouts = 0;
-  for (int k = 0; k < 64; ++k) {
-    const int p = k / perPulse;
+  for (int64_t k = 0; k < state.range(1); ++k) {
+    const int64_t p = k / perPulse;
     const readout::EssTime pulse = readout::nsToTicks(1'700'000'000'000'000'000 + p * 71'428'571LL);
     const readout::EssTime prev =
         readout::nsToTicks(1'700'000'000'000'000'000 + (p - 1) * 71'428'571LL);
@@ -71,7 +72,10 @@ void BM_CbmProcess(benchmark::State &state) {
   state.counters["histograms"] = static_cast<double>(ctx.value("serialize.cbm4.histograms")) /
                                  static_cast<double>(state.iterations());
 }
-BENCHMARK(BM_CbmProcess)->Arg(1)->Arg(8)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CbmProcess)
+    ->ArgNames({"per_pulse", "distinct"})
+    ->ArgsProduct({{1, 8}, {readout::test::kDistinctDatagrams, readout::test::kLearntCycle}})
+    ->Unit(benchmark::kMicrosecond);
 
 /// cbmtest.json's eight monitors as `partitions` partitions on as many threads
 /// (--proc-threads), every one given every datagram (8 per pulse; the sequence numbers and
@@ -85,7 +89,8 @@ void BM_Partitions(benchmark::State &state) {
   readout::test::TruthCount truth;
   readout::test::processPartitioned<cbm::CbmModule>(
       state, static_cast<unsigned>(state.range(0)), config, path,
-      readout::test::fullDatagrams(source, truth, 8, 8), cbm::kReadoutBytes);
+      readout::test::fullDatagrams(source, truth, readout::test::kDistinctDatagrams / 8, 8),
+      cbm::kReadoutBytes);
 }
 BENCHMARK(BM_Partitions)->Arg(1)->Arg(2)->UseManualTime();
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <utility>
 
 namespace efu::dream {
 namespace {
@@ -51,11 +52,12 @@ std::vector<std::vector<uint8_t>> makeStream(const std::string &file, int datagr
 }
 
 void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
-  static std::map<std::string, std::vector<std::vector<uint8_t>>> streams;
-  if (!streams.contains(file)) {
-    streams[file] = makeStream(file, 64);
+  static std::map<std::pair<std::string, int64_t>, std::vector<std::vector<uint8_t>>> streams;
+  const auto key = std::make_pair(file, state.range(0));
+  if (!streams.contains(key)) {
+    streams[key] = makeStream(file, static_cast<int>(state.range(0)));
   }
-  const auto &s = streams[file];
+  const auto &s = streams[key];
   readout::FakeModuleContext ctx(shipped(file), file);
   ctx.sink.keep = false;
   DreamModule module(ctx);
@@ -67,19 +69,25 @@ void BM_ModuleProcess(benchmark::State &state, const std::string &file) {
 /// datagram: the aggregate readouts/s, to compare with one partition.
 void BM_Partitions(benchmark::State &state) {
   const std::string file = "DreamInst.json";
-  readout::test::processPartitioned<DreamModule>(state, static_cast<unsigned>(state.range(0)),
-                                                 shipped(file), file, makeStream(file, 64),
-                                                 kReadoutBytes);
+  readout::test::processPartitioned<DreamModule>(
+      state, static_cast<unsigned>(state.range(0)), shipped(file), file,
+      makeStream(file, readout::test::kDistinctDatagrams), kReadoutBytes);
 }
 
 BENCHMARK(BM_Partitions)->Arg(1)->Arg(2)->UseManualTime();
-BENCHMARK_CAPTURE(BM_ModuleProcess, dream, std::string("DreamInst.json"));
-BENCHMARK_CAPTURE(BM_ModuleProcess, magic, std::string("MagicInst.json"));
-BENCHMARK_CAPTURE(BM_ModuleProcess, heimdal, std::string("HeimdalInst.json"));
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream, std::string("DreamInst.json"))
+    ->Apply(readout::test::withCycles);
+BENCHMARK_CAPTURE(BM_ModuleProcess, magic, std::string("MagicInst.json"))
+    ->Apply(readout::test::withCycles);
+BENCHMARK_CAPTURE(BM_ModuleProcess, heimdal, std::string("HeimdalInst.json"))
+    ->Apply(readout::test::withCycles);
 // DREAM's parts alone.
-BENCHMARK_CAPTURE(BM_ModuleProcess, dream_bwec, std::string("bwec.json"));
-BENCHMARK_CAPTURE(BM_ModuleProcess, dream_mantle, std::string("mantle.json"));
-BENCHMARK_CAPTURE(BM_ModuleProcess, dream_hr, std::string("hr.json"));
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_bwec, std::string("bwec.json"))
+    ->Apply(readout::test::withCycles);
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_mantle, std::string("mantle.json"))
+    ->Apply(readout::test::withCycles);
+BENCHMARK_CAPTURE(BM_ModuleProcess, dream_hr, std::string("hr.json"))
+    ->Apply(readout::test::withCycles);
 
 } // namespace
 } // namespace efu::dream

@@ -23,9 +23,10 @@ void processFile(benchmark::State &state, const std::string &config) {
   ctx.sink.keep = false;
   nmx::NmxModule module(ctx);
   nmx::NmxSource source(cfg, config, 1);
-  // 64 full datagrams, 8 per pulse; each pass forms every encoded neutron once.
+  // range(0) full datagrams, 8 per pulse; each pass forms every encoded neutron once.
   readout::test::TruthCount neutrons;
-  const auto datagrams = readout::test::fullDatagrams(source, neutrons, 8, 8);
+  const auto datagrams =
+      readout::test::fullDatagrams(source, neutrons, static_cast<int>(state.range(0)) / 8, 8);
   const int64_t passes =
       readout::test::processInCycle(state, module, datagrams, vmm3::kReadoutBytes);
   if (passes > 0 && (ctx.value("events.count") < passes * neutrons.count ||
@@ -47,12 +48,14 @@ void BM_Partitions(benchmark::State &state) {
   readout::test::TruthCount neutrons;
   readout::test::processPartitioned<nmx::NmxModule>(
       state, static_cast<unsigned>(state.range(0)), cfg, "nmx.json",
-      readout::test::fullDatagrams(source, neutrons, 8, 8), vmm3::kReadoutBytes);
+      readout::test::fullDatagrams(source, neutrons, readout::test::kDistinctDatagrams / 8, 8),
+      vmm3::kReadoutBytes);
 }
 
 } // namespace
 
 BENCHMARK(BM_Partitions)->Arg(1)->Arg(2)->UseManualTime();
-BENCHMARK(BM_ModuleProcess);
-BENCHMARK_CAPTURE(processFile, split, std::string("nmx_split.json"));
+BENCHMARK(BM_ModuleProcess)->Apply(readout::test::withCycles);
+BENCHMARK_CAPTURE(processFile, split, std::string("nmx_split.json"))
+    ->Apply(readout::test::withCycles);
 BENCHMARK_MAIN();

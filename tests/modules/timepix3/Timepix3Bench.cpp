@@ -5,10 +5,10 @@
 // to 1121 words (8968 bytes). The stream is made once and replayed (at the wrap-around the
 // counters restart at 1, which the module accepts as a restart).
 // Arguments: neutrons per pulse (1000: sparse; 100000: a neutron every 0.7 us, time groups of
-// several neutrons), and 1 to shuffle each camera datagram's words (the module then sorts).
-// BM_Partitioned: the same as 1 and 2 partitions on threads of their own (aggregate hits/s, wall
-// clock); BM_PartitionAlone: one of those partitions alone, by CPU time (the scaling on idle
-// cores).
+// several neutrons), 1 to shuffle each camera datagram's words (the module then sorts), and
+// (BM_ModuleProcess) the pulses replayed. BM_Partitioned: the same as 1 and 2 partitions on threads
+// of their own (aggregate hits/s, wall clock); BM_PartitionAlone: one of those partitions alone, by
+// CPU time (the scaling on idle cores).
 #include "modules/timepix3/Timepix3Module.h"
 #include "modules/timepix3/Timepix3Source.h"
 #include "tests/modules/timepix3/Timepix3TestSupport.h"
@@ -21,6 +21,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <tuple>
 
 namespace efu::timepix3 {
 namespace {
@@ -89,14 +90,25 @@ Stream makeStream(int pulses, int perPulse, bool shuffled) {
   return s;
 }
 
-/// The stream of (neutrons per pulse, shuffled), made once.
-const Stream &streamFor(int64_t perPulse, int64_t shuffled) {
-  static std::map<std::pair<int64_t, int64_t>, Stream> streams;
-  const auto key = std::make_pair(perPulse, shuffled);
+/// The pulses of a stream: at least readout::test::kDistinctDatagrams camera datagrams (1000
+/// neutrons a pulse: 640 pulses of about 8; 100 000: 4 of about 800). kLearntPulses: the 40
+/// pulses of 1000 replayed until December 2026, to compare (tests/support/ModuleBench.h).
+int64_t freshPulses(int64_t perPulse) {
+  return perPulse > 10000 ? 4 : 640;
+}
+constexpr int64_t kLearntPulses = 40;
+
+/// The stream of (neutrons per pulse, shuffled, pulses), made once.
+const Stream &streamFor(int64_t perPulse, int64_t shuffled, int64_t pulses) {
+  static std::map<std::tuple<int64_t, int64_t, int64_t>, Stream> streams;
+  const auto key = std::make_tuple(perPulse, shuffled, pulses);
   if (!streams.contains(key)) {
-    streams[key] = makeStream(perPulse > 10000 ? 4 : 40, static_cast<int>(perPulse), shuffled != 0);
+    streams[key] = makeStream(static_cast<int>(pulses), static_cast<int>(perPulse), shuffled != 0);
   }
   return streams[key];
+}
+const Stream &streamFor(int64_t perPulse, int64_t shuffled) {
+  return streamFor(perPulse, shuffled, freshPulses(perPulse));
 }
 
 /// Partition 0 of `partitions` (1: the whole module) on this thread, one datagram of stream `s`
@@ -116,15 +128,22 @@ void processAlone(benchmark::State &state, const Stream &s, unsigned partitions)
   }
   state.SetItemsProcessed(hits);
   state.counters["events"] = static_cast<double>(ctx.sink.count);
+  state.counters["distinct"] = static_cast<double>(s.datagrams.size());
 }
 
 void BM_ModuleProcess(benchmark::State &state) {
-  const Stream &s = streamFor(state.range(0), state.range(1));
+  const Stream &s = streamFor(state.range(0), state.range(1), state.range(2));
   processAlone(state, s, 1);
   state.counters["neutrons_in_stream"] = static_cast<double>(s.neutrons);
 }
 
-BENCHMARK(BM_ModuleProcess)->Args({1000, 0})->Args({100000, 0})->Args({1000, 1});
+BENCHMARK(BM_ModuleProcess)
+    ->ArgNames({"", "", "pulses"})
+    ->Args({1000, 0, freshPulses(1000)})
+    ->Args({1000, 0, kLearntPulses})
+    ->Args({100000, 0, freshPulses(100000)})
+    ->Args({1000, 1, freshPulses(1000)})
+    ->Args({1000, 1, kLearntPulses});
 
 /// The same streams through the module as N partitions on N threads (tests/support/ModuleBench.h):
 /// every partition reads every datagram, clusters its own camera datagrams and follows the TDC

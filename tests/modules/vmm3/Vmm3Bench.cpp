@@ -50,9 +50,10 @@ void processInstrument(benchmark::State &state, const std::string &config,
   ctx.sink.keep = false;
   vmm3::Vmm3Module module(ctx);
   vmm3::Vmm3Source source(cfg, config, 1, cal, calibration);
-  // 64 full datagrams, 8 per pulse; each pass forms every encoded neutron once.
+  // range(0) full datagrams, 8 per pulse; each pass forms every encoded neutron once.
   readout::test::TruthCount neutrons;
-  const auto datagrams = readout::test::fullDatagrams(source, neutrons, 8, 8);
+  const auto datagrams =
+      readout::test::fullDatagrams(source, neutrons, static_cast<int>(state.range(0)) / 8, 8);
   const int64_t passes =
       readout::test::processInCycle(state, module, datagrams, vmm3::kReadoutBytes);
   if (passes > 0 && (ctx.value("events.count") < passes * neutrons.count ||
@@ -76,16 +77,20 @@ void BM_Partitions(benchmark::State &state) {
   readout::test::TruthCount neutrons;
   readout::test::processPartitioned<vmm3::Vmm3Module>(
       state, static_cast<unsigned>(state.range(0)), cfg, "freia.json",
-      readout::test::fullDatagrams(source, neutrons, 8, 8), vmm3::kReadoutBytes, true, cal);
+      readout::test::fullDatagrams(source, neutrons, readout::test::kDistinctDatagrams / 8, 8),
+      vmm3::kReadoutBytes, true, cal);
 }
 
 } // namespace
 
 BENCHMARK(BM_Partitions)->Arg(1)->Arg(2)->UseManualTime();
-BENCHMARK(BM_ModuleProcess);
+BENCHMARK(BM_ModuleProcess)->Apply(readout::test::withCycles);
 BENCHMARK_CAPTURE(processInstrument, estia, std::string("estia_config.json"),
-                  std::string("estia_calib.json"));
-BENCHMARK_CAPTURE(processInstrument, amor, std::string("amor.json"), std::string());
+                  std::string("estia_calib.json"))
+    ->Apply(readout::test::withCycles);
+BENCHMARK_CAPTURE(processInstrument, amor, std::string("amor.json"), std::string())
+    ->Apply(readout::test::withCycles);
 BENCHMARK_CAPTURE(processInstrument, freia_corrected, std::string("freia.json"),
-                  std::string("calib.json"), true);
+                  std::string("calib.json"), true)
+    ->Apply(readout::test::withCycles);
 BENCHMARK_MAIN();
