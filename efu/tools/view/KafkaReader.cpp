@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <span>
 
 namespace efu::tools::view {
@@ -18,12 +19,25 @@ namespace {
 
 constexpr int kPollMs = 50;
 constexpr int64_t kTickNs = 50 * kNsPerMs; // ViewState wants one at least every 100 ms
-// One metadata request. Once a topic is assigned, the consumer's fetch waits at the broker for
-// up to fetch.wait.max.ms (500 ms by default) and a metadata request on the same connection is
-// answered after it: a lookup must outlast that wait, so it runs on a thread of its own.
+// One metadata request, at least. Once a topic is assigned, the consumer's fetch waits at the
+// broker for up to fetch.wait.max.ms (500 ms by default) and a metadata request on the same
+// connection is answered after it: a lookup must outlast that wait (lookupTimeoutMs()), so it runs
+// on a thread of its own.
 constexpr int kLookupTimeoutMs = 1000;
 constexpr int64_t kLookupEveryNs = 500 * kNsPerMs; // a missing topic is asked for again
 constexpr int64_t kQuietNs = 2 * kNsPerSec;        // lookups that merely time out, not reported
+
+/// The timeout of a topic lookup on `rk`: its fetch.wait.max.ms (as -X may have set it) and
+/// half a second more, at least kLookupTimeoutMs.
+int lookupTimeoutMs(rd_kafka_t *rk) {
+  char value[32];
+  size_t size = sizeof(value);
+  int fetchWaitMs = 500;
+  if (rd_kafka_conf_get(rd_kafka_conf(rk), "fetch.wait.max.ms", value, &size) == RD_KAFKA_CONF_OK) {
+    fetchWaitMs = std::atoi(value);
+  }
+  return std::max(kLookupTimeoutMs, fetchWaitMs + 500);
+}
 
 } // namespace
 
@@ -40,6 +54,7 @@ KafkaReader::KafkaReader(ReaderOptions options, ViewState &state)
        }});
   // Error and statistics callbacks are served by rd_kafka_consumer_poll() on the reader thread.
   rd_kafka_poll_set_consumer(rk_.get());
+  lookupTimeoutMs_ = lookupTimeoutMs(rk_.get());
   pending_ = options_.topics;
   std::sort(pending_.begin(), pending_.end());
   pending_.erase(std::unique(pending_.begin(), pending_.end()), pending_.end());
@@ -117,27 +132,42 @@ void KafkaReader::tickIfDue() {
 void KafkaReader::lookUp() {
   const int64_t startNs = monotonicNs();
   std::vector<std::string> reported; // topics already warned about
-  while (!stop_ && !pending_.empty()) {
+  std::unique_lock lock(mutex_);
+  while (!stop_) {
+    if (pending_.empty()) {
+      // Until stop(), or an assignment that failed gives a topic back: looked up again half a
+      // second later.
+      wake_.wait(lock, [this] { return stop_.load() || !pending_.empty(); });
+      wake_.wait_for(lock, std::chrono::nanoseconds(kLookupEveryNs),
+                     [this] { return stop_.load(); });
+      continue;
+    }
+    const std::vector<std::string> topics = pending_;
+    lock.unlock();
     // A round's topics are handed over together: the first round, before any fetch waits at the
     // broker, then finds every topic that exists at start without waiting behind one.
     std::vector<std::pair<std::string, int>> found;
-    for (auto it = pending_.begin(); it != pending_.end() && !stop_;) {
-      const auto lookup = lookupPartitions(rk_.get(), *it, options_.brokers, kLookupTimeoutMs);
+    for (const std::string &topic : topics) {
+      if (stop_) {
+        break;
+      }
+      const auto lookup = lookupPartitions(rk_.get(), topic, options_.brokers, lookupTimeoutMs_);
       if (lookup.partitions > 0) {
-        found.emplace_back(*it, lookup.partitions);
-        it = pending_.erase(it);
+        found.emplace_back(topic, lookup.partitions);
         continue;
       }
       const bool quiet =
           lookup.err == RD_KAFKA_RESP_ERR__TIMED_OUT && monotonicNs() - startNs < kQuietNs;
-      if (!quiet && std::find(reported.begin(), reported.end(), *it) == reported.end()) {
+      if (!quiet && std::find(reported.begin(), reported.end(), topic) == reported.end()) {
         spdlog::warn("{}; trying again every {} ms", lookup.problem, kLookupEveryNs / kNsPerMs);
-        reported.push_back(*it);
+        reported.push_back(topic);
       }
-      ++it;
     }
-    std::unique_lock lock(mutex_);
-    found_.insert(found_.end(), found.begin(), found.end());
+    lock.lock();
+    for (const auto &f : found) {
+      std::erase(pending_, f.first);
+      found_.push_back(f);
+    }
     if (!pending_.empty()) {
       wake_.wait_for(lock, std::chrono::nanoseconds(kLookupEveryNs),
                      [this] { return stop_.load(); });
@@ -145,32 +175,45 @@ void KafkaReader::lookUp() {
   }
 }
 
+// The found topics' partitions, in one assignment: a partition assigned after the others would
+// wait for their fetch (up to fetch.wait.max.ms) before its first.
 void KafkaReader::assignFound() {
   std::vector<std::pair<std::string, int>> found;
   {
     const std::lock_guard lock(mutex_);
+    if (found_.empty()) {
+      return;
+    }
     found.swap(found_);
   }
   const int64_t offset =
       options_.from == "beginning" ? RD_KAFKA_OFFSET_BEGINNING : RD_KAFKA_OFFSET_END;
+  kafka::RdKafkaPtr<rd_kafka_topic_partition_list_t> list(
+      rd_kafka_topic_partition_list_new(static_cast<int>(found.size())));
   for (const auto &[topic, partitions] : found) {
-    kafka::RdKafkaPtr<rd_kafka_topic_partition_list_t> list(
-        rd_kafka_topic_partition_list_new(partitions));
     for (int p = 0; p < partitions; ++p) {
       rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p)->offset = offset;
     }
-    // Adds to what is assigned already (no group: librdkafka allows it outside a rebalance).
-    if (rd_kafka_error_t *error = rd_kafka_incremental_assign(rk_.get(), list.get())) {
-      spdlog::error("cannot assign the partitions of {}: {}", topic, rd_kafka_error_string(error));
-      rd_kafka_error_destroy(error);
-      continue;
+  }
+  // Adds to what is assigned already (no group: librdkafka allows it outside a rebalance).
+  if (rd_kafka_error_t *error = rd_kafka_incremental_assign(rk_.get(), list.get())) {
+    const std::lock_guard lock(mutex_);
+    for (const auto &f : found) {
+      spdlog::error("cannot assign the partitions of {}: {}; trying again", f.first,
+                    rd_kafka_error_string(error));
+      pending_.push_back(f.first); // looked up again after the next half second
     }
+    rd_kafka_error_destroy(error);
+    wake_.notify_all();
+    return;
+  }
+  for (const auto &[topic, partitions] : found) {
     spdlog::info("reading {} ({} partition{}) from the {}", topic, partitions,
                  partitions == 1 ? "" : "s", options_.from);
-    if (!connected_) {
-      connected_ = true;
-      state_.setBroker(true, "", realtimeNs());
-    }
+  }
+  if (!connected_) {
+    connected_ = true;
+    state_.setBroker(true, "", realtimeNs());
   }
 }
 

@@ -42,14 +42,15 @@ public:
 
   void start();
   /// Asks the threads to stop and waits for them (at most one poll, 50 ms, or one metadata
-  /// request, 1 s).
+  /// request: fetch.wait.max.ms + 500 ms, at least 1 s).
   void stop();
 
 private:
   static void onError(rd_kafka_t *rk, int err, const char *reason, void *opaque);
   static int onStats(rd_kafka_t *rk, char *json, size_t length, void *opaque);
   void run();
-  /// The lookup thread: looks the pending topics up until each has partitions or stop().
+  /// The lookup thread: looks the pending topics up every half second until each has
+  /// partitions, then waits for stop() or a topic given back by a failed assignment.
   void lookUp();
   /// Assigns the partitions of the topics the lookup thread found since the last call.
   void assignFound();
@@ -58,10 +59,11 @@ private:
   ReaderOptions options_;
   ViewState &state_;
   kafka::RdKafkaPtr<rd_kafka_t> rk_;
-  std::mutex mutex_; ///< guards found_, and stop_'s change for wake_
+  std::mutex mutex_; ///< guards pending_ and found_, and stop_'s change for wake_
   std::condition_variable wake_;
-  std::vector<std::string> pending_; ///< topics without partitions yet (lookup thread)
+  std::vector<std::string> pending_;               ///< topics to look up (again)
   std::vector<std::pair<std::string, int>> found_; ///< topics and partitions, to be assigned
+  int lookupTimeoutMs_ = 0;                        ///< fetch.wait.max.ms + 500, at least 1000
   std::string lastMessageError_;
   int64_t lastTickNs_ = 0;  ///< monotonic
   bool connected_ = false;  ///< as last told to the state (reader thread only)

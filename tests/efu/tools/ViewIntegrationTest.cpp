@@ -236,7 +236,9 @@ TEST_F(ViewIntegration, ImageTofMonitorsAndHealthFromEveryKindOfMessage) {
     const json s = view->state();
     return s["monitors"].size() == 1 && s["health"]["counters"].size() == 1 &&
            s["health"]["services"].size() == 1 && view->eventsNow("tiny") == 9;
-  })) << view->state().dump(1) << "\nefu-view's log:\n" << view->output();
+  })) << view->state().dump(1)
+      << "\nefu-view's log:\n"
+      << view->output();
 
   const json state = view->state();
   EXPECT_EQ(state["program"], "efu-view");
@@ -303,6 +305,26 @@ TEST_F(ViewIntegration, ImageTofMonitorsAndHealthFromEveryKindOfMessage) {
   EXPECT_EQ(tof["negative"], 1);
   EXPECT_EQ(tof["above_range"], 1);
   EXPECT_EQ(tof["bins"], json({6, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
+}
+
+// A regression: once the first topic was read, a lookup of the next could wait at the broker
+// behind that topic's fetch, which waits fetch.wait.max.ms for data; lookups shorter than the
+// wait then never came back, and the other topics stayed unread (the code before failed this
+// test 1 time in 3). With a 3-s wait every topic is read.
+TEST_F(ViewIntegration, ReadsEveryTopicWhileAFetchWaitsAtTheBroker) {
+  produceTiny();
+  produce("t_stats", {test::makeF144Long("efu.tiny.receive.dropped", 1700000000000000000, 3)});
+  produce("t_status", {test::makeX5f2(R"({"module":"example"})")});
+  const auto view = startView({"-X", "fetch.wait.max.ms=3000"});
+  ASSERT_TRUE(view->serving());
+  ASSERT_TRUE(eventually([&] {
+    const json s = view->state();
+    return s["health"]["counters"].size() == 1 && s["health"]["services"].size() == 1 &&
+           view->eventsNow("tiny") == 9;
+  })) << view->state().dump(1)
+      << "\nefu-view's log:\n"
+      << view->output();
+  EXPECT_EQ(view->state()["messages"]["total"], 4);
 }
 
 TEST_F(ViewIntegration, RegionsGateAndControls) {
