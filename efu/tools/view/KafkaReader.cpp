@@ -19,10 +19,10 @@ namespace {
 
 constexpr int kPollMs = 50;
 constexpr int64_t kTickNs = 50 * kNsPerMs; // ViewState wants one at least every 100 ms
-// One metadata request, at least. Once a topic is assigned, the consumer's fetch waits at the
-// broker for up to fetch.wait.max.ms (500 ms by default) and a metadata request on the same
-// connection is answered after it: a lookup must outlast that wait (lookupTimeoutMs()), so it runs
-// on a thread of its own.
+// The shortest timeout of a topic lookup. Once a topic is assigned, the consumer's fetch waits at
+// the broker for up to fetch.wait.max.ms (500 ms by default) and a metadata request on the same
+// connection is answered after it: a lookup must outlast that wait (lookupTimeoutMs()), so the
+// lookups run on a thread of their own.
 constexpr int kLookupTimeoutMs = 1000;
 constexpr int64_t kLookupEveryNs = 500 * kNsPerMs; // a missing topic is asked for again
 constexpr int64_t kQuietNs = 2 * kNsPerSec;        // lookups that merely time out, not reported

@@ -35,7 +35,7 @@ class KafkaReader {
 public:
   /// Creates the consumer; throws std::runtime_error naming a setting librdkafka refused.
   KafkaReader(ReaderOptions options, ViewState &state);
-  /// Stops and joins the thread, closes the consumer.
+  /// Stops and joins the threads, closes the consumer.
   ~KafkaReader();
   KafkaReader(const KafkaReader &) = delete;
   KafkaReader &operator=(const KafkaReader &) = delete;
