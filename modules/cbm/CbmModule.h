@@ -104,6 +104,7 @@ private:
     uint32_t xLimit = 0;    ///< EVENT_2D: Width; others 65536 (no x is refused)
     uint32_t yLimit = 0;    ///< EVENT_2D: Height; others 65536
     uint32_t xScale = 0, yScale = 0, base = 0;
+    uint8_t histogram = 0; ///< 1: out->histogram is set (its readouts are binned, not events)
     Output *out = nullptr;
   };
   std::vector<Target> targets_; ///< by Topology entry
