@@ -71,8 +71,26 @@ UdpReceiver::Options loopbackOptions(bool kernelTimestamps) {
   return options;
 }
 
+/// Linux turns arrival stamping on for the whole system in deferred work a moment after the first
+/// socket asks for SO_TIMESTAMPNS (unless another socket has it on already); until then it stamps
+/// a datagram when recvmsg reads it. Sends probes until one comes back stamped before the read,
+/// for at most ten seconds; false if none did.
+bool arrivalStampingIsOn(UdpReceiver &receiver) {
+  const int64_t deadline = realtimeNow() + 10'000'000'000;
+  while (realtimeNow() < deadline) {
+    sendDatagrams(receiver.port(), 1);
+    const int64_t beforeRead = realtimeNow();
+    const Received probe = receiveAll(receiver, 1);
+    if (probe.count == 1 && probe.messages[0].rxTimeNs < beforeRead) {
+      return true;
+    }
+  }
+  return false;
+}
+
 TEST(UdpReceiver, KernelTimestampsGiveEachDatagramItsOwnArrivalTime) {
   UdpReceiver receiver(loopbackOptions(true));
+  ASSERT_TRUE(arrivalStampingIsOn(receiver));
   const int64_t before = realtimeNow();
   sendDatagrams(receiver.port(), 8);
   const Received got = receiveAll(receiver, 8);
