@@ -114,10 +114,11 @@ public:
         if (client < 0) {
           continue;
         }
+        // Counted before the reset: the reset wakes the sender, which may look at the count.
+        ++accepted_;
         const linger reset{1, 0};
         ::setsockopt(client, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
         ::close(client);
-        ++accepted_;
       }
     });
   }

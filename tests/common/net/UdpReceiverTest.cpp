@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // UdpReceiver on a real loopback socket: batches, sources and per-datagram kernel timestamps.
 #include "common/net/UdpReceiver.h"
+#include "tests/support/ArrivalStamping.h"
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
@@ -9,16 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <ctime>
 
 namespace efu {
 namespace {
-
-int64_t realtimeNow() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
 
 /// Sends `count` datagrams of 32 bytes to 127.0.0.1:port, byte 0 = the datagram's index.
 void sendDatagrams(uint16_t port, int count) {
@@ -71,32 +65,15 @@ UdpReceiver::Options loopbackOptions(bool kernelTimestamps) {
   return options;
 }
 
-/// Linux turns arrival stamping on for the whole system in deferred work a moment after the first
-/// socket asks for SO_TIMESTAMPNS (unless another socket has it on already); until then it stamps
-/// a datagram when recvmsg reads it. Sends probes until one comes back stamped before the read,
-/// for at most ten seconds; false if none did.
-bool arrivalStampingIsOn(UdpReceiver &receiver) {
-  const int64_t deadline = realtimeNow() + 10'000'000'000;
-  while (realtimeNow() < deadline) {
-    sendDatagrams(receiver.port(), 1);
-    const int64_t beforeRead = realtimeNow();
-    const Received probe = receiveAll(receiver, 1);
-    if (probe.count == 1 && probe.messages[0].rxTimeNs < beforeRead) {
-      return true;
-    }
-  }
-  return false;
-}
-
 TEST(UdpReceiver, KernelTimestampsGiveEachDatagramItsOwnArrivalTime) {
   UdpReceiver receiver(loopbackOptions(true));
-  ASSERT_TRUE(arrivalStampingIsOn(receiver));
-  const int64_t before = realtimeNow();
+  ASSERT_TRUE(test::waitForArrivalStamping(receiver));
+  const int64_t before = test::realtimeNs();
   sendDatagrams(receiver.port(), 8);
   const Received got = receiveAll(receiver, 8);
   // The kernel may stamp a loopback datagram in softirq after sendto has returned, so the only
   // reading certain to come after every stamp is one taken once all of them were received.
-  const int64_t received = realtimeNow();
+  const int64_t received = test::realtimeNs();
   ASSERT_EQ(got.count, 8);
   for (int i = 0; i < got.count; ++i) {
     EXPECT_EQ(got.data[i][0], i);
