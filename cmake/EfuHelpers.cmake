@@ -29,7 +29,8 @@ endfunction()
 # One GoogleTest executable; its tests are discovered and carry the given ctest labels.
 # Test code is compiled for the build's speed, not its own: -Og (the code under test keeps the
 # build type's flags, in its libraries) and the heavy headers from one precompiled header shared
-# by every test executable (efu_test_pch).
+# by every test executable (efu_test_pch). Not -O0 in the sanitizer tree: measured there, it
+# saved ~3 s of clang a test file (~140 s on two cores) and cost ~160 s more in the unit tests.
 function(efu_test_code_defaults target)
   efu_target_defaults(${target})
   target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-Og>)
