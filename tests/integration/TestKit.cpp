@@ -18,9 +18,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 namespace efu::testkit {
 
@@ -131,16 +134,29 @@ DevBroker::~DevBroker() {
 }
 
 namespace {
+/// A port the kernel gives to a socket bound to port 0, released at once. The kernel may give the
+/// same port again to the next such call (a test asks for a control, a metrics and a Graphite
+/// port one after the other), so a port is not handed out twice in one process.
 uint16_t freePort(int type) {
-  const int fd = socket(AF_INET, type, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
-  socklen_t length = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &length);
-  close(fd);
-  return ntohs(addr.sin_port);
+  static std::mutex mutex;
+  static std::set<std::pair<int, uint16_t>> handedOut;
+  const std::lock_guard<std::mutex> lock(mutex);
+  uint16_t port = 0;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int fd = socket(AF_INET, type, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr));
+    socklen_t length = sizeof(addr);
+    getsockname(fd, reinterpret_cast<sockaddr *>(&addr), &length);
+    close(fd);
+    port = ntohs(addr.sin_port);
+    if (handedOut.insert({type, port}).second) {
+      break;
+    }
+  }
+  return port;
 }
 
 /// A TCP connection to 127.0.0.1:port with a 5 s receive timeout; -1 when it fails.

@@ -27,7 +27,8 @@ inline int64_t realtimeNs() {
   return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
-/// A loopback receiver with kernel timestamps, for waitForArrivalStamping().
+/// A receiver on 127.0.0.1, an ephemeral port, batches of up to 16, with kernel timestamps (for
+/// waitForArrivalStamping()).
 inline UdpReceiver::Options stampingReceiverOptions() {
   UdpReceiver::Options options;
   options.address = "127.0.0.1";

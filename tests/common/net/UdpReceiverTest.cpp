@@ -55,12 +55,9 @@ Received receiveAll(UdpReceiver &receiver, int expected) {
   return got;
 }
 
+/// 127.0.0.1, an ephemeral port, batches of up to 16.
 UdpReceiver::Options loopbackOptions(bool kernelTimestamps) {
-  UdpReceiver::Options options;
-  options.address = "127.0.0.1";
-  options.port = 0;
-  options.rcvbufBytes = 1 << 20;
-  options.maxBatch = 16;
+  UdpReceiver::Options options = test::stampingReceiverOptions();
   options.kernelTimestamps = kernelTimestamps;
   return options;
 }
