@@ -213,16 +213,21 @@ TEST(CpuUsageReal, BusyThreadShowsUpAgainstRealProc) {
     std::this_thread::yield();
   }
   cpu.sample(monotonicNs());
-  const int64_t endNs = monotonicNs() + 400 * kNsPerMs;
-  while (monotonicNs() < endNs) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Windows of 400 ms until one shows the spinner above 10 % of a core (at most 25): on a busy
+  // 2-core CI machine one window may give it less; an idle thread shows 0 in every window.
+  int64_t shown = 0;
+  for (int window = 0; window < 25 && shown <= 10; ++window) {
+    const int64_t endNs = monotonicNs() + 400 * kNsPerMs;
+    while (monotonicNs() < endNs) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    cpu.sample(monotonicNs());
+    shown = stats.find("thread.spin.cpu_pct")->get();
   }
-  cpu.sample(monotonicNs());
   stop = true;
   spinner.join();
-  // A spinning thread on a busy 2-core CI machine still gets a good share of a core.
-  EXPECT_GT(stats.find("thread.spin.cpu_pct")->get(), 10);
-  EXPECT_LE(stats.find("thread.spin.cpu_pct")->get(), 100);
+  EXPECT_GT(shown, 10);
+  EXPECT_LE(shown, 100);
   EXPECT_GT(stats.find("machine.cpu.busy_pct")->get(), 0);
 }
 
