@@ -9,6 +9,7 @@
 #pragma once
 
 #include "common/net/UdpReceiver.h"
+#include "common/time/Time.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -17,15 +18,8 @@
 
 #include <array>
 #include <cstdint>
-#include <ctime>
 
 namespace efu::test {
-
-inline int64_t realtimeNs() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
 
 /// A receiver on 127.0.0.1, an ephemeral port, batches of up to 16, with kernel timestamps (for
 /// waitForArrivalStamping()).
@@ -54,8 +48,8 @@ inline bool waitForArrivalStamping(UdpReceiver &receiver) {
   uint8_t *buffers[1] = {buffer.data()};
   UdpReceiver::Message message{};
   bool on = false;
-  const int64_t deadline = realtimeNs() + 10'000'000'000;
-  while (!on && realtimeNs() < deadline) {
+  const int64_t deadline = monotonicNs() + 10'000'000'000;
+  while (!on && monotonicNs() < deadline) {
     const uint8_t probe = 0;
     if (sendto(fd, &probe, 1, 0, reinterpret_cast<sockaddr *>(&to), sizeof(to)) != 1) {
       break;

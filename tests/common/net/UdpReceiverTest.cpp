@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // UdpReceiver on a real loopback socket: batches, sources and per-datagram kernel timestamps.
 #include "common/net/UdpReceiver.h"
+#include "common/time/Time.h"
 #include "tests/support/ArrivalStamping.h"
 
 #include <arpa/inet.h>
@@ -65,12 +66,12 @@ UdpReceiver::Options loopbackOptions(bool kernelTimestamps) {
 TEST(UdpReceiver, KernelTimestampsGiveEachDatagramItsOwnArrivalTime) {
   UdpReceiver receiver(loopbackOptions(true));
   ASSERT_TRUE(test::waitForArrivalStamping(receiver));
-  const int64_t before = test::realtimeNs();
+  const int64_t before = realtimeNs();
   sendDatagrams(receiver.port(), 8);
   const Received got = receiveAll(receiver, 8);
   // The kernel may stamp a loopback datagram in softirq after sendto has returned, so the only
   // reading certain to come after every stamp is one taken once all of them were received.
-  const int64_t received = test::realtimeNs();
+  const int64_t received = realtimeNs();
   ASSERT_EQ(got.count, 8);
   for (int i = 0; i < got.count; ++i) {
     EXPECT_EQ(got.data[i][0], i);
