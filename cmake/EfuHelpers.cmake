@@ -1,16 +1,27 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Helper functions shared by every efu target: warnings, sanitizers, modules, tests, schemas.
 
-# Warnings and sanitizers, applied per target (never as global flags).
+# Warnings and sanitizers, applied per target (never as global flags). efu_target_defaults(target
+# TEST_CODE) is for test programs: they leave out libFuzzer's coverage instrumentation
+# (fuzzer-no-link), which only the code the fuzz targets reach needs. The sanitizer tree of
+# scripts/test compiles a test file 10-30 % faster without it; the libraries the tests link
+# keep it (the sanitizer runtime defines the hooks it calls).
 function(efu_target_defaults target)
+  cmake_parse_arguments(ARG "TEST_CODE" "" "" ${ARGN})
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
                                            -Wcast-align -Wunused -Woverloaded-virtual)
   if(EFU_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
-  if(EFU_SANITIZE)
-    target_compile_options(${target} PRIVATE -fsanitize=${EFU_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
-    target_link_options(${target} PRIVATE -fsanitize=${EFU_SANITIZE})
+  set(sanitize "${EFU_SANITIZE}")
+  if(ARG_TEST_CODE)
+    string(REPLACE "," ";" sanitize "${sanitize}")
+    list(REMOVE_ITEM sanitize fuzzer-no-link)
+    string(REPLACE ";" "," sanitize "${sanitize}")
+  endif()
+  if(sanitize)
+    target_compile_options(${target} PRIVATE -fsanitize=${sanitize} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+    target_link_options(${target} PRIVATE -fsanitize=${sanitize})
   endif()
 endfunction()
 
@@ -32,7 +43,7 @@ endfunction()
 # by every test executable (efu_test_pch). Not -O0 in the sanitizer tree: measured there, it
 # saved ~3 s of clang a test file (~140 s on two cores) and cost ~160 s more in the unit tests.
 function(efu_test_code_defaults target)
-  efu_target_defaults(${target})
+  efu_target_defaults(${target} TEST_CODE)
   target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-Og>)
 endfunction()
 

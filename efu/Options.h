@@ -4,7 +4,7 @@
 
 #include "common/kafka/KafkaOptions.h"
 
-#include <CLI/CLI.hpp>
+#include "common/system/CliFwd.h"
 
 #include <cstdint>
 #include <string>

@@ -2,15 +2,13 @@
 // Kafka command-line options (kcat-style -b / -X, --kafka-config) and the producer defaults.
 #pragma once
 
+#include "common/system/CliFwd.h"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
-
-namespace CLI {
-class App;
-}
 
 namespace efu::kafka {
 

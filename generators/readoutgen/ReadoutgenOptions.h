@@ -4,7 +4,7 @@
 
 #include "generators/readoutgen/Generator.h"
 
-#include <CLI/CLI.hpp>
+#include "common/system/CliFwd.h"
 
 #include <string>
 

@@ -2,7 +2,7 @@
 // udpgen's command-line options: one struct, registered on a CLI11 app with the real defaults.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "common/system/CliFwd.h"
 
 #include <cstdint>
 #include <string>

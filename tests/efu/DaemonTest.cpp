@@ -8,6 +8,7 @@
 #include "common/time/Time.h"
 #include "efu/Options.h"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>

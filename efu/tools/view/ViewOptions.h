@@ -2,7 +2,7 @@
 // Command-line options of efu-view (docs/tools.md, "efu-view").
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "common/system/CliFwd.h"
 
 #include <cstdint>
 #include <string>

@@ -6,6 +6,7 @@
 
 #include "common/time/Time.h"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
