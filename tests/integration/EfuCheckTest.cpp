@@ -193,19 +193,27 @@ TEST(EfuCheck, RxPriorityWithoutTheRightToItFails) {
   EXPECT_NE(line.find("CAP_SYS_NICE"), std::string::npos) << line;
 }
 
-/// A calibration file in the test's temporary directory.
-std::string writeFile(const std::string &name, const std::string &text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
+/// A file in the temporary directory for one test, named for this process (another run of the
+/// tests on the machine writes its own) and removed when the test ends.
+struct TempFile {
+  TempFile(const std::string &name, const std::string &text)
+      : path((fs::temp_directory_path() / ("efu-check-" + std::to_string(getpid()) + "-" + name))
+                 .string()) {
+    std::ofstream(path) << text;
+  }
+  TempFile(const TempFile &) = delete;
+  TempFile &operator=(const TempFile &) = delete;
+  ~TempFile() { fs::remove(path); }
+  const std::string path;
+};
 
 // efu --calibration: a calibration the module refuses stops efu at start (exit 1), naming the
 // file and the key path; a module that takes no calibration refuses any.
 TEST(EfuCalibration, ARefusedCalibrationStopsEfuNamingFileAndKey) {
-  const std::string bad = writeFile(
+  const TempFile badFile(
       "bad-calibration.json",
       R"({"Calibration": {"instrument": "loki", "groups": 3, "groupsize": 1, "Parameters": []}})");
+  const std::string &bad = badFile.path;
   Process efu({EFU_BINARY, "-d", "caen", "-f", std::string(CONFIG_DIR) + "/LokiFull.json",
                "--calibration", bad, "--no-kafka", "-i", "127.0.0.1", "-p",
                std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
@@ -215,13 +223,14 @@ TEST(EfuCalibration, ARefusedCalibrationStopsEfuNamingFileAndKey) {
             std::string::npos)
       << efu.output();
 
-  Process udp({EFU_BINARY, "-d", "udp", "--calibration", bad, "--no-kafka", "-i", "127.0.0.1",
-               "-p", std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
+  Process udp({EFU_BINARY, "-d", "udp", "--calibration", bad, "--no-kafka", "-i", "127.0.0.1", "-p",
+               std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
   EXPECT_EQ(udp.wait(60s).value_or(-1), 1) << udp.output();
   EXPECT_NE(udp.output().find(bad + ": module 'udp' takes no calibration"), std::string::npos)
       << udp.output();
 
-  const std::string notJson = writeFile("not-json-calibration.json", "{\"Calibration\": [");
+  const TempFile notJsonFile("not-json-calibration.json", "{\"Calibration\": [");
+  const std::string &notJson = notJsonFile.path;
   Process broken({EFU_BINARY, "-d", "caen", "-f", std::string(CONFIG_DIR) + "/LokiFull.json",
                   "--calibration", notJson, "--no-kafka", "-i", "127.0.0.1", "-p",
                   std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
@@ -243,10 +252,11 @@ TEST(EfuCalibration, ARefusedCalibrationStopsEfuNamingFileAndKey) {
 // options give it), naming the key, the message's size and the limit; -X message.max.bytes
 // raises the limit. (200 000 bins were "ok", and every message then failed in the producer.)
 TEST(EfuCheck, ACbmHistogramLargerThanAKafkaMessageFailsNamingTheKey) {
-  const std::string config =
-      writeFile("cbm-200k.json", R"({"Detector": "CBM", "MaxFENId": 0, "Topology": [{"FEN": 0,
+  const TempFile configFile("cbm-200k.json",
+                            R"({"Detector": "CBM", "MaxFENId": 0, "Topology": [{"FEN": 0,
         "Channel": 0, "Type": "IBM", "Schema": "da00", "Source": "cbm1", "MaxTofBin": 71428572,
         "BinCount": 200000}]})");
+  const std::string &config = configFile.path;
   const std::string refusal = config + ": Topology[0].BinCount = 200000: its da00 message would "
                                        "take up to 1600508 bytes, more than the 1016860 a "
                                        "message may have";
@@ -255,13 +265,13 @@ TEST(EfuCheck, ACbmHistogramLargerThanAKafkaMessageFailsNamingTheKey) {
   EXPECT_EQ(run.line("module").rfind("FAIL", 0), 0U) << run.output;
   EXPECT_NE(run.line("module").find(refusal), std::string::npos) << run.output;
 
-  const CheckRun raised = check("cbm", {"-f", config, "--no-kafka", "--rcvbuf", "65536", "-X",
-                                        "message.max.bytes=2000000"});
+  const CheckRun raised = check(
+      "cbm", {"-f", config, "--no-kafka", "--rcvbuf", "65536", "-X", "message.max.bytes=2000000"});
   EXPECT_EQ(raised.line("module").rfind("ok", 0), 0U) << raised.output;
 
   // The daemon with a producer (no broker needed to refuse at start).
-  Process efu({EFU_BINARY, "-d", "cbm", "-f", config, "-b", "127.0.0.1:1", "-i", "127.0.0.1",
-               "-p", std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
+  Process efu({EFU_BINARY, "-d", "cbm", "-f", config, "-b", "127.0.0.1:1", "-i", "127.0.0.1", "-p",
+               std::to_string(freeUdpPort()), "-m", std::to_string(freeTcpPort())});
   EXPECT_EQ(efu.wait(60s).value_or(-1), 1) << efu.output();
   EXPECT_NE(efu.output().find(refusal), std::string::npos) << efu.output();
 }
