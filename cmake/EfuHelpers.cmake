@@ -4,7 +4,7 @@
 # Warnings and sanitizers, applied per target (never as global flags). efu_target_defaults(target
 # TEST_CODE) is for test programs: they leave out libFuzzer's coverage instrumentation
 # (fuzzer-no-link), which only the code the fuzz targets reach needs. The sanitizer tree of
-# scripts/test compiles a test file 10-30 % faster without it; the libraries the tests link
+# scripts/test compiles a test file up to a quarter faster without it; the libraries the tests link
 # keep it (the sanitizer runtime defines the hooks it calls).
 function(efu_target_defaults target)
   cmake_parse_arguments(ARG "TEST_CODE" "" "" ${ARGN})

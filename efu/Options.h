@@ -3,7 +3,6 @@
 #pragma once
 
 #include "common/kafka/KafkaOptions.h"
-
 #include "common/system/CliFwd.h"
 
 #include <cstdint>

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "generators/readoutgen/Generator.h"
-
 #include "common/system/CliFwd.h"
 
 #include <string>
