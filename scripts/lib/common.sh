@@ -37,9 +37,10 @@ EFU_BROWSER_PACKAGES=(chromium chromium-driver)
 
 # The clang sanitizer tree (build-asan/) of scripts/test and scripts/fuzz: ASan+UBSan in every
 # target and libFuzzer's coverage in all but the test programs (cmake/EfuHelpers.cmake), so one
-# set of library objects serves both the unit tests and the fuzz targets. -O1 with line tables only (stack traces keep file:line): with the fuzz targets it
-# builds in less than half the time gcc's -O2 -g tree took for the unit tests alone (docs/
-# contributing.md); NDEBUG as in the Release build.
+# set of library objects serves both the unit tests and the fuzz targets. -O1 with line tables
+# only (stack traces keep file:line): with the fuzz targets it builds in less than half the time
+# gcc's -O2 -g tree took for the unit tests alone (docs/contributing.md); NDEBUG as in the
+# Release build.
 EFU_SANITIZER_PACKAGES=(clang libclang-rt-14-dev)
 efu_configure_sanitized() {
   local dir=$1 flags="-O1 -gline-tables-only -DNDEBUG"
